@@ -1,0 +1,75 @@
+"""Chat threads and their messages. Every query of these goes through the owner."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class ThreadQuerySet(models.QuerySet):
+    def owned_by(self, user):
+        return self.filter(owner=user)
+
+
+class Thread(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="threads"
+    )
+    title = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ThreadQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated_at"]
+        indexes = [
+            # The thread list: a user's threads, newest first.
+            models.Index(fields=["owner", "-updated_at"], name="chat_thread_owner_upd_idx"),
+        ]
+
+    def __str__(self):
+        return self.title or "New chat"
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        USER = "user", "User"
+        ASSISTANT = "assistant", "Assistant"
+
+    class Status(models.TextChoices):
+        STREAMING = "streaming", "Streaming"
+        COMPLETE = "complete", "Complete"
+        STOPPED = "stopped", "Stopped"
+        FAILED = "failed", "Failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    content = models.TextField(blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.COMPLETE)
+    # The standalone question actually searched (after follow-up rewriting).
+    query = models.TextField(blank=True)
+    analysis = models.JSONField(default=dict, blank=True, help_text="Temporal analysis used")
+    sources = models.JSONField(
+        default=list, blank=True, help_text="Ordered sources: rank, score, paper, passage"
+    )
+    backend = models.CharField(max_length=40, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    time_to_first_token_ms = models.PositiveIntegerField(null=True, blank=True)
+    total_ms = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        indexes = [
+            # A thread's conversation in order.
+            models.Index(fields=["thread", "created_at"], name="chat_message_thread_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.role}: {self.content[:60]}"

@@ -1,0 +1,3 @@
+"""WebSocket routes (see docs/WEBSOCKET.md for the protocol)."""
+
+websocket_urlpatterns: list = []

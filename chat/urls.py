@@ -1,0 +1,9 @@
+from django.urls import path
+
+from chat.views import threads
+
+app_name = "chat"
+
+urlpatterns = [
+    path("", threads.index, name="index"),
+]

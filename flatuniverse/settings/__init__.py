@@ -1,0 +1,249 @@
+"""Flatuniverse settings: one module, every knob read from the environment with a default that
+works offline on one machine. The README's configuration table lists them all."""
+
+import os
+import secrets
+import sys
+from pathlib import Path
+
+from .database import DatabaseUnavailable, database_config
+from .env import envbool, envfloat, envint, envlist, envstr
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+DATA_DIR = Path(envstr("FLATUNIVERSE_DATA_DIR", str(BASE_DIR / ".data"))).resolve()
+TESTING = "pytest" in sys.modules or envbool("FLATUNIVERSE_TESTING")
+
+
+def _secret_key() -> str:
+    """SECRET_KEY from the environment, else one generated on first run and kept in DATA_DIR."""
+    if key := envstr("SECRET_KEY"):
+        return key
+    path = DATA_DIR / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(50)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(key)
+    return key
+
+
+SECRET_KEY = _secret_key()
+DEBUG = envbool("DEBUG", False)
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
+SITE_NAME = "Flatuniverse"
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "channels",
+    "django_q",
+    "papers",
+    "chat",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "flatuniverse.urls"
+ASGI_APPLICATION = "flatuniverse.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: PostgreSQL + pgvector only -------------------------------------------------------
+DATABASE_URL = envstr("DATABASE_URL")
+try:
+    _default_db, EMBEDDED_DATABASE = database_config(DATABASE_URL, DATA_DIR)
+except DatabaseUnavailable as exc:
+    print(f"flatuniverse: {exc}", file=sys.stderr)
+    raise SystemExit(2) from None
+# Each test run gets its own database, so runs in several terminals never collide.
+_default_db["TEST"] = {"NAME": f"test_flatuniverse_{os.getpid()}"}
+DATABASES = {"default": _default_db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Accounts -----------------------------------------------------------------------------------
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "chat:index"
+LOGOUT_REDIRECT_URL = "home"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+if TESTING:
+    # Hashing with the production hasher costs ~0.3 s per login; tests log in hundreds of times.
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every request otherwise
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG or TESTING
+        else "whitenoise.storage.CompressedStaticFilesStorage"
+    },
+}
+# Serve static files straight from the app folders in one-machine mode, no collectstatic needed.
+WHITENOISE_USE_FINDERS = True
+
+# --- Channels: Redis across processes when REDIS_URL is set, in-memory otherwise -----------------
+REDIS_URL = envstr("REDIS_URL")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": envstr("CHANNELS_PREFIX", "flatuniverse")},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- Jobs: django-q2, ORM broker by default, Redis when configured ------------------------------
+Q_CLUSTER = {
+    "name": "flatuniverse",
+    "workers": envint("Q_WORKERS", 2),
+    "recycle": 50,
+    "timeout": envint("Q_TIMEOUT", 4 * 3600),
+    "retry": envint("Q_TIMEOUT", 4 * 3600) + 60,
+    "max_attempts": 1,
+    "catch_up": False,
+    "label": "Jobs",
+    "poll": 1,
+    "save_limit": 500,
+}
+if REDIS_URL:
+    Q_CLUSTER["redis"] = REDIS_URL
+else:
+    Q_CLUSTER["orm"] = "default"
+
+# --- REST API -----------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Flatuniverse API",
+    "DESCRIPTION": "Search arXiv with time-aware retrieval and ask grounded questions.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- arXiv ingest -------------------------------------------------------------------------------
+ARXIV_API_URL = envstr("ARXIV_API_URL", "https://export.arxiv.org/api/query")
+ARXIV_CATEGORIES = envlist(
+    "ARXIV_CATEGORIES", ["cs.AI", "cs.CL", "cs.CV", "cs.LG", "cs.IR", "stat.ML"]
+)
+ARXIV_PAGE_SIZE = envint("ARXIV_PAGE_SIZE", 100)
+ARXIV_DELAY_SECONDS = envfloat("ARXIV_DELAY_SECONDS", 3.0)  # arXiv asks for >= 3 s between calls
+ARXIV_MAX_RETRIES = envint("ARXIV_MAX_RETRIES", 5)
+ARXIV_INITIAL_DAYS = envint("ARXIV_INITIAL_DAYS", 7)  # first ingest into an empty catalogue
+INGEST_SCHEDULE_TIME = envstr("INGEST_SCHEDULE_TIME", "02:30")  # UTC, daily
+INGEST_ON_EMPTY_START = envbool("INGEST_ON_EMPTY_START", True)
+
+# --- Embeddings ---------------------------------------------------------------------------------
+# Every backend produces vectors of EMBEDDING_DIMENSIONS (OpenAI's text-embedding-3 models are
+# asked for that many), so one HNSW index serves them all; each vector records its model's name,
+# and a search only ever compares vectors of the active model.
+EMBEDDING_BACKEND = envstr("EMBEDDING_BACKEND", "openai" if envstr("OPENAI_API_KEY") else "minilm")
+EMBEDDING_DIMENSIONS = 384
+EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 32)
+EMBEDDING_THREADS = envint("EMBEDDING_THREADS", os.cpu_count() or 2)
+OPENAI_EMBEDDING_MODEL = envstr("OPENAI_EMBEDDING_MODEL", "text-embedding-3-small")
+
+# --- LLM ----------------------------------------------------------------------------------------
+OPENAI_API_KEY = envstr("OPENAI_API_KEY")
+OPENAI_BASE_URL = envstr("OPENAI_BASE_URL") or None
+OPENAI_TIMEOUT = envfloat("OPENAI_TIMEOUT", 60.0)
+OPENAI_MAX_RETRIES = envint("OPENAI_MAX_RETRIES", 3)
+LLM_BACKEND = envstr("LLM_BACKEND", "openai" if OPENAI_API_KEY else "extractive")
+LLM_MODEL = envstr("LLM_MODEL", "gpt-4o-mini")
+LLM_MODEL_PATH = envstr("LLM_MODEL_PATH")  # a GGUF file for the `local` backend
+LLM_FALLBACK = envstr("LLM_FALLBACK", "extractive")
+LLM_MAX_TOKENS = envint("LLM_MAX_TOKENS", 700)
+
+# --- Retrieval knobs ----------------------------------------------------------------------------
+SEARCH_CANDIDATES = envint("SEARCH_CANDIDATES", 100)  # per retriever, before fusion
+SEARCH_RESULTS = envint("SEARCH_RESULTS", 10)  # papers shown on the search page
+CHAT_SOURCES = envint("CHAT_SOURCES", 8)  # sources given to the LLM per answer
+RRF_K = envint("RRF_K", 60)  # reciprocal rank fusion constant
+RECENCY_HALF_LIFE_DAYS = envfloat("RECENCY_HALF_LIFE_DAYS", 365.0)
+HNSW_EF_SEARCH = envint("HNSW_EF_SEARCH", 100)
+RERANKER = envstr("RERANKER", "fusion")
+
+# --- Chat limits --------------------------------------------------------------------------------
+CHAT_MAX_QUESTION_CHARS = envint("CHAT_MAX_QUESTION_CHARS", 4000)
+CHAT_RATE_LIMIT_PER_MINUTE = envint("CHAT_RATE_LIMIT_PER_MINUTE", 20)
+
+# --- Logging: one structured line per event -----------------------------------------------------
+LOG_LEVEL = envstr("LOG_LEVEL", "INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "kv": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "kv"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {
+        "flatuniverse": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
+        "papers": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
+        "chat": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
+        "django_q": {"level": "WARNING", "handlers": ["console"], "propagate": False},
+    },
+}
+
+# --- Production hardening when DEBUG is off and not on loopback ---------------------------------
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", False)
+CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", False)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"

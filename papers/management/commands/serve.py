@@ -1,0 +1,98 @@
+"""`manage.py serve`: the whole app in one command (what `scripts/run` calls).
+
+Migrates, makes the schedules, then runs daphne (HTTP + WebSockets) and the django-q2 job cluster
+as child processes. Ctrl-C (or SIGTERM) stops both; the embedded PostgreSQL stops with the last
+process that uses it. With an empty catalogue it queues an ingest of recent arXiv papers.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = "Run the web server (daphne) and the job cluster (qcluster) together."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+        parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+        parser.add_argument(
+            "--no-jobs", action="store_true", help="Serve the web app only (no job cluster)."
+        )
+
+    def handle(self, *args, host, port, no_jobs, **options):
+        call_command("migrate", interactive=False, verbosity=0)
+        self.stdout.write("flatuniverse: database ready (migrations applied)")
+        call_command("setup_schedules")
+        if not no_jobs:
+            self._ingest_if_empty()
+
+        python = sys.executable
+        children = {
+            "web": subprocess.Popen(
+                [python, "-m", "daphne", "-b", host, "-p", str(port),
+                 "--proxy-headers", "flatuniverse.asgi:application"],
+            ),
+        }
+        if not no_jobs:
+            children["jobs"] = subprocess.Popen(
+                [python, str(settings.BASE_DIR / "manage.py"), "qcluster"]
+            )
+        self.stdout.write(
+            self.style.SUCCESS(f"flatuniverse: serving on http://{host}:{port}/ (Ctrl-C stops)")
+        )
+        self._supervise(children)
+
+    def _ingest_if_empty(self):
+        from papers.models import Paper
+
+        if Paper.objects.exists() or not settings.INGEST_ON_EMPTY_START:
+            return
+        from django_q.tasks import async_task
+
+        async_task(
+            "papers.jobs.ingest_recent_job",
+            task_name="initial-ingest",
+            group="ingest",
+        )
+        self.stdout.write(
+            "flatuniverse: the catalogue is empty; fetching recent papers from arXiv in the"
+            f" background ({', '.join(settings.ARXIV_CATEGORIES)}). Offline? Import a snapshot:"
+            " python manage.py import_arxiv_snapshot PATH"
+        )
+
+    def _supervise(self, children: dict[str, subprocess.Popen]):
+        stopping = False
+
+        def stop(signum, frame):
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+        try:
+            while not stopping:
+                for name, child in children.items():
+                    if child.poll() is not None:
+                        self.stderr.write(f"flatuniverse: {name} exited ({child.returncode}); stopping")
+                        stopping = True
+                time.sleep(0.2)
+        finally:
+            self.stdout.write("flatuniverse: stopping…")
+            for child in children.values():
+                if child.poll() is None:
+                    child.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + 15
+            for child in children.values():
+                try:
+                    child.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    child.kill()
+                    child.wait()
+            self.stdout.write("flatuniverse: stopped")

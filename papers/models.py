@@ -1,0 +1,188 @@
+"""The paper catalogue: papers, their authors, their embedded passages, and ingest runs."""
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+
+class PaperQuerySet(models.QuerySet):
+    def visible(self):
+        return self.filter(hidden=False)
+
+    def published_between(self, start=None, end=None):
+        qs = self
+        if start is not None:
+            qs = qs.filter(published__gte=start)
+        if end is not None:
+            qs = qs.filter(published__lte=end)
+        return qs
+
+    def in_category(self, category: str):
+        return self.filter(categories__contains=[category])
+
+
+class Author(models.Model):
+    name = models.CharField(max_length=300)
+    # Lower-cased, accent- and punctuation-folded name: "Hinton, G." and "G Hinton" stay apart,
+    # but case and spacing variants of one spelling collapse to one author.
+    key = models.CharField(max_length=300)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["key"], name="papers_unique_author_key")]
+        indexes = [
+            # Trigram-free prefix search on the folded name: author filters ("by Hinton").
+            models.Index(fields=["key"], name="papers_author_key_idx"),
+        ]
+
+    def __str__(self):
+        return self.name
+
+
+class Paper(models.Model):
+    class Withdrawn(models.TextChoices):
+        NO = "", "No"
+        WITHDRAWN = "withdrawn", "Withdrawn"
+
+    arxiv_id = models.CharField(max_length=40, help_text="Without version: 2401.12345, hep-th/9901001")
+    version = models.PositiveIntegerField(default=1, help_text="Latest version seen")
+    title = models.TextField()
+    abstract = models.TextField(blank=True)
+    authors = models.ManyToManyField(Author, through="Authorship", related_name="papers")
+    # Denormalised "A. One, B. Two" for cards and for the full-text vector (no join at search time).
+    authors_text = models.TextField(blank=True)
+    primary_category = models.CharField(max_length=40, blank=True)
+    categories = ArrayField(models.CharField(max_length=40), default=list, blank=True)
+    published = models.DateTimeField(help_text="Date of the first version")
+    updated = models.DateTimeField(help_text="Date of the latest version")
+    doi = models.CharField(max_length=200, blank=True)
+    journal_ref = models.TextField(blank=True)
+    comments = models.TextField(blank=True)
+    license = models.CharField(max_length=200, blank=True)
+    withdrawn = models.BooleanField(default=False)
+    hidden = models.BooleanField(default=False, help_text="Hidden by staff: not shown or searched")
+    # title (A) + abstract (B) + authors (C), TeX normalised; written by the ingest code.
+    search_vector = SearchVectorField(null=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    modified_at = models.DateTimeField(auto_now=True)
+
+    objects = PaperQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-published"]
+        constraints = [
+            models.UniqueConstraint(fields=["arxiv_id"], name="papers_unique_arxiv_id"),
+        ]
+        indexes = [
+            # Full-text search: search page, hybrid retrieval.
+            GinIndex(fields=["search_vector"], name="papers_paper_fts_idx"),
+            # Date windows and "newest first" listings.
+            models.Index(fields=["published"], name="papers_paper_published_idx"),
+            # Category filters ("in cs.CL").
+            GinIndex(fields=["categories"], name="papers_paper_categories_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.arxiv_id}: {self.title[:80]}"
+
+    @property
+    def abs_url(self) -> str:
+        return f"https://arxiv.org/abs/{self.arxiv_id}"
+
+    @property
+    def pdf_url(self) -> str:
+        return f"https://arxiv.org/pdf/{self.arxiv_id}"
+
+
+class Authorship(models.Model):
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="authorships")
+    author = models.ForeignKey(Author, on_delete=models.CASCADE, related_name="authorships")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["paper", "position"], name="papers_unique_authorship_position"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.author} on {self.paper_id} (#{self.position})"
+
+
+class Passage(models.Model):
+    """One embedded piece of a paper: title + abstract, split when longer than the model window."""
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="passages")
+    model = models.CharField(max_length=100, help_text="Name of the model that made the vector")
+    position = models.PositiveSmallIntegerField(default=0)
+    # Character span in "title\n\nabstract", so the text is never stored twice.
+    start = models.PositiveIntegerField(default=0)
+    end = models.PositiveIntegerField(default=0)
+    # Copied from the paper so filtered vector searches need no join.
+    published = models.DateTimeField()
+    embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["paper", "model", "position"], name="papers_unique_passage"
+            ),
+        ]
+        indexes = [
+            # HNSW, cosine: dense retrieval for chat, search and similar papers.
+            HnswIndex(
+                name="papers_passage_hnsw_idx",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            # "What lacks a vector for this model" (embed_papers) and per-model date filters.
+            models.Index(fields=["model", "published"], name="papers_passage_model_pub_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.paper_id}/{self.model}#{self.position}"
+
+
+class IngestRun(models.Model):
+    class Source(models.TextChoices):
+        ARXIV_API = "arxiv_api", "arXiv API"
+        SNAPSHOT = "snapshot", "Snapshot file"
+        EMBED = "embed", "Embedding"
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        PARTIAL = "partial", "Finished with errors"
+
+    source = models.CharField(max_length=20, choices=Source.choices)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
+    params = models.JSONField(default=dict, blank=True, help_text="Categories, path, options")
+    window_start = models.DateTimeField(null=True, blank=True)
+    window_end = models.DateTimeField(null=True, blank=True)
+    # Where to pick up after a failure (e.g. the category and offset reached).
+    cursor = models.JSONField(default=dict, blank=True)
+    new = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [
+            # "Window since the last successful run" for the nightly ingest.
+            models.Index(fields=["source", "status", "-started_at"], name="papers_ingest_last_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.get_source_display()} {self.started_at:%Y-%m-%d %H:%M} {self.status}"

@@ -1,0 +1,4 @@
+
+app_name = "papers"
+
+urlpatterns: list = []

@@ -1,0 +1,74 @@
+"""Fixtures every test can use: the people in a test, and the shared real data.
+
+People: `owner` (has the threads), `stranger` (another signed-up user), `anonymous` (a browser
+with no session), and `staff`. Clients are Django test clients already logged in as them.
+"""
+
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """../shared/data, or skip with the reason when this checkout has no ../shared beside it."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"needs the shared data folder at {SHARED_DATA} (absent in this checkout)")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def password() -> str:
+    return "correct horse battery staple"
+
+
+@pytest.fixture
+def owner(django_user_model, password):
+    return django_user_model.objects.create_user("olivia", "olivia@example.org", password)
+
+
+@pytest.fixture
+def stranger(django_user_model, password):
+    return django_user_model.objects.create_user("sam", "sam@example.org", password)
+
+
+@pytest.fixture
+def staff(django_user_model, password):
+    return django_user_model.objects.create_user(
+        "stella", "stella@example.org", password, is_staff=True, is_superuser=True
+    )
+
+
+@pytest.fixture
+def anonymous(client):
+    """A browser with no session."""
+    return client
+
+
+@pytest.fixture
+def owner_client(client_factory, owner):
+    return client_factory(owner)
+
+
+@pytest.fixture
+def stranger_client(client_factory, stranger):
+    return client_factory(stranger)
+
+
+@pytest.fixture
+def staff_client(client_factory, staff):
+    return client_factory(staff)
+
+
+@pytest.fixture
+def client_factory(db):
+    from django.test import Client
+
+    def make(user):
+        c = Client()
+        c.force_login(user)
+        return c
+
+    return make

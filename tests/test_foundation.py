@@ -1,0 +1,157 @@
+"""The base: database, health endpoint, accounts, pages."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.django_db
+def test_database_is_postgres_with_pgvector():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        version = cursor.fetchone()[0]
+    assert connection.vendor == "postgresql"
+    assert tuple(int(p) for p in version.split(".")[:2]) >= (0, 8)
+
+
+@pytest.mark.django_db
+def test_healthz_reports_database_and_backends(anonymous):
+    response = anonymous.get("/healthz")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert body["database"]["reachable"] is True
+    assert body["database"]["pending_migrations"] == []
+    assert body["database"]["vector"]
+    assert body["embedding"]["backend"]
+    assert body["llm"]["backend"]
+
+
+@pytest.mark.django_db
+def test_healthz_is_503_with_pending_migrations(anonymous):
+    # Unapply the newest sessions migration inside the test's transaction (PostgreSQL DDL is
+    # transactional, so the test database is restored when the test ends).
+    from django.core.management import call_command
+    from django.db.migrations.loader import MigrationLoader
+
+    loader = MigrationLoader(connection)
+    leaf = sorted(name for app, name in loader.graph.leaf_nodes() if app == "sessions")[0]
+    call_command("migrate", "sessions", "zero", verbosity=0)
+    response = anonymous.get("/healthz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "unhealthy"
+    assert f"sessions.{leaf}" in body["database"]["pending_migrations"]
+
+
+@pytest.mark.django_db
+def test_visitor_can_sign_up_and_lands_in_chat(anonymous, django_user_model, password):
+    response = anonymous.post(
+        "/accounts/signup/",
+        {"username": "newton", "password1": password, "password2": password},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert response.redirect_chain[-1][0] == "/chat/"
+    assert django_user_model.objects.filter(username="newton").exists()
+    assert response.context["user"].is_authenticated
+
+
+@pytest.mark.django_db
+def test_sign_up_rejects_mismatched_passwords(anonymous, django_user_model):
+    response = anonymous.post(
+        "/accounts/signup/",
+        {"username": "newton", "password1": "a-long-password-1", "password2": "different-2"},
+    )
+    assert response.status_code == 200
+    assert "didn’t match" in response.content.decode() or "didn't match" in response.content.decode()
+    assert not django_user_model.objects.filter(username="newton").exists()
+
+
+@pytest.mark.django_db
+def test_owner_logs_in_and_out(anonymous, owner, password):
+    response = anonymous.post("/accounts/login/", {"username": "olivia", "password": password})
+    assert response.status_code == 302
+    assert anonymous.get("/chat/").status_code == 200
+    anonymous.post("/accounts/logout/")
+    response = anonymous.get("/chat/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+@pytest.mark.django_db
+def test_owner_changes_password(owner_client, owner, password):
+    response = owner_client.post(
+        "/accounts/password_change/",
+        {"old_password": password, "new_password1": "a brand new pass 42", "new_password2": "a brand new pass 42"},
+    )
+    assert response.status_code == 302
+    owner.refresh_from_db()
+    assert owner.check_password("a brand new pass 42")
+
+
+@pytest.mark.django_db
+def test_anonymous_is_sent_to_login_from_chat(anonymous):
+    response = anonymous.get("/chat/")
+    assert response.status_code == 302
+    assert "/accounts/login/" in response["Location"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/", "/accounts/login/", "/accounts/signup/", "/admin/login/"])
+def test_public_pages_respond(anonymous, path):
+    assert anonymous.get(path).status_code == 200
+
+
+@pytest.mark.django_db
+def test_staff_reaches_admin(staff_client):
+    assert staff_client.get("/admin/").status_code == 200
+
+
+def _run_manage(*args, env_extra=None, timeout=60):
+    env = {**os.environ, **(env_extra or {})}
+    env.pop("PYTEST_CURRENT_TEST", None)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT,
+    )
+
+
+def test_unreachable_database_url_gives_one_clear_line():
+    result = _run_manage(
+        "migrate", env_extra={"DATABASE_URL": "postgres://nobody@127.0.0.1:1/nowhere"}
+    )
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("flatuniverse: cannot connect to PostgreSQL at 127.0.0.1:1/nowhere")
+    assert "Traceback" not in result.stderr
+
+
+def test_database_without_pgvector_gives_one_clear_line():
+    """The machine's own PostgreSQL 15 (when present) has no pgvector: a real server to refuse."""
+    probe = subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-Atc",
+         "SELECT count(*) FROM pg_available_extensions WHERE name='vector'"],
+        capture_output=True, text=True,
+    ) if _has_psql() else None
+    if probe is None or probe.returncode != 0 or probe.stdout.strip() != "0":
+        pytest.skip("needs a PostgreSQL without pgvector on 127.0.0.1:5432")
+    result = _run_manage(
+        "migrate", env_extra={"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/postgres"}
+    )
+    assert result.returncode == 2
+    assert "has no pgvector" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def _has_psql() -> bool:
+    from shutil import which
+
+    return which("psql") is not None
