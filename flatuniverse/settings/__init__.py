@@ -141,6 +141,19 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# --- Cache (rate limits, throttles): shared by every process --------------------------------------
+# Per-process memory would let each daphne process grant its own quota, so the default is a table
+# in PostgreSQL (created by `createcachetable`, which `serve` and the test runner call).
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "flatuniverse_cache",
+        }
+    }
+
 # --- Jobs: django-q2, ORM broker by default, Redis when configured ------------------------------
 Q_CLUSTER = {
     "name": "flatuniverse",

@@ -28,6 +28,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, host, port, no_jobs, **options):
         call_command("migrate", interactive=False, verbosity=0)
+        call_command("createcachetable", verbosity=0)
         self.stdout.write("flatuniverse: database ready (migrations applied)")
         call_command("setup_schedules")
         if not no_jobs:
