@@ -174,6 +174,8 @@ class IngestRun(models.Model):
     unchanged = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True)
+    # Seconds spent per stage ({"parse": 1.2, "write": 3.4, "total": 4.9}) and the rate reached.
+    timings = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
