@@ -6,6 +6,8 @@ import secrets
 import sys
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from .database import DatabaseUnavailable, database_config
 from .env import envbool, envfloat, envint, envlist, envstr
 
@@ -252,11 +254,18 @@ LOGGING = {
     },
 }
 
-# --- Production hardening when DEBUG is off and not on loopback ---------------------------------
+# --- Production: FLATUNIVERSE_PRODUCTION=true turns on the HTTPS-only defaults ----------------
+# behind a TLS-terminating proxy (docs/DEPLOYMENT.md); each can still be set on its own.
+PRODUCTION = envbool("FLATUNIVERSE_PRODUCTION", False)
+if PRODUCTION and not envstr("SECRET_KEY"):
+    raise ImproperlyConfigured("FLATUNIVERSE_PRODUCTION needs SECRET_KEY set in the environment")
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
-SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", False)
-CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", False)
-SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", PRODUCTION)
+SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", PRODUCTION)
+CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", PRODUCTION)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 31536000 if PRODUCTION else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", PRODUCTION)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", PRODUCTION)
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
