@@ -4,6 +4,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 
 class ThreadQuerySet(models.QuerySet):
@@ -31,6 +32,20 @@ class Thread(models.Model):
 
     def __str__(self):
         return self.title or "New chat"
+
+    @staticmethod
+    def title_from_question(question: str, limit: int = 80) -> str:
+        """A thread's first title: the first question on one line, cut at a word boundary."""
+        text = " ".join(question.split())
+        if len(text) <= limit:
+            return text
+        cut = text[: limit - 1].rsplit(" ", 1)[0] or text[: limit - 1]
+        return cut + "…"
+
+    @property
+    def group_name(self) -> str:
+        """The channel-layer group every socket watching this thread joins."""
+        return f"thread.{self.pk.hex}"
 
 
 class Message(models.Model):
@@ -61,15 +76,41 @@ class Message(models.Model):
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     time_to_first_token_ms = models.PositiveIntegerField(null=True, blank=True)
     total_ms = models.PositiveIntegerField(null=True, blank=True)
+    # Citation numbers kept in the answer after checking (each points to an entry of `sources`).
+    citations = models.JSONField(default=list, blank=True)
+    # Where the time went, in ms: rewrite, retrieval, prompt, overhead (all before the LLM), ttft,
+    # total; plus the fallback reason when another backend had to take over.
+    timings = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Bumped by every periodic save while streaming: a "streaming" row whose process died stops
+    # being bumped, which is how a stale answer is told from a live one.
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["created_at"]
         indexes = [
             # A thread's conversation in order.
             models.Index(fields=["thread", "created_at"], name="chat_message_thread_idx"),
+            # The per-user rate limit: a user's recent questions.
+            models.Index(
+                fields=["role", "created_at"],
+                name="chat_message_user_recent_idx",
+                condition=Q(role="user"),
+            ),
+        ]
+        constraints = [
+            # One answer in progress per thread, held by the database across processes.
+            models.UniqueConstraint(
+                fields=["thread"],
+                condition=Q(status="streaming"),
+                name="chat_one_streaming_answer_per_thread",
+            ),
         ]
 
     def __str__(self):
         return f"{self.role}: {self.content[:60]}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status != self.Status.STREAMING
