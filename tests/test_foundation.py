@@ -155,3 +155,23 @@ def _has_psql() -> bool:
     from shutil import which
 
     return which("psql") is not None
+
+
+def test_production_settings_pass_check_deploy():
+    result = _run_manage(
+        "check", "--deploy", "--fail-level", "WARNING",
+        env_extra={
+            "FLATUNIVERSE_PRODUCTION": "true",
+            "SECRET_KEY": "x" * 20 + "-a-long-random-secret-key-for-this-check-only-9f8e7d",
+            "ALLOWED_HOSTS": "flatuniverse.example.org",
+        },
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_mode_refuses_to_start_without_secret_key():
+    env = {"FLATUNIVERSE_PRODUCTION": "true", "SECRET_KEY": ""}
+    result = _run_manage("check", env_extra=env)
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr
