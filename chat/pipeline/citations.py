@@ -1,0 +1,58 @@
+"""Checking an answer's [n] citations against the sources it was given.
+
+A model may cite [7] when it had five sources, or invent a range. After streaming, every
+bracketed group of numbers is checked: numbers that point to a source are kept (and normalised
+to "[1][3]"), the others are removed, so no citation is ever shown that leads nowhere. What was
+removed is reported, so the message can record it.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+# "[3]", "[1, 2]", "[1-3]", "[2; 4]": digits, separators and ranges inside one pair of brackets.
+# Not followed by "(" (that would be a Markdown link). The spaces before it go with an emptied group.
+_GROUP = re.compile(r"(?P<lead>[ \t]*)\[(?P<inner>\s*\d{1,3}(?:\s*(?:,|;|-|–|and)\s*\d{1,3})*\s*)\](?!\()")
+_NUMBER_OR_RANGE = re.compile(r"(\d{1,3})\s*(?:(?:-|–)\s*(\d{1,3}))?")
+# A range wider than this is not a citation (e.g. "[1-100]" in a quoted formula).
+_MAX_RANGE = 20
+
+
+@dataclass
+class CheckedAnswer:
+    text: str
+    kept: list[int] = field(default_factory=list)  # cited source numbers, in first-cited order
+    dropped: list[int] = field(default_factory=list)  # numbers that pointed to no source
+
+
+def _numbers(inner: str) -> list[int]:
+    numbers = []
+    for match in _NUMBER_OR_RANGE.finditer(inner):
+        start = int(match.group(1))
+        end = int(match.group(2)) if match.group(2) else start
+        if end < start or end - start > _MAX_RANGE:
+            numbers.append(start)
+            continue
+        numbers.extend(range(start, end + 1))
+    return numbers
+
+
+def check_citations(text: str, source_count: int) -> CheckedAnswer:
+    """Keep citations 1..source_count, remove the rest (with the space before an emptied group)."""
+    kept: list[int] = []
+    dropped: list[int] = []
+
+    def replace(match: re.Match) -> str:
+        valid = []
+        for n in _numbers(match.group("inner")):
+            if 1 <= n <= source_count:
+                if n not in valid:
+                    valid.append(n)
+                if n not in kept:
+                    kept.append(n)
+            elif n not in dropped:
+                dropped.append(n)
+        if not valid:
+            return ""
+        return match.group("lead") + "".join(f"[{n}]" for n in valid)
+
+    return CheckedAnswer(text=_GROUP.sub(replace, text), kept=kept, dropped=dropped)
