@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI files, so /api/docs/ needs no CDN
     "channels",
     "django_q",
     "papers",
@@ -181,13 +182,34 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Documents every operation's error responses (401/403/404/429...) from the view itself.
+    "DEFAULT_SCHEMA_CLASS": "chat.api.schema.ApiAutoSchema",
+    # JSON in and out only: one media type to document, validate and fuzz.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # Every failure as {"error": {"code", "message"}}.
+    "EXCEPTION_HANDLER": "chat.api.errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Flatuniverse API",
     "DESCRIPTION": "Search arXiv with time-aware retrieval and ask grounded questions.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The API's guide (auth, errors, streaming, limits) is written next to its code.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "chat.api.schema.describe_api",
+    ],
+    "COMPONENT_SPLIT_REQUEST": True,  # request bodies without the read-only fields
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "TAGS": [
+        {"name": "papers", "description": "The arXiv catalogue."},
+        {"name": "search", "description": "Time-aware hybrid search."},
+        {"name": "threads", "description": "Your chat threads, their messages, and asking."},
+        {"name": "ingest", "description": "Staff only: fetch new papers from arXiv."},
+    ],
 }
 
 # --- arXiv ingest -------------------------------------------------------------------------------
@@ -222,6 +244,9 @@ LLM_MODEL = envstr("LLM_MODEL", "gpt-4o-mini")
 LLM_MODEL_PATH = envstr("LLM_MODEL_PATH")  # a GGUF file for the `local` backend
 LLM_FALLBACK = envstr("LLM_FALLBACK", "extractive")
 LLM_MAX_TOKENS = envint("LLM_MAX_TOKENS", 700)
+LLM_RETRY_MAX_WAIT = envfloat("LLM_RETRY_MAX_WAIT", 20.0)  # total backoff before the first token
+LLM_LOCAL_CONTEXT = envint("LLM_LOCAL_CONTEXT", 4096)  # context window of the `local` model
+LLM_LOCAL_THREADS = envint("LLM_LOCAL_THREADS", 0)  # 0: llama.cpp picks
 
 # --- Retrieval knobs ----------------------------------------------------------------------------
 SEARCH_CANDIDATES = envint("SEARCH_CANDIDATES", 100)  # per retriever, before fusion

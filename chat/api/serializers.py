@@ -1,0 +1,82 @@
+"""What the chat API reads and returns: threads and their messages."""
+
+from django.conf import settings
+from rest_framework import serializers
+
+from chat.models import Message, Thread
+
+
+class ThreadSerializer(serializers.ModelSerializer):
+    id = serializers.UUIDField(read_only=True, help_text="The thread's id, used in its URLs.")
+    title = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default="",
+        help_text="A name for the thread; empty until set or until its first question names it.",
+    )
+    message_count = serializers.IntegerField(
+        read_only=True, help_text="Messages in the thread (questions and answers)."
+    )
+
+    class Meta:
+        model = Thread
+        fields = ["id", "title", "created_at", "updated_at", "message_count"]
+        read_only_fields = ["id", "created_at", "updated_at", "message_count"]
+        extra_kwargs = {
+            "created_at": {"help_text": "When the thread was created."},
+            "updated_at": {"help_text": "Last change: a new message or a new title."},
+        }
+
+
+class MessageSerializer(serializers.ModelSerializer):
+    id = serializers.UUIDField(read_only=True, help_text="The message's id.")
+    sources = serializers.ListField(
+        child=serializers.DictField(),
+        read_only=True,
+        help_text="Papers the answer drew on, in citation order: [1] is the first. Each has its "
+        "rank, score and the paper (arxiv_id, title, authors, published, url).",
+    )
+    analysis = serializers.DictField(
+        read_only=True,
+        help_text="The temporal analysis of the question: date window, topic, recency intent.",
+    )
+    citations = serializers.ListField(
+        child=serializers.IntegerField(),
+        read_only=True,
+        help_text="Citation numbers the answer actually uses, each an index into `sources` "
+        "starting at 1.",
+    )
+    timings = serializers.DictField(
+        read_only=True, help_text="Where the time went, in milliseconds, by stage."
+    )
+
+    class Meta:
+        model = Message
+        fields = [
+            "id", "role", "content", "status", "query", "analysis", "sources", "citations",
+            "backend", "model", "prompt_tokens", "completion_tokens", "time_to_first_token_ms",
+            "total_ms", "timings", "error", "created_at",
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "role": {"help_text": "`user` for a question, `assistant` for an answer."},
+            "content": {"help_text": "The question, or the answer's Markdown text with [n] "
+                        "citations. Untrusted model output: sanitise before rendering as HTML."},
+            "status": {"help_text": "`complete`; `streaming` while an answer is being written; "
+                       "`stopped` or `failed` when it ended early (the partial text is kept)."},
+            "query": {"help_text": "The standalone question actually searched (follow-ups are "
+                      "rewritten with the conversation)."},
+            "backend": {"help_text": "LLM backend that wrote the answer."},
+            "model": {"help_text": "Model name that wrote the answer."},
+            "prompt_tokens": {"help_text": "Prompt size in tokens, when the backend reports it."},
+            "completion_tokens": {"help_text": "Answer size in tokens, when reported."},
+            "time_to_first_token_ms": {"help_text": "Milliseconds until the first answer token."},
+            "total_ms": {"help_text": "Milliseconds from question to finished answer."},
+            "error": {"help_text": "Why the answer failed or stopped, if it did."},
+            "created_at": {"help_text": "When the message was created."},
+        }
+
+
+class AskSerializer(serializers.Serializer):
+    text = serializers.CharField(
+        max_length=settings.CHAT_MAX_QUESTION_CHARS,
+        help_text="The question. Follow-ups may refer to earlier turns of the thread.",
+    )

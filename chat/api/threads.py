@@ -1,0 +1,90 @@
+"""Threads API: a user's own chat threads. Every lookup goes through the caller, so another
+user's thread id answers 404, exactly like an id that does not exist."""
+
+from django.db.models import Count
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import generics
+from rest_framework.exceptions import NotFound
+
+from chat.api.pagination import ApiCursorPagination
+from chat.api.serializers import ThreadSerializer
+from chat.models import Thread
+
+THREAD_ID_PARAMETER = OpenApiParameter(
+    "thread_id", OpenApiTypes.UUID, OpenApiParameter.PATH,
+    description="The thread's id (from `POST /api/threads/` or the thread list).",
+)
+
+
+class ThreadPagination(ApiCursorPagination):
+    ordering = ("-updated_at", "-created_at")
+
+
+def threads_of(user):
+    return Thread.objects.owned_by(user).annotate(message_count=Count("messages"))
+
+
+def get_thread_for(user, thread_id) -> Thread:
+    """The caller's thread, or 404 whether it is missing or someone else's (never 403: that
+    would confirm the id exists)."""
+    thread = Thread.objects.owned_by(user).filter(pk=thread_id).first()
+    if thread is None:
+        raise NotFound("No such thread.")
+    return thread
+
+
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="threads_list",
+        summary="List your threads",
+        description="Your chat threads, most recently active first. Cursor-paginated.",
+        tags=["threads"],
+    ),
+    post=extend_schema(
+        operation_id="threads_create",
+        summary="Start a thread",
+        description="Creates an empty thread; ask in it with `POST /api/threads/{id}/messages/`.",
+        examples=[OpenApiExample("titled", value={"title": "Diffusion models"},
+                                 request_only=True)],
+        tags=["threads"],
+    ),
+)
+class ThreadListView(generics.ListCreateAPIView):
+    serializer_class = ThreadSerializer
+    pagination_class = ThreadPagination
+
+    def get_queryset(self):
+        return threads_of(self.request.user)
+
+    def perform_create(self, serializer):
+        thread = serializer.save(owner=self.request.user)
+        thread.message_count = 0
+
+
+@extend_schema_view(
+    get=extend_schema(operation_id="threads_retrieve", parameters=[THREAD_ID_PARAMETER], summary="One of your threads",
+                      tags=["threads"]),
+    patch=extend_schema(operation_id="threads_update", parameters=[THREAD_ID_PARAMETER], summary="Rename a thread",
+                        description="Only `title` can change.", tags=["threads"]),
+    delete=extend_schema(operation_id="threads_destroy", parameters=[THREAD_ID_PARAMETER], summary="Delete a thread",
+                         description="Deletes the thread and all its messages.",
+                         tags=["threads"]),
+)
+class ThreadDetailView(generics.RetrieveUpdateDestroyAPIView):
+    serializer_class = ThreadSerializer
+    http_method_names = ["get", "patch", "delete", "head", "options"]
+
+    def get_queryset(self):
+        return threads_of(self.request.user)
+
+    def get_object(self):
+        thread = threads_of(self.request.user).filter(pk=self.kwargs["thread_id"]).first()
+        if thread is None:
+            raise NotFound("No such thread.")
+        return thread

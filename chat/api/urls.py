@@ -1,0 +1,15 @@
+"""/api/threads/... (included under "api/" by flatuniverse/urls.py)."""
+
+from django.urls import path
+
+from chat.api import messages, threads
+
+urlpatterns = [
+    path("threads/", threads.ThreadListView.as_view(), name="api-threads"),
+    path("threads/<uuid:thread_id>/", threads.ThreadDetailView.as_view(), name="api-thread"),
+    path(
+        "threads/<uuid:thread_id>/messages/",
+        messages.MessageListView.as_view(),
+        name="api-thread-messages",
+    ),
+]

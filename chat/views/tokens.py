@@ -1,0 +1,48 @@
+"""Settings page for API tokens: create (or regenerate) the one token DRF allows per user, or
+revoke it. The full key is shown once, right after it is made; afterwards only its last
+characters, so a glance at the screen does not leak it."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+from rest_framework.authtoken.models import Token
+
+NEW_KEY_SESSION = "api_token_new_key"
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def api_tokens(request):
+    if request.method == "POST":
+        action = request.POST.get("action")
+        if action == "create":
+            # Replacing the row (not just its key) also resets `created`, which the page shows.
+            Token.objects.filter(user=request.user).delete()
+            token = Token.objects.create(user=request.user)
+            # Post/redirect/get: the key travels once through the session, then is forgotten.
+            request.session[NEW_KEY_SESSION] = token.key
+            messages.success(request, "New API token created. Copy it now: it is shown once.")
+        elif action == "revoke":
+            deleted, _ = Token.objects.filter(user=request.user).delete()
+            if deleted:
+                messages.success(request, "API token revoked: programs using it are now refused.")
+        else:
+            return HttpResponseBadRequest("Unknown action.")
+        return redirect("api_tokens")
+
+    token = Token.objects.filter(user=request.user).first()
+    new_key = request.session.pop(NEW_KEY_SESSION, None)
+    if token is None or new_key != token.key:
+        new_key = None
+    return render(
+        request,
+        "chat/tokens.html",
+        {
+            "token": token,
+            "new_key": new_key,
+            "key_tail": token.key[-4:] if token else "",
+            "api_root": request.build_absolute_uri("/api/"),
+        },
+    )

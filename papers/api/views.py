@@ -1,0 +1,118 @@
+"""Papers API: the catalogue with filters, one paper, and its nearest neighbours."""
+
+from django.contrib.postgres.search import SearchQuery
+from django.db.models import Exists, OuterRef, Prefetch
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import generics
+from rest_framework.exceptions import NotFound, PermissionDenied
+
+from chat.api.pagination import ApiCursorPagination
+from papers.api.serializers import (
+    PaperDetailSerializer,
+    PaperFilterSerializer,
+    PaperSerializer,
+    day_end,
+    day_start,
+)
+from papers.models import Authorship, Paper
+from papers.text import ARXIV_ID, author_key, split_version, tex_to_plain
+
+ARXIV_ID_PARAMETER = OpenApiParameter(
+    "arxiv_id",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    pattern=rf"^{ARXIV_ID}(v\d+)?$",
+    description="arXiv identifier, new style (2401.12345) or old style with its slash "
+    "(hep-th/9901001); a version suffix (v2) is accepted and ignored.",
+    examples=[
+        OpenApiExample("new style", value="2401.12345"),
+        OpenApiExample("old style", value="hep-th/9901001"),
+    ],
+)
+
+
+class PaperPagination(ApiCursorPagination):
+    ordering = ("-published", "-id")
+
+
+def papers_for(user):
+    """The papers a user may see, with authors prefetched in order: staff see hidden ones too."""
+    qs = Paper.objects.all() if user.is_staff else Paper.objects.visible()
+    return qs.prefetch_related(
+        Prefetch("authorships", queryset=Authorship.objects.select_related("author"))
+    )
+
+
+def get_paper_for(user, arxiv_id: str) -> Paper:
+    """The paper with this id (any version suffix dropped), or 404 if absent or hidden."""
+    bare_id, _version = split_version(arxiv_id)
+    paper = papers_for(user).filter(arxiv_id=bare_id).first()
+    if paper is None:
+        raise NotFound(f"No paper {bare_id} in the catalogue.")
+    return paper
+
+
+class PaperListView(generics.ListAPIView):
+    serializer_class = PaperSerializer
+    pagination_class = PaperPagination
+
+    @extend_schema(
+        operation_id="papers_list",
+        summary="List papers",
+        description="The catalogue newest first, filtered by any combination of full-text "
+        "query, category, author and first-publication window. Cursor-paginated.",
+        parameters=[PaperFilterSerializer],
+        tags=["papers"],
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        filters = PaperFilterSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        params = filters.validated_data
+        user = self.request.user
+
+        qs = papers_for(user)
+        if params.get("hidden"):
+            if not user.is_staff:
+                raise PermissionDenied("Only staff can list hidden papers.")
+            qs = qs.filter(hidden=True)
+        else:
+            qs = qs.filter(hidden=False)
+        if q := tex_to_plain(params.get("q")):
+            # Same normalisation as the indexed text (TeX and accents folded), English stemming.
+            qs = qs.filter(search_vector=SearchQuery(q, search_type="websearch", config="english"))
+        if category := params.get("category"):
+            qs = qs.in_category(category)
+        if author := params.get("author"):
+            key = author_key(author)
+            if not key:
+                return qs.none()
+            qs = qs.filter(
+                Exists(
+                    Authorship.objects.filter(paper=OuterRef("pk"), author__key__contains=key)
+                )
+            )
+        start, end = params.get("from"), params.get("to")
+        return qs.published_between(
+            day_start(start) if start else None, day_end(end) if end else None
+        )
+
+
+class PaperDetailView(generics.RetrieveAPIView):
+    serializer_class = PaperDetailSerializer
+
+    @extend_schema(
+        operation_id="papers_retrieve",
+        summary="One paper",
+        description="A paper with its authors (in order), categories and arXiv metadata.",
+        parameters=[ARXIV_ID_PARAMETER],
+        tags=["papers"],
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_object(self):
+        return get_paper_for(self.request.user, self.kwargs["arxiv_id"])
