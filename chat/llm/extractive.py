@@ -1,0 +1,239 @@
+"""The `extractive` backend: an answer made only of sentences quoted from the sources.
+
+No model, no network, deterministic. It is the default without an API key and the fallback when
+another backend fails, so it must never invent anything: every sentence it writes after the
+lead-in is a verbatim sentence of one source followed by that source's [n], and a source it did
+not quote is never cited.
+
+Sentences are scored against the question with BM25 weights (each sentence a document), then
+picked greedily: a term already covered counts less each time (so the answer covers the question
+rather than repeating its commonest word), and a source already quoted counts less (so the
+answer draws on several papers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from .base import LLM_UNAVAILABLE, AnswerRequest, LLMError, LLMStream, SourceText, Usage
+from .sentences import content_words, split_sentences, stems, terms
+
+LEAD_IN = "From the retrieved papers:"
+NO_SOURCES = (
+    "No papers were retrieved for this question, so there is nothing to answer it from. "
+    "Try other words or a wider time window."
+)
+NOT_ENOUGH = (
+    "The retrieved papers are not enough to answer this question: none of them mentions {words}. "
+    "Try other words or a wider time window."
+)
+PARTLY = "None of these papers mentions {words}, so they answer the question only in part."
+
+MIN_SENTENCES, MAX_SENTENCES = 3, 6
+MIN_WORDS, MAX_WORDS = 3, 90  # shorter is a fragment, longer is a run-on we would not quote
+K1, B = 1.2, 0.75  # BM25's usual constants
+TERM_REPEAT_DECAY = 0.5  # a query term already covered counts half as much each time again
+SOURCE_REPEAT_DECAY = 0.6  # a source already quoted counts this much less each time again
+TITLE_WEIGHT = 0.6  # a title names a topic; a sentence of the abstract says something about it
+# Numbered references inside an abstract ("as shown in [12]") would read as our citations.
+_BRACKET_NUMBER = re.compile(r"\[\s*\d")
+
+
+@dataclass
+class _Sentence:
+    source: SourceText
+    position: int
+    text: str
+    term_counts: Counter
+
+    is_title: bool
+
+    @property
+    def length(self) -> int:
+        return sum(self.term_counts.values())
+
+
+def _source_sentences(source: SourceText) -> tuple[bool, list[str]]:
+    """A source's sentences, and whether the first is its title (kept as one sentence of its own
+    even when the passage runs on without a full stop after it)."""
+    text = source.text.strip()
+    title = source.title.strip()
+    if title and text.startswith(title):
+        rest = text[len(title) :].lstrip(" .:\n")
+        return True, [title, *split_sentences(rest)]
+    return False, split_sentences(text)
+
+
+def _quotable(sentence: str) -> bool:
+    words = len(sentence.split())
+    return MIN_WORDS <= words <= MAX_WORDS and not _BRACKET_NUMBER.search(sentence)
+
+
+def _candidates(sources: list[SourceText]) -> list[_Sentence]:
+    found = []
+    for source in sources:
+        has_title, sentences = _source_sentences(source)
+        for position, text in enumerate(sentences):
+            if _quotable(text):
+                is_title = has_title and position == 0
+                found.append(_Sentence(source, position, text, Counter(terms(text)), is_title))
+    return found
+
+
+def _bm25_weights(query: list[str], sentences: list[_Sentence]) -> list[dict[str, float]]:
+    """For each sentence, the BM25 weight of each query term it contains."""
+    n = len(sentences)
+    avg_len = sum(s.length for s in sentences) / n or 1.0
+    df = {t: sum(1 for s in sentences if t in s.term_counts) for t in query}
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
+    weights = []
+    for s in sentences:
+        norm = K1 * (1 - B + B * s.length / avg_len)
+        scale = TITLE_WEIGHT if s.is_title else 1.0
+        weights.append(
+            {
+                t: scale * idf[t] * s.term_counts[t] * (K1 + 1) / (s.term_counts[t] + norm)
+                for t in query
+                if s.term_counts[t]
+            }
+        )
+    return weights
+
+
+def _pick(sentences: list[_Sentence], weights: list[dict[str, float]], max_words: int):
+    """Greedy selection with diminishing returns per covered term and per quoted source."""
+    covered: Counter = Counter()
+    quoted: Counter = Counter()
+    chosen: list[_Sentence] = []
+    remaining = set(range(len(sentences)))
+    first_gain = None
+    words = 0
+    while remaining and len(chosen) < MAX_SENTENCES:
+
+        def gain(i: int) -> float:
+            term_gain = sum(w * TERM_REPEAT_DECAY ** covered[t] for t, w in weights[i].items())
+            return term_gain * SOURCE_REPEAT_DECAY ** quoted[sentences[i].source.number]
+
+        # Ties go to the better-ranked source, then to the earlier sentence: deterministic.
+        best = max(remaining, key=lambda i: (gain(i), -sentences[i].source.number, -i))
+        best_gain = gain(best)
+        if best_gain <= 0:
+            break
+        first_gain = first_gain or best_gain
+        # Up to MIN_SENTENCES, any sentence that says something about the question is welcome;
+        # beyond, only ones nearly as useful as the first.
+        floor = 0.4 if len(chosen) >= MIN_SENTENCES else 0.1
+        if best_gain < floor * first_gain:
+            break
+        sentence = sentences[best]
+        size = len(sentence.text.split())
+        if chosen and words + size > max_words:
+            remaining.discard(best)
+            continue
+        chosen.append(sentence)
+        words += size
+        covered.update(weights[best].keys())
+        quoted[sentence.source.number] += 1
+        # Drop what would only repeat this sentence: one with no term it lacks, and the title of
+        # a paper already quoted (the answer's [n] leads to the title anyway).
+        said = set(sentence.term_counts)
+        remaining = {
+            i
+            for i in remaining
+            if not set(sentences[i].term_counts) <= said
+            and not (sentences[i].is_title and sentences[i].source is sentence.source)
+        }
+    return chosen
+
+
+def _cite(sentence: _Sentence) -> str:
+    """The sentence with its citation before its final punctuation: "... models [2]."."""
+    match = re.search(r"[.!?]+$", sentence.text)
+    end = match.group(0) if match else "."
+    body = sentence.text[: match.start()] if match else sentence.text
+    return f"{body.rstrip()} [{sentence.source.number}]{end}"
+
+
+def _list_words(words: list[str]) -> str:
+    quoted = [f"“{w}”" for w in words[:4]]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def compose_answer(question: str, sources: list[SourceText], max_words: int = 300) -> str:
+    """The whole extractive answer as markdown (a pure function; `stream` only paces it)."""
+    if not sources:
+        return NO_SOURCES
+    sentences = _candidates(sources)
+    words = list(dict.fromkeys(content_words(question)))
+    query_terms = stems(words)
+    display: dict[str, str] = {}  # a stem -> the user's own (first) word for it
+    for stem, word in zip(query_terms, words, strict=True):
+        display.setdefault(stem, word)
+    query = list(dict.fromkeys(query_terms))
+
+    if not query:
+        # Nothing specific asked ("what's new?"): the opening sentence of the top sources.
+        chosen = []
+        for source in sources[:4]:
+            first = next((s for s in sentences if s.source is source and not s.is_title), None)
+            first = first or next((s for s in sentences if s.source is source), None)
+            if first:
+                chosen.append(first)
+    else:
+        chosen = _pick(sentences, _bm25_weights(query, sentences), max_words) if sentences else []
+
+    mentioned = set()
+    for source in sources:
+        mentioned.update(terms(f"{source.title} {source.text}"))
+    missing = [display[t] for t in query if t not in mentioned]
+    if not chosen:
+        return NOT_ENOUGH.format(words=_list_words(missing or words or ["the question's topic"]))
+
+    lines = [LEAD_IN, ""] + [f"- {_cite(s)}" for s in chosen]
+    if missing:
+        lines += ["", PARTLY.format(words=_list_words(missing))]
+    return "\n".join(lines)
+
+
+def _pieces(text: str) -> list[str]:
+    """Word-sized stream chunks that concatenate back to exactly `text`."""
+    return re.findall(r"\s*\S+|\s+$", text) or [text]
+
+
+class ExtractiveBackend:
+    name = "extractive"
+    model = "extractive"
+    supports_complete = False
+
+    def __init__(self, *, chunk_delay: float = 0.003):
+        # A short pause between words makes the answer arrive like any other stream and lets
+        # other tasks run between chunks; tests pass 0.
+        self.chunk_delay = chunk_delay
+
+    def stream(self, request: AnswerRequest) -> LLMStream:
+        return LLMStream(lambda out: self._stream(request, out))
+
+    async def _stream(self, request: AnswerRequest, out: LLMStream) -> AsyncIterator[str]:
+        max_words = max(60, int(request.max_tokens * 0.75))  # ~0.75 words per token
+        # Splitting and stemming a few abstracts takes about a millisecond: fine on the loop.
+        text = compose_answer(request.question, request.sources, max_words)
+        pieces = _pieces(text)
+        for piece in pieces:
+            yield piece
+            await asyncio.sleep(self.chunk_delay)
+        out.usage = Usage(prompt_tokens=None, completion_tokens=None)
+        out.finish_reason = "stop"
+
+    async def complete(
+        self, messages: list[dict], *, max_tokens: int = 300, temperature: float = 0.0
+    ) -> str:
+        raise LLMError(
+            LLM_UNAVAILABLE,
+            "The extractive backend has no language model; use a rule instead "
+            "(check `supports_complete` first).",
+        )

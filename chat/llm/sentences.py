@@ -1,0 +1,125 @@
+"""Sentence splitting and term extraction for abstracts, used by the extractive backend.
+
+Abstracts are full of full stops that end nothing: "e.g.", "et al.", "Fig. 2", initials, and TeX
+such as "$p < 0.05$. " or "$\\mathcal{O}(n\\log n)$". A generic splitter (NLTK's Punkt in
+llama-index) cuts these into fragments, and a fragment quoted as a "sentence" misrepresents the
+paper, so this splitter masks TeX first and then only breaks where a sentence can really end.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# TeX spans whose inner punctuation must never end a sentence.
+_TEX = re.compile(
+    r"\$\$.+?\$\$|(?<!\\)\$.+?(?<!\\)\$|\\\(.+?\\\)|\\\[.+?\\\]|\\begin\{(\w+\*?)\}.+?\\end\{\1\}",
+    re.DOTALL,
+)
+_PLACEHOLDER = "\x00{}\x00"
+_PLACEHOLDER_RE = re.compile("\x00(\\d+)\x00")
+
+# A full stop after these (lower-cased, without their final dot) does not end a sentence.
+ABBREVIATIONS = frozenset(
+    """e.g i.e et al cf vs viz fig figs eq eqs sec secs ch chap tab ref refs no nos vol pp ed eds
+    approx resp dr prof mr mrs ms st jr inc ltd co corp dept univ w.r.t a.k.a i.i.d est max min
+    avg var std ca""".split()
+)
+
+# Where a sentence may end: terminal punctuation, optional closing quotes/brackets, whitespace.
+_CANDIDATE = re.compile(r"[.!?]+[\"')\]]*\s+")
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+
+
+def _mask_tex(text: str) -> tuple[str, list[str]]:
+    spans: list[str] = []
+
+    def keep(match: re.Match) -> str:
+        spans.append(match.group(0))
+        return _PLACEHOLDER.format(len(spans) - 1)
+
+    return _TEX.sub(keep, text), spans
+
+
+def _unmask(text: str, spans: list[str]) -> str:
+    return _PLACEHOLDER_RE.sub(lambda m: spans[int(m.group(1))], text)
+
+
+def _ends_sentence(masked: str, start: int, end: int) -> bool:
+    """Whether the punctuation run masked[start:end] (with its trailing space) ends a sentence."""
+    following = masked[end : end + 1]
+    # A sentence starts with a capital, a digit, TeX, or an opening quote/bracket; "e.g. the"
+    # and "et al. show" continue the same sentence.
+    if not following or not (
+        following.isupper() or following.isdigit() or following in "\x00\"'(["
+    ):
+        return False
+    if masked[start] != ".":
+        return True  # "?" and "!" always end one
+    word = _WORD_BEFORE.search(masked[:start])
+    if word is None:
+        return True
+    token = word.group(1)
+    if token.lower().rstrip(".") in ABBREVIATIONS:
+        return False
+    # An initial ("J. Smith") or a dotted acronym ("U.S.") is not an ending either.
+    return not (len(token) == 1 and token.isupper()) and not re.fullmatch(
+        r"(?:[A-Za-z]\.)+[A-Za-z]?", token
+    )
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of a passage, TeX and abbreviations intact, whitespace collapsed."""
+    masked, spans = _mask_tex(text)
+    sentences: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", masked):  # blank lines always separate
+        paragraph = " ".join(paragraph.split())
+        begin = 0
+        for match in _CANDIDATE.finditer(paragraph + " "):
+            if _ends_sentence(paragraph + " ", match.start(), match.end()):
+                sentences.append(paragraph[begin : match.end()].strip())
+                begin = match.end()
+        if paragraph[begin:].strip():
+            sentences.append(paragraph[begin:].strip())
+    return [_unmask(s, spans) for s in sentences if s]
+
+
+# --- Terms --------------------------------------------------------------------------------------
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing done down during each either else
+    few for from further had has have having he her here hers him his how however i if in into is
+    it its itself just let me more most much my no nor not now of off on once only or other our
+    ours out over own same she should so some such than that the their theirs them then there
+    these they this those through to too under until up upon us very via was we were what when
+    where whether which while who whom whose why will with within without would you your yours
+    one two using used use based show shows shown new novel paper papers work works study studies
+    research article articles arxiv recent recently latest newest current currently year years
+    month months week weeks today tell explain find list summarize summarise summary give know
+    known regarding published publish say says said anything something thing things way ways
+    like many well may might must need needs get gets make makes made advance advances
+    advancement advancements progress development developments trend trends""".split()
+)
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer  # PyStemmer: the Snowball stemmer, also used by our BM25
+
+    return Stemmer.Stemmer("english")
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased words of a text that carry meaning (stopwords, TeX and 1-letter words out)."""
+    text = _TEX.sub(" ", text.lower())
+    return [w for w in _TOKEN.findall(text) if len(w) > 1 and w not in STOPWORDS]
+
+
+def stems(words: list[str]) -> list[str]:
+    return _stemmer().stemWords(words)
+
+
+def terms(text: str) -> list[str]:
+    """The stemmed content words of a text, in order, repeats kept (for term frequencies)."""
+    return stems(content_words(text))
