@@ -47,6 +47,15 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         snapshot = await service.request_snapshot(thread_id, self.channel_name)
         if snapshot is not None:
             await self.send_json(snapshot)
+        # Tells a reconnecting page which answer (if any) is still being written, so it can
+        # reload answers that finished while it was away.
+        await self.send_json(
+            {
+                "type": "ready",
+                "thread_id": str(thread_id),
+                "streaming": snapshot["message_id"] if snapshot else None,
+            }
+        )
 
     async def disconnect(self, code):
         if self.thread_id is not None:

@@ -6,4 +6,8 @@ app_name = "chat"
 
 urlpatterns = [
     path("", threads.index, name="index"),
+    path("new/", threads.new_thread, name="new"),
+    path("<uuid:pk>/", threads.thread_page, name="thread"),
+    path("<uuid:pk>/rename/", threads.rename_thread, name="rename"),
+    path("<uuid:pk>/delete/", threads.delete_thread, name="delete"),
 ]

@@ -1,10 +1,132 @@
-from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+"""Thread pages: the list, one conversation, and creating, renaming and deleting threads.
 
-from chat.models import Thread
+Every thread is looked up through its owner (`get_object_or_404(Thread, pk=pk, owner=...)`), so
+another user's thread id answers 404 exactly like one that does not exist. Reading a thread is
+plain server-rendered HTML; asking goes over the WebSocket (static/js/chat.js).
+"""
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from chat.markdown import anchor_prefix, render_answer
+from chat.models import Message, Thread
+from chat.pipeline.followups import suggest_followups
+from chat.service import control_group_name
+from chat.window import window_label
+
+# A question waiting in the session for the thread page's script to send (from the new-chat box).
+PENDING_KEY = "chat_pending_questions"
+TITLE_MAX = Thread._meta.get_field("title").max_length
+
+
+def _owned_thread(request, pk) -> Thread:
+    return get_object_or_404(Thread, pk=pk, owner=request.user)
 
 
 @login_required
+@require_GET
 def index(request):
-    threads = Thread.objects.owned_by(request.user)[:100]
-    return render(request, "chat/index.html", {"threads": threads})
+    threads = Thread.objects.owned_by(request.user).order_by("-updated_at")[:100]
+    return render(
+        request,
+        "chat/index.html",
+        {"threads": threads, "max_chars": settings.CHAT_MAX_QUESTION_CHARS},
+    )
+
+
+@login_required
+@require_POST
+def new_thread(request):
+    question = request.POST.get("text", "").strip()
+    if len(question) > settings.CHAT_MAX_QUESTION_CHARS:
+        messages.error(
+            request,
+            f"Questions are limited to {settings.CHAT_MAX_QUESTION_CHARS} characters.",
+        )
+        return redirect("chat:index")
+    thread = Thread.objects.create(
+        owner=request.user, title=Thread.title_from_question(question) if question else ""
+    )
+    if question:
+        pending = request.session.get(PENDING_KEY, {})
+        pending[str(thread.pk)] = question
+        request.session[PENDING_KEY] = pending
+    return redirect("chat:thread", pk=thread.pk)
+
+
+def _conversation(thread: Thread) -> list[dict]:
+    """Messages as the template shows them: answers rendered safely, with their sources."""
+    rows = list(thread.messages.all())
+    last_answer = next((m for m in reversed(rows) if m.role == Message.Role.ASSISTANT), None)
+    items = []
+    for message in rows:
+        item = {"message": message}
+        if message.role == Message.Role.ASSISTANT:
+            sources = message.sources or []
+            item.update(
+                html=render_answer(message.content, len(sources), message.pk),
+                sources=sources,
+                prefix=anchor_prefix(message.pk),
+                window=window_label(message.analysis),
+                followups=suggest_followups(message.query, message.analysis, sources)
+                if message is last_answer and message.status == Message.Status.COMPLETE
+                else [],
+            )
+        items.append(item)
+    return items
+
+
+@login_required
+@require_GET
+def thread_page(request, pk):
+    thread = _owned_thread(request, pk)
+    pending = request.session.get(PENDING_KEY, {})
+    pending_question = pending.pop(str(thread.pk), "")
+    if pending_question:
+        request.session[PENDING_KEY] = pending
+    return render(
+        request,
+        "chat/thread.html",
+        {
+            "thread": thread,
+            "items": _conversation(thread),
+            "threads": Thread.objects.owned_by(request.user).order_by("-updated_at")[:30],
+            "pending_question": pending_question,
+            "max_chars": settings.CHAT_MAX_QUESTION_CHARS,
+            "streaming": thread.messages.filter(status=Message.Status.STREAMING).exists(),
+        },
+    )
+
+
+@login_required
+@require_POST
+def rename_thread(request, pk):
+    thread = _owned_thread(request, pk)
+    title = " ".join(request.POST.get("title", "").split())
+    if not title:
+        messages.error(request, "A title cannot be empty.")
+    elif len(title) > TITLE_MAX:
+        messages.error(request, f"Titles are limited to {TITLE_MAX} characters.")
+    else:
+        thread.title = title
+        thread.save(update_fields=["title", "updated_at"])
+        messages.success(request, "Chat renamed.")
+    return redirect("chat:thread", pk=thread.pk)
+
+
+@login_required
+@require_POST
+def delete_thread(request, pk):
+    thread = _owned_thread(request, pk)
+    # An answer still being written would only write into a deleted row: stop it.
+    async_to_sync(get_channel_layer().group_send)(
+        control_group_name(thread.pk), {"type": "chat.stop"}
+    )
+    thread.delete()
+    messages.success(request, "Chat deleted.")
+    return redirect("chat:index")

@@ -1,0 +1,374 @@
+// Flatuniverse thread page: the WebSocket client (protocol: docs/WEBSOCKET.md).
+// Plain JS, no framework. Everything untrusted (questions, model text, paper metadata) is put in
+// the page with textContent; the only HTML inserted is the server's nh3-sanitised `html` field.
+(function () {
+  "use strict";
+
+  const chat = document.getElementById("chat");
+  if (!chat) return;
+  const messagesBox = document.getElementById("messages");
+  const form = document.getElementById("composer");
+  const input = document.getElementById("question");
+  const sendButton = document.getElementById("send");
+  const stopButton = document.getElementById("stop");
+  const connection = document.getElementById("connection");
+  const maxChars = parseInt(chat.dataset.maxChars, 10) || 4000;
+  let pendingQuestion = chat.dataset.pendingQuestion || "";
+
+  let socket = null;
+  let connected = false;
+  let busy = false; // an answer is being written in this thread
+  let retryDelay = 500;
+  const answers = new Map(); // message id -> {el, text, sources}
+
+  // --- Small DOM helpers -------------------------------------------------------------------------
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+
+  function setStatus(text, kind) {
+    connection.textContent = text;
+    connection.dataset.kind = kind || "";
+  }
+
+  function showNotice(text) {
+    let notice = document.getElementById("chat-notice");
+    if (!notice) {
+      notice = el("p", "error-note");
+      notice.id = "chat-notice";
+      notice.setAttribute("role", "alert");
+      form.insertBefore(notice, form.firstChild);
+    }
+    notice.textContent = text;
+    notice.hidden = !text;
+  }
+
+  function updateControls() {
+    input.disabled = !connected;
+    sendButton.disabled = !connected || busy;
+    stopButton.hidden = !busy;
+    stopButton.disabled = !connected;
+    form.classList.toggle("is-busy", busy);
+  }
+
+  function scrollToEnd() {
+    const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 200;
+    if (nearBottom) window.scrollTo(0, document.body.scrollHeight);
+  }
+
+  function anchorPrefix(messageId) {
+    return "m" + messageId.replace(/-/g, "").slice(0, 12);
+  }
+
+  // --- Messages ----------------------------------------------------------------------------------
+  function ensureUserMessage(id, text) {
+    if (id && messagesBox.querySelector('.msg-user[data-message-id="' + id + '"]')) return;
+    const empty = document.getElementById("empty-note");
+    if (empty) empty.remove();
+    const wrap = el("div", "msg msg-user");
+    if (id) wrap.dataset.messageId = id;
+    wrap.appendChild(el("div", "bubble", text));
+    messagesBox.appendChild(wrap);
+  }
+
+  function ensureAnswer(id) {
+    if (answers.has(id)) return answers.get(id);
+    let article = messagesBox.querySelector('.msg-assistant[data-message-id="' + id + '"]');
+    if (!article) {
+      article = el("article", "msg msg-assistant");
+      article.dataset.messageId = id;
+      article.setAttribute("aria-live", "polite");
+      const head = el("div", "msg-head");
+      head.appendChild(el("span", "status status-streaming", "Writing…"));
+      article.appendChild(head);
+      article.appendChild(el("div", "answer"));
+      messagesBox.appendChild(article);
+    }
+    article.dataset.status = "streaming";
+    // A server-rendered partial answer is rendered Markdown, not the raw text offsets count in:
+    // start empty; the `resume` event sent on connect carries the raw text so far.
+    const answerBox = article.querySelector(".answer");
+    const state = { el: article, text: "", sources: [] };
+    answerBox.classList.add("streaming-text");
+    answerBox.textContent = "";
+    answerBox.appendChild(el("span", "cursor", "▍"));
+    answers.set(id, state);
+    return state;
+  }
+
+  function setHead(state, analysis, query) {
+    const head = state.el.querySelector(".msg-head");
+    let chip = head.querySelector(".chip");
+    const label = windowLabel(analysis || {});
+    if (label) {
+      if (!chip) {
+        chip = el("span", "chip");
+        chip.title = "The time window understood from the question";
+        head.insertBefore(chip, head.firstChild);
+      }
+      chip.textContent = "🕑 " + label;
+    }
+    if (query) {
+      let q = head.querySelector(".query");
+      if (!q) {
+        q = el("span", "muted small query");
+        q.title = "What was searched";
+        head.insertBefore(q, head.querySelector(".status"));
+      }
+      q.textContent = "Searched: " + (query.length > 120 ? query.slice(0, 119) + "…" : query);
+    }
+  }
+
+  function windowLabel(analysis) {
+    if (analysis.window_label) return String(analysis.window_label);
+    const w = analysis.window && typeof analysis.window === "object" ? analysis.window : analysis;
+    const start = w.start ? String(w.start).slice(0, 10) : "";
+    const end = w.end ? String(w.end).slice(0, 10) : "";
+    if (start && end) return start + " → " + end;
+    if (start) return "since " + start;
+    if (end) return "until " + end;
+    return "";
+  }
+
+  function renderSources(state, id, sources) {
+    state.sources = sources || [];
+    const old = state.el.querySelector(".sources");
+    if (old) old.remove();
+    if (!state.sources.length) return;
+    const list = el("ol", "sources");
+    list.setAttribute("aria-label", "Sources");
+    const prefix = anchorPrefix(id);
+    for (const s of state.sources) {
+      const li = el("li", "card source");
+      li.id = prefix + "-source-" + s.number;
+      li.appendChild(el("span", "source-number", "[" + s.number + "]"));
+      const title = el("a", "card-title", s.title);
+      title.href = s.url;
+      title.rel = "noopener noreferrer nofollow";
+      title.target = "_blank";
+      li.appendChild(title);
+      const meta = el("div", "meta");
+      const authors = s.authors && s.authors.length > 140 ? s.authors.slice(0, 139) + "…" : s.authors;
+      meta.appendChild(document.createTextNode((authors ? authors + " · " : "") + (s.published || "")));
+      if (s.primary_category) {
+        meta.appendChild(document.createTextNode(" · "));
+        meta.appendChild(el("span", "tag", s.primary_category));
+      }
+      meta.appendChild(document.createTextNode(" · "));
+      const link = el("a", null, "arXiv:" + s.arxiv_id);
+      link.href = s.url;
+      link.rel = "noopener noreferrer nofollow";
+      link.target = "_blank";
+      meta.appendChild(link);
+      li.appendChild(meta);
+      list.appendChild(li);
+    }
+    state.el.querySelector(".answer").after(list);
+  }
+
+  function renderStreamingText(state) {
+    const box = state.el.querySelector(".answer");
+    box.textContent = state.text;
+    box.appendChild(el("span", "cursor", "▍"));
+    scrollToEnd();
+  }
+
+  function applyToken(state, offset, text) {
+    const have = state.text.length;
+    if (offset > have) return; // a gap: the `resume` snapshot that follows fills it
+    if (offset + text.length <= have) return; // already shown (joined mid-answer)
+    state.text += text.slice(have - offset);
+    renderStreamingText(state);
+  }
+
+  function finish(id, event) {
+    const state = ensureAnswer(id);
+    const status = event.status || (event.type === "done" ? "complete" : "failed");
+    state.el.dataset.status = status;
+    const box = state.el.querySelector(".answer");
+    box.classList.remove("streaming-text");
+    // Sanitised on the server (markdown-it without HTML, then nh3): see chat/markdown.py.
+    box.innerHTML = event.html || "";
+    const badge = state.el.querySelector(".status");
+    badge.className = "status status-" + status;
+    badge.textContent = status === "stopped" ? "Stopped" : status === "failed" ? "Failed" : "";
+    if (event.type === "error") {
+      const note = el("p", "error-note", event.message || "The answer failed.");
+      note.setAttribute("role", "alert");
+      box.after(note);
+    }
+    renderFollowups(state, event.followups || []);
+    if (event.backend) {
+      const foot = el("div", "muted small msg-foot", event.backend +
+        (event.model && event.model !== event.backend ? " · " + event.model : "") +
+        (event.timings && event.timings.total_ms ? " · " + event.timings.total_ms + " ms" : ""));
+      state.el.appendChild(foot);
+    }
+    answers.delete(id);
+    busy = false;
+    updateControls();
+    scrollToEnd();
+  }
+
+  function renderFollowups(state, questions) {
+    document.querySelectorAll(".followups").forEach((node) => node.remove());
+    if (!questions.length) return;
+    const box = el("div", "followups");
+    box.setAttribute("aria-label", "Suggested follow-up questions");
+    for (const q of questions) {
+      const button = el("button", "secondary small followup", q);
+      button.type = "button";
+      button.dataset.question = q;
+      box.appendChild(button);
+    }
+    state.el.appendChild(box);
+  }
+
+  // --- Server events -----------------------------------------------------------------------------
+  function onEvent(event) {
+    const id = event.message_id;
+    switch (event.type) {
+      case "start":
+        ensureUserMessage(event.user_message_id, event.question);
+        ensureAnswer(id);
+        setTitleFrom(event.question);
+        busy = true;
+        showNotice("");
+        break;
+      case "resume": {
+        ensureUserMessage(event.user_message_id, event.question);
+        const state = ensureAnswer(id);
+        setHead(state, event.analysis, event.query);
+        if (event.sources && event.sources.length && !state.sources.length) renderSources(state, id, event.sources);
+        if ((event.content || "").length > state.text.length) {
+          state.text = event.content;
+          renderStreamingText(state);
+        }
+        busy = true;
+        break;
+      }
+      case "analysis":
+        setHead(ensureAnswer(id), event.analysis, event.query);
+        break;
+      case "sources":
+        renderSources(ensureAnswer(id), id, event.sources);
+        break;
+      case "token":
+        applyToken(ensureAnswer(id), event.offset || 0, event.text || "");
+        break;
+      case "done":
+        finish(id, event);
+        break;
+      case "error":
+        if (id) finish(id, event);
+        else showNotice(event.message || "Something went wrong.");
+        break;
+      case "ready":
+        // Answers this page still shows as streaming but the server no longer writes finished
+        // while the socket was down: the saved thread has their final text.
+        for (const key of answers.keys()) {
+          if (key !== event.streaming) {
+            location.reload();
+            return;
+          }
+        }
+        busy = Boolean(event.streaming);
+        break;
+      default:
+        break; // newer server, older page: ignore what we do not know
+    }
+    updateControls();
+  }
+
+  function setTitleFrom(question) {
+    const title = document.getElementById("thread-title");
+    if (title && title.textContent.trim() === "New chat" && question) {
+      title.textContent = question.length > 80 ? question.slice(0, 79) + "…" : question;
+    }
+  }
+
+  // --- The socket --------------------------------------------------------------------------------
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    socket = new WebSocket(scheme + location.host + chat.dataset.wsPath);
+    setStatus(retryDelay > 500 ? "Reconnecting…" : "Connecting…", "pending");
+    socket.addEventListener("open", () => {
+      connected = true;
+      retryDelay = 500;
+      setStatus("Connected", "ok");
+      updateControls();
+      if (pendingQuestion) {
+        const question = pendingQuestion;
+        pendingQuestion = "";
+        send({ type: "ask", text: question });
+      } else {
+        input.focus();
+      }
+    });
+    socket.addEventListener("message", (message) => {
+      let event;
+      try {
+        event = JSON.parse(message.data);
+      } catch (e) {
+        return;
+      }
+      onEvent(event);
+    });
+    socket.addEventListener("close", () => {
+      connected = false;
+      updateControls();
+      setStatus("Disconnected; reconnecting in " + Math.round(retryDelay / 1000) + " s…", "bad");
+      setTimeout(connect, retryDelay);
+      retryDelay = Math.min(retryDelay * 2, 10000);
+    });
+  }
+
+  function send(payload) {
+    if (!socket || socket.readyState !== WebSocket.OPEN) {
+      showNotice("Not connected yet; try again in a moment.");
+      return false;
+    }
+    socket.send(JSON.stringify(payload));
+    return true;
+  }
+
+  function ask(text) {
+    const question = text.trim();
+    if (!question) return;
+    if (question.length > maxChars) {
+      showNotice("Questions are limited to " + maxChars + " characters.");
+      return;
+    }
+    if (busy) {
+      showNotice("Wait for the current answer, or stop it.");
+      return;
+    }
+    if (send({ type: "ask", text: question })) {
+      input.value = "";
+      showNotice("");
+    }
+  }
+
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    ask(input.value);
+  });
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      ask(input.value);
+    }
+  });
+  stopButton.addEventListener("click", () => send({ type: "stop" }));
+  messagesBox.addEventListener("click", (e) => {
+    const followup = e.target.closest(".followup");
+    if (followup) ask(followup.dataset.question || "");
+  });
+
+  // Server-rendered answers still streaming (the page was loaded mid-answer) resume on `resume`.
+  updateControls();
+  connect();
+})();
