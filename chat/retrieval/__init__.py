@@ -1,0 +1,1 @@
+"""Retrieval pipeline stages: query analysis (dates, authors, categories), search, reranking."""
