@@ -163,12 +163,13 @@ async def answer_events(
         try:
             stream, delta = await first_delta(backend)
         except LLMError as exc:
-            if backend.name == (fallback or get_fallback()).name:
+            fallback = fallback or get_fallback()
+            if fallback is None or fallback.name == backend.name:
                 raise
             logger.warning("llm_fallback from=%s code=%s", backend.name, exc.code)
             timings["fallback_from"] = backend.name
             timings["fallback_code"] = exc.code
-            used = fallback or get_fallback()
+            used = fallback
             stream, delta = await first_delta(used)
     except LLMError as exc:
         yield finish("error", code=exc.code, message=exc.message)
