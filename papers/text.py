@@ -1,0 +1,130 @@
+"""Text helpers for the catalogue: TeX to plain text for search, arXiv identifiers, author keys.
+
+Titles and abstracts are stored as arXiv gives them (TeX included) for display; everything that
+feeds the full-text index, and every query matched against it, goes through `tex_to_plain` so
+`Schr\\"odinger`, `Schrödinger` and `Schrodinger` all meet on the same lexeme.
+"""
+
+import re
+import unicodedata
+
+# --- TeX -> plain text --------------------------------------------------------------------------
+
+# \"o, \"{o}, \'{\i}, \v c: an accent command on one letter keeps just the letter.
+_ACCENT = re.compile(r"""\\(["'`^~=.]|[uvHckrbdt](?![A-Za-z]))\s*(?:\{\s*\\?([A-Za-z])\s*\}|\\?([A-Za-z]))""")
+# Letters TeX spells as commands: \ss, \o, {\aa}, \L.
+_SPECIAL_LETTERS = {
+    "ss": "ss", "o": "o", "O": "O", "ae": "ae", "AE": "AE", "oe": "oe", "OE": "OE",
+    "aa": "a", "AA": "A", "l": "l", "L": "L", "i": "i", "j": "j",
+}
+_COMMAND = re.compile(r"\\([A-Za-z]+)\*?")
+# Commands whose argument is a key, not text: drop the command and its argument.
+_KEY_COMMANDS = re.compile(r"\\(?:cite[a-z]*|ref|eqref|label|bibitem|pageref)\*?\s*(?:\[[^\]]*\])?\s*\{[^{}]*\}")
+# Commands that read as a word in running text ("$\alpha$-helix", "$\ell_1$", "\LaTeX").
+_WORD_COMMANDS = frozenset(
+    "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi"
+    " pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta"
+    " Lambda Xi Pi Sigma Upsilon Phi Psi Omega ell hbar infty nabla partial TeX LaTeX BibTeX"
+    " log exp sin cos tan ln max min sup inf lim det".split()
+)
+_ESCAPED = re.compile(r"\\([&%$#_{}])")
+_SPACING = re.compile(r"\\(?:[,;:! ]|\\|quad\b|qquad\b)|~")
+_DASHES = re.compile(r"-{2,}")
+_STRIP_CHARS = str.maketrans({"$": "", "{": "", "}": ""})
+_WHITESPACE = re.compile(r"\s+")
+_NEEDS_TEX = re.compile(r"[\\$~{}]|--")
+
+
+def _replace_command(match: re.Match) -> str:
+    name = match.group(1)
+    if name in _SPECIAL_LETTERS:
+        return _SPECIAL_LETTERS[name]
+    if name in _WORD_COMMANDS:
+        # Keep "alpha" glued to what follows unless that is a letter: "\alpha\beta" -> "alpha beta".
+        end = match.end()
+        following = match.string[end : end + 1]
+        return name + " " if following.isalpha() or following == "\\" else name
+    return " "
+
+
+def fold_accents(text: str) -> str:
+    """Schrödinger -> Schrodinger, ﬁ -> fi; non-Latin scripts stay as they are."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def tex_to_plain(text: str | None) -> str:
+    """TeX-ish arXiv text as plain words for search: accents folded, math and commands unwrapped,
+    whitespace collapsed. `Schr\\"odinger's $\\alpha$-model` -> `Schrodinger's alpha-model`."""
+    if not text:
+        return ""
+    if _NEEDS_TEX.search(text):
+        text = _KEY_COMMANDS.sub(" ", text)
+        text = _ACCENT.sub(lambda m: m.group(2) or m.group(3), text)
+        text = _ESCAPED.sub(r"\1", text)
+        text = _SPACING.sub(" ", text)
+        text = _COMMAND.sub(_replace_command, text)
+        text = _DASHES.sub("-", text)
+        text = text.translate(_STRIP_CHARS)
+    text = fold_accents(text)
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+# --- Author names -------------------------------------------------------------------------------
+
+_NOT_WORD = re.compile(r"[^\w]+")
+
+
+def author_key(name: str) -> str:
+    """The identity of an author spelling: lower-cased, accents and punctuation folded.
+
+    "Erwin Schr\\"odinger" and "erwin  schrödinger" share a key; "Hinton, G." and "G Hinton" do not
+    (word order is kept: we never guess which part is the surname)."""
+    return _NOT_WORD.sub(" ", tex_to_plain(name).lower()).strip()
+
+
+# --- arXiv identifiers --------------------------------------------------------------------------
+
+NEW_STYLE_ID = r"\d{4}\.\d{4,5}"
+# hep-th/9901001, math.AG/0101001, cond-mat/0101001 (identifiers before April 2007).
+OLD_STYLE_ID = r"[a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?/\d{7}"
+ARXIV_ID = rf"(?:{NEW_STYLE_ID}|{OLD_STYLE_ID})"
+_VERSIONED = re.compile(rf"({ARXIV_ID})(?:v(\d+))?")
+_URL_PREFIX = re.compile(
+    r"^(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/", re.IGNORECASE
+)
+
+
+class InvalidArxivId(ValueError):
+    """Raised for text that is not an arXiv identifier (or abs/pdf link)."""
+
+
+def split_version(versioned_id: str) -> tuple[str, int | None]:
+    """"2401.12345v3" -> ("2401.12345", 3); "hep-th/9901001" -> ("hep-th/9901001", None)."""
+    match = _VERSIONED.fullmatch(versioned_id.strip())
+    if not match:
+        raise InvalidArxivId(f"not an arXiv identifier: {versioned_id!r}")
+    return match.group(1), int(match.group(2)) if match.group(2) else None
+
+
+def parse_arxiv_id(text: str) -> tuple[str, int | None]:
+    """An identifier from what people paste: bare ids, "arXiv:2401.12345v2", abs/pdf URLs
+    (`https://arxiv.org/pdf/hep-th/9901001v1.pdf`). Returns (id without version, version)."""
+    cleaned = text.strip()
+    cleaned = _URL_PREFIX.sub("", cleaned)
+    if cleaned.lower().startswith("arxiv:"):
+        cleaned = cleaned[len("arxiv:") :]
+    cleaned = cleaned.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    if cleaned.lower().endswith(".pdf"):
+        cleaned = cleaned[: -len(".pdf")]
+    try:
+        return split_version(cleaned)
+    except InvalidArxivId:
+        raise InvalidArxivId(f"not an arXiv identifier or link: {text!r}") from None
+
+
+def is_arxiv_id(text: str) -> bool:
+    """True for an identifier without version (what Paper.arxiv_id stores)."""
+    return re.fullmatch(ARXIV_ID, text) is not None
