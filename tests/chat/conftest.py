@@ -89,3 +89,89 @@ def hostile_record() -> dict:
 
 
 NOW = datetime(2026, 6, 30, tzinfo=UTC)
+
+
+# --- A small real catalogue ----------------------------------------------------------------------
+def _record(arxiv_id, title, abstract, authors, categories, day):
+    from papers.ingest.upsert import PaperRecord
+
+    published = datetime.fromisoformat(day).replace(tzinfo=UTC)
+    return PaperRecord(
+        arxiv_id=arxiv_id, version=1, title=title, abstract=abstract, authors=authors,
+        primary_category=categories[0], categories=categories, published=published,
+        updated=published,
+    )
+
+
+CATALOGUE = [
+    ("2301.00001", "Denoising diffusion models for video generation",
+     "We extend denoising diffusion probabilistic models to video. Temporal attention keeps "
+     "frames consistent. Our video diffusion model improves FVD on UCF-101.",
+     ["Ana Silva", "Bo Chen"], ["cs.CV"], "2023-01-10"),
+    ("2405.00002", "Latent diffusion transformers scale to high resolution",
+     "Diffusion transformers replace the U-Net backbone with a transformer over latent patches. "
+     "Scaling the transformer improves image quality. We train up to 3B parameters.",
+     ["Carla Diaz"], ["cs.CV", "cs.LG"], "2024-05-02"),
+    ("2510.00003", "Fast sampling for diffusion models with consistency distillation",
+     "Consistency distillation reduces diffusion sampling to four steps. Quality stays close to "
+     "the teacher. We release code.",
+     ["Dan Evans", "Eve Fox"], ["cs.LG"], "2025-10-20"),
+    ("1706.00004", "Attention is all you need for translation",
+     "The transformer relies entirely on attention. It reaches state of the art BLEU on "
+     "English-German translation while training faster.",
+     ["Noam Vaswani"], ["cs.CL"], "2017-06-12"),
+    ("2402.00005", "Retrieval-augmented generation for open-domain question answering",
+     "Retrieval-augmented generation grounds a language model in retrieved passages. It reduces "
+     "hallucination on open-domain QA benchmarks.",
+     ["Fay Green"], ["cs.CL", "cs.IR"], "2024-02-14"),
+    ("2511.00006", "Graph neural networks for molecule property prediction",
+     "Message passing graph neural networks predict molecular properties. We benchmark on "
+     "QM9 and show gains from equivariance.",
+     ["Gus Hall"], ["cs.LG"], "2025-11-03"),
+    ("9901.00007", "Quantum entanglement in two-qubit systems",
+     "We quantify entanglement of two-qubit mixed states with concurrence.",
+     [], ["quant-ph"], "1999-01-05"),
+]
+
+
+@pytest.fixture
+def catalogue(transactional_db, settings):
+    """Seven papers plus the hostile one, ingested and embedded with the real code."""
+    settings.EMBEDDING_BACKEND = "hashing"
+    from papers.embedding import embed_missing
+    from papers.ingest.upsert import upsert_papers
+
+    records = [_record(*row) for row in CATALOGUE]
+    records.append(
+        _record("2401.99999", SCRIPT_TITLE, SCRIPT_ABSTRACT, ["Ada Lovelace", "Alan Turing"],
+                ["cs.CV", "cs.LG"], "2024-01-02")
+    )
+    upsert_papers(records)
+    embed_missing()
+    return records
+
+
+# --- The OpenAI backend against the local fake server --------------------------------------------
+@pytest.fixture
+def fake_openai():
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def slow_openai(fake_openai, settings):
+    """Settings pointing the `openai` backend at the fake server (set `.default` per test)."""
+    settings.LLM_BACKEND = "openai"
+    settings.OPENAI_API_KEY = "test-key"
+    settings.OPENAI_BASE_URL = fake_openai.base_url
+    settings.OPENAI_MAX_RETRIES = 0
+    settings.LLM_FALLBACK = "extractive"
+    return fake_openai
+
+
+def slow_reply(text: str, tokens_per_second: float):
+    from tests.fake_openai import Reply
+
+    return Reply(text, tokens_per_second=tokens_per_second)

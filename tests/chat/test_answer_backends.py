@@ -1,0 +1,91 @@
+"""Answers through the real `openai` SDK over HTTP against the local fake server: citations are
+checked, a failure mid-stream keeps the partial text, a failure before the first token falls
+back to the extractive backend."""
+
+import pytest
+
+from chat.models import Message, Thread
+from tests.chat.test_socket import events_until_end, open_socket
+from tests.fake_openai import BreakMidStream, Fail, Reply
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+@pytest.fixture
+def thread(owner):
+    return Thread.objects.create(owner=owner)
+
+
+async def ask(thread, owner, text="diffusion transformers"):
+    comm = await open_socket(thread, owner)
+    await comm.send_json_to({"type": "ask", "text": text})
+    events = await events_until_end(comm)
+    await comm.disconnect()
+    answer = await Message.objects.aget(thread=thread, role="assistant")
+    return events, answer
+
+
+async def test_openai_answer_keeps_real_citations_and_drops_invented_ones(
+    catalogue, owner, thread, slow_openai
+):
+    slow_openai.default = Reply("Transformers replace the U-Net [1]. Sampling is faster [9].")
+    events, answer = await ask(thread, owner)
+
+    done = events[-1]
+    assert done["type"] == "done" and done["backend"] == "openai"
+    assert done["content"] == "Transformers replace the U-Net [1]. Sampling is faster."
+    assert done["citations"] == [1] and done["dropped_citations"] == [9]
+    assert 'href="#m' in done["html"] and "[9]" not in done["html"]
+    assert answer.content == done["content"] and answer.citations == [1]
+    assert answer.model == "fake-gpt"
+    # The prompt carried the date and the numbered sources.
+    prompt = slow_openai.chat_requests()[-1].body["messages"]
+    assert "Today's date is" in prompt[0]["content"]
+    assert "[1] " in prompt[1]["content"] and "Question: " in prompt[1]["content"]
+
+
+async def test_openai_failure_mid_stream_keeps_partial_text_and_marks_failed(
+    catalogue, owner, thread, slow_openai
+):
+    slow_openai.default = BreakMidStream("One two three four five six seven.", after_chunks=3)
+    events, answer = await ask(thread, owner)
+
+    kinds = [e["type"] for e in events]
+    assert "token" in kinds
+    error = events[-1]
+    assert error["type"] == "error" and error["status"] == "failed"
+    assert error["code"] == "llm_failed_mid_stream" and error["message"]
+    assert answer.status == "failed" and answer.error == error["message"]
+    assert answer.content == "One two three" == error["content"]
+
+
+async def test_openai_failing_before_any_token_falls_back_to_extractive(
+    catalogue, owner, thread, slow_openai
+):
+    slow_openai.default = Fail(500)
+    events, answer = await ask(thread, owner)
+
+    done = events[-1]
+    assert done["type"] == "done" and done["status"] == "complete"
+    assert done["backend"] == "extractive"
+    assert done["timings"]["fallback_from"] == "openai"
+    assert done["timings"]["fallback_code"] == "llm_unavailable"
+    assert answer.backend == "extractive" and answer.content
+
+
+async def test_follow_up_is_rewritten_by_the_model_with_the_history(
+    catalogue, owner, thread, slow_openai
+):
+    slow_openai.default = Reply("Diffusion video models exist [1].")
+    await ask(thread, owner, "video diffusion models")
+    slow_openai.script(Reply("video diffusion models since 2025"), Reply("Recent work [1]."))
+    comm = await open_socket(thread, owner)
+    await comm.send_json_to({"type": "ask", "text": "what about since 2025?"})
+    events = await events_until_end(comm)
+    await comm.disconnect()
+
+    analysis = next(e for e in events if e["type"] == "analysis")
+    assert analysis["query"] == "video diffusion models since 2025"
+    rewrite_prompt = slow_openai.chat_requests()[-2].body["messages"]
+    assert "video diffusion models" in rewrite_prompt[1]["content"]
+    assert "what about since 2025?" in rewrite_prompt[1]["content"]

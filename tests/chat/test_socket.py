@@ -1,0 +1,282 @@
+"""The thread socket over the real ASGI app (auth, origin check, routing, consumer, service,
+pipeline, retrieval and the extractive backend), with the database really committed."""
+
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from chat import service
+from chat.models import Message, Thread
+from flatuniverse.asgi import application
+from tests.chat.conftest import session_cookie, slow_reply
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+TIMEOUT = 20
+
+
+async def communicator(thread, user=None, origin=b"http://testserver"):
+    headers = [(b"origin", origin)]
+    if user is not None:
+        headers.append((b"cookie", await sync_to_async(session_cookie)(user)))
+    return WebsocketCommunicator(application, f"/ws/threads/{thread.pk}/", headers=headers)
+
+
+async def open_socket(thread, user):
+    comm = await communicator(thread, user)
+    connected, _ = await comm.connect(timeout=TIMEOUT)
+    assert connected
+    ready = await comm.receive_json_from(timeout=TIMEOUT)
+    assert ready["type"] == "ready"
+    return comm
+
+
+async def events_until_end(comm, message_id=None) -> list[dict]:
+    """Every event up to and including the `done` or `error` that ends an answer."""
+    events = []
+    while True:
+        event = await comm.receive_json_from(timeout=TIMEOUT)
+        events.append(event)
+        if event["type"] in ("done", "error") and event.get("message_id", message_id):
+            return events
+
+
+@pytest.fixture
+def thread(owner):
+    return Thread.objects.create(owner=owner)
+
+
+async def test_ask_streams_analysis_sources_tokens_then_done_and_saves_rows(
+    catalogue, owner, thread
+):
+    comm = await open_socket(thread, owner)
+    await comm.send_json_to({"type": "ask", "text": "diffusion transformers since 2024"})
+    events = await events_until_end(comm)
+    await comm.disconnect()
+
+    kinds = [e["type"] for e in events]
+    assert kinds[:3] == ["start", "analysis", "sources"]
+    assert kinds[-1] == "done" and set(kinds[3:-1]) == {"token"}
+    start, analysis, sources, done = events[0], events[1], events[2], events[-1]
+    assert start["question"] == "diffusion transformers since 2024"
+    assert analysis["query"] and isinstance(analysis["analysis"], dict)
+    cards = sources["sources"]
+    assert cards and cards[0]["number"] == 1
+    assert {"title", "authors", "published", "primary_category", "url"} <= set(cards[0])
+    # Tokens arrive in order and add up to the raw answer; done carries the checked text.
+    text = ""
+    for token in events[3:-1]:
+        assert token["offset"] == len(text)
+        text += token["text"]
+    assert text.strip()
+    assert done["status"] == "complete" and done["backend"] == "extractive"
+    assert all(1 <= n <= len(cards) for n in done["citations"])
+    assert done["timings"]["ttft_ms"] <= done["timings"]["total_ms"]
+
+    rows = await sync(lambda: list(thread.messages.order_by("created_at")))
+    assert [m.role for m in rows] == ["user", "assistant"]
+    user_message, answer = rows
+    assert user_message.content == "diffusion transformers since 2024"
+    assert answer.status == "complete" and answer.content == done["content"]
+    assert answer.sources == cards and answer.citations == done["citations"]
+    assert answer.query == analysis["query"] and answer.analysis == analysis["analysis"]
+    assert answer.time_to_first_token_ms is not None and answer.total_ms is not None
+    assert answer.backend == "extractive" and answer.completion_tokens
+    await sync(thread.refresh_from_db)
+    assert thread.title == "diffusion transformers since 2024"
+
+
+async def test_stranger_cannot_open_thread_socket(owner, stranger, thread):
+    comm = await communicator(thread, stranger)
+    connected, _ = await comm.connect(timeout=TIMEOUT)
+    assert not connected
+    assert await comm.receive_nothing()
+
+
+async def test_anonymous_socket_is_refused(thread):
+    comm = await communicator(thread)
+    connected, _ = await comm.connect(timeout=TIMEOUT)
+    assert not connected
+
+
+async def test_foreign_origin_is_refused(owner, thread):
+    comm = await communicator(thread, owner, origin=b"http://evil.example")
+    connected, _ = await comm.connect(timeout=TIMEOUT)
+    assert not connected
+
+
+async def test_closing_the_socket_mid_answer_still_saves_the_full_answer(
+    catalogue, owner, thread, slow_openai
+):
+    full = "Video diffusion models keep frames consistent with temporal attention [1]. " * 3
+    slow_openai.default = slow_reply(full, tokens_per_second=60)
+    comm = await open_socket(thread, owner)
+    await comm.send_json_to({"type": "ask", "text": "video diffusion"})
+    while (await comm.receive_json_from(timeout=TIMEOUT))["type"] != "token":
+        pass
+    await comm.disconnect()  # the tab is closed after the first token
+
+    await service.wait_for_running_answers(timeout=TIMEOUT)
+    answer = await Message.objects.aget(thread=thread, role="assistant")
+    assert answer.status == "complete"
+    assert answer.content == full.strip() or answer.content == full
+    assert answer.backend == "openai"
+
+
+async def test_stop_ends_the_answer_and_keeps_what_was_written(
+    catalogue, owner, thread, slow_openai
+):
+    full = " ".join(f"word{i}" for i in range(200))
+    slow_openai.default = slow_reply(full, tokens_per_second=40)
+    comm = await open_socket(thread, owner)
+    await comm.send_json_to({"type": "ask", "text": "video diffusion"})
+    while (await comm.receive_json_from(timeout=TIMEOUT))["type"] != "token":
+        pass
+    await comm.send_json_to({"type": "stop"})
+    events = await events_until_end(comm)
+    await comm.disconnect()
+
+    done = events[-1]
+    assert done["type"] == "done" and done["status"] == "stopped"
+    answer = await Message.objects.aget(thread=thread, role="assistant")
+    assert answer.status == "stopped"
+    assert answer.content.startswith("word0") and len(answer.content) < len(full)
+    assert answer.content == done["content"]
+
+
+async def test_second_socket_on_the_thread_sees_the_same_stream(catalogue, owner, thread):
+    first = await open_socket(thread, owner)
+    second = await open_socket(thread, owner)
+    await first.send_json_to({"type": "ask", "text": "retrieval-augmented generation"})
+    seen_first = await events_until_end(first)
+    seen_second = await events_until_end(second)
+    await first.disconnect()
+    await second.disconnect()
+    assert seen_first == seen_second
+    assert [e["type"] for e in seen_second][:3] == ["start", "analysis", "sources"]
+
+
+async def test_socket_joining_mid_answer_resumes_with_the_text_so_far(
+    catalogue, owner, thread, slow_openai
+):
+    full = " ".join(f"part{i}" for i in range(60))
+    slow_openai.default = slow_reply(full, tokens_per_second=60)
+    first = await open_socket(thread, owner)
+    await first.send_json_to({"type": "ask", "text": "graph neural networks"})
+    tokens = 0
+    while tokens < 5:
+        tokens += (await first.receive_json_from(timeout=TIMEOUT))["type"] == "token"
+
+    late = await communicator(thread, owner)
+    assert (await late.connect(timeout=TIMEOUT))[0]
+    text = ""
+    while True:
+        event = await late.receive_json_from(timeout=TIMEOUT)
+        if event["type"] == "resume":
+            assert event["status"] == "streaming" and event["sources"]
+            text = event["content"] if len(event["content"]) > len(text) else text
+        elif event["type"] == "token":
+            if event["offset"] <= len(text):
+                text += event["text"][len(text) - event["offset"]:]
+        elif event["type"] == "done":
+            break
+    await first.disconnect()
+    await late.disconnect()
+    assert text == full
+    assert event["content"] == full
+
+
+async def test_question_longer_than_the_limit_is_refused(owner, thread, settings):
+    settings.CHAT_MAX_QUESTION_CHARS = 50
+    comm = await open_socket(thread, owner)
+    await comm.send_json_to({"type": "ask", "text": "x" * 51})
+    error = await comm.receive_json_from(timeout=TIMEOUT)
+    await comm.disconnect()
+    assert error["type"] == "error" and error["code"] == "question_too_long"
+    assert error["limit"] == 50
+    assert not await Message.objects.filter(thread=thread).aexists()
+
+
+async def test_second_ask_while_streaming_is_refused(catalogue, owner, thread, slow_openai):
+    slow_openai.default = slow_reply("slow " * 40, tokens_per_second=40)
+    comm = await open_socket(thread, owner)
+    await comm.send_json_to({"type": "ask", "text": "video diffusion"})
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["type"] == "start"
+    await comm.send_json_to({"type": "ask", "text": "and another one"})
+    event = await comm.receive_json_from(timeout=TIMEOUT)
+    while event["type"] != "error":
+        event = await comm.receive_json_from(timeout=TIMEOUT)
+    assert event["code"] == "busy" and "message_id" not in event
+    await comm.send_json_to({"type": "stop"})
+    await events_until_end(comm)
+    await comm.disconnect()
+    assert await Message.objects.filter(thread=thread, role="user").acount() == 1
+
+
+async def test_rate_limit_counts_a_users_questions_across_threads(catalogue, owner, settings):
+    settings.CHAT_RATE_LIMIT_PER_MINUTE = 2
+    threads = [await Thread.objects.acreate(owner=owner) for _ in range(3)]
+    for thread in threads[:2]:
+        comm = await open_socket(thread, owner)
+        await comm.send_json_to({"type": "ask", "text": "diffusion models"})
+        assert (await events_until_end(comm))[-1]["type"] == "done"
+        await comm.disconnect()
+
+    comm = await open_socket(threads[2], owner)
+    await comm.send_json_to({"type": "ask", "text": "diffusion models"})
+    error = await comm.receive_json_from(timeout=TIMEOUT)
+    await comm.disconnect()
+    assert error["code"] == "rate_limited" and 1 <= error["retry_after"] <= 60
+    assert not await Message.objects.filter(thread=threads[2]).aexists()
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ("{not json", "invalid_json"),
+        ("[1, 2]", "invalid_message"),
+        ('{"text": "no type"}', "invalid_message"),
+        ('{"type": "dance"}', "unknown_type"),
+        ('{"type": "ask", "text": 42}', "invalid_question"),
+        ('{"type": "ask", "text": "   "}', "empty_question"),
+        ('{"type": "stop"}', "not_streaming"),
+    ],
+)
+async def test_bad_frames_get_a_clear_error_and_the_socket_stays_usable(
+    owner, thread, frame, code
+):
+    comm = await open_socket(thread, owner)
+    await comm.send_to(text_data=frame)
+    error = await comm.receive_json_from(timeout=TIMEOUT)
+    assert error["type"] == "error" and error["code"] == code and error["message"]
+    await comm.send_json_to({"type": "ping"})
+    assert await comm.receive_json_from(timeout=TIMEOUT) == {"type": "pong"}
+    await comm.disconnect()
+
+
+async def test_huge_and_binary_frames_are_refused(owner, thread, settings):
+    settings.CHAT_MAX_QUESTION_CHARS = 100
+    comm = await open_socket(thread, owner)
+    await comm.send_to(text_data=json.dumps({"type": "ask", "text": "y" * 5000}))
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["code"] == "frame_too_large"
+    await comm.send_to(bytes_data=b"\x00\x01")
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["code"] == "binary_not_supported"
+    await comm.disconnect()
+
+
+async def test_stale_streaming_answer_does_not_lock_the_thread(catalogue, owner, thread):
+    dead = await Message.objects.acreate(thread=thread, role="assistant", status="streaming")
+    await Message.objects.filter(pk=dead.pk).aupdate(updated_at="2020-01-01T00:00:00Z")
+    comm = await open_socket(thread, owner)  # the stale row is resumed from the database...
+    await comm.send_json_to({"type": "ask", "text": "diffusion models"})
+    events = await events_until_end(comm)
+    await comm.disconnect()
+    assert events[-1]["type"] == "done"
+    await sync(dead.refresh_from_db)
+    assert dead.status == "failed" and "Interrupted" in dead.error
+
+
+async def sync(fn):
+    return await sync_to_async(fn)()
