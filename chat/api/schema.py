@@ -7,7 +7,7 @@ for the fuzzing test that checks every response against it.
 """
 
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import permissions, serializers
 
 
@@ -58,7 +58,7 @@ class ApiAutoSchema(AutoSchema):
             errors["404"] = "Nothing with this id, or it belongs to another user."
         if self.method in ("POST", "PUT", "PATCH"):
             errors["415"] = "The body is not JSON (send `Content-Type: application/json`)."
-        if view.get_throttles():
+        if view.get_throttles() or self.method in getattr(view, "rate_limited_methods", ()):
             errors["429"] = "Too many requests: wait `Retry-After` seconds."
         return errors
 
@@ -75,20 +75,6 @@ class ApiAutoSchema(AutoSchema):
                 body["headers"] = {**body.get("headers", {}), **RETRY_AFTER}
             responses[code] = body
         return responses
-
-
-def page_of(name: str, item, description: str):
-    """A cursor page: `next`/`previous` links and `results`, for non-generic views."""
-    return inline_serializer(
-        name=name,
-        fields={
-            "next": serializers.URLField(allow_null=True, help_text="URL of the next page, if any."),
-            "previous": serializers.URLField(
-                allow_null=True, help_text="URL of the previous page, if any."
-            ),
-            "results": item(many=True, help_text=description),
-        },
-    )
 
 
 API_DESCRIPTION = """\

@@ -1,6 +1,7 @@
 """What the chat API reads and returns: threads and their messages."""
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chat.models import Message, Thread
@@ -26,13 +27,39 @@ class ThreadSerializer(serializers.ModelSerializer):
         }
 
 
+class SourceCardSerializer(serializers.Serializer):
+    """Documents one entry of a message's `sources` (as chat.pipeline.answer.source_card
+    writes it); the stored dict is returned as it is."""
+
+    number = serializers.IntegerField(help_text="The citation number: [1] is number 1.")
+    arxiv_id = serializers.CharField(help_text="arXiv identifier of the paper.")
+    title = serializers.CharField(help_text="The paper's title.")
+    url = serializers.URLField(help_text="The paper's arXiv page.")
+    paper_id = serializers.IntegerField(required=False, help_text="Internal paper id.")
+    authors = serializers.CharField(required=False, help_text="Authors, comma-separated.")
+    published = serializers.CharField(required=False, help_text="First version's day, ISO.")
+    primary_category = serializers.CharField(required=False, help_text="Main arXiv category.")
+    categories = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="All arXiv categories."
+    )
+    score = serializers.FloatField(required=False, help_text="Retrieval score (higher = closer).")
+    passage = serializers.CharField(
+        required=False, help_text="The text given to the model (title and abstract, or a part)."
+    )
+
+
+@extend_schema_field(SourceCardSerializer(many=True))
+class SourcesField(serializers.ListField):
+    """The stored list as it is (no key dropped), documented as source cards."""
+
+    child = serializers.DictField()
+
+
 class MessageSerializer(serializers.ModelSerializer):
     id = serializers.UUIDField(read_only=True, help_text="The message's id.")
-    sources = serializers.ListField(
-        child=serializers.DictField(),
+    sources = SourcesField(
         read_only=True,
-        help_text="Papers the answer drew on, in citation order: [1] is the first. Each has its "
-        "rank, score and the paper (arxiv_id, title, authors, published, url).",
+        help_text="Papers the answer drew on, in citation order: [1] is the first.",
     )
     analysis = serializers.DictField(
         read_only=True,
@@ -79,4 +106,15 @@ class AskSerializer(serializers.Serializer):
     text = serializers.CharField(
         max_length=settings.CHAT_MAX_QUESTION_CHARS,
         help_text="The question. Follow-ups may refer to earlier turns of the thread.",
+    )
+
+
+class AskResultSerializer(serializers.Serializer):
+    question = MessageSerializer(help_text="Your question, as saved in the thread.")
+    answer = MessageSerializer(
+        help_text="The answer: `status` is `complete`, or `failed` with `error` (partial text "
+        "kept)."
+    )
+    followups = serializers.ListField(
+        child=serializers.CharField(), help_text="Up to three questions worth asking next."
     )

@@ -9,7 +9,7 @@ urlpatterns = [
     path("threads/<uuid:thread_id>/", threads.ThreadDetailView.as_view(), name="api-thread"),
     path(
         "threads/<uuid:thread_id>/messages/",
-        messages.MessageListView.as_view(),
+        messages.thread_messages,
         name="api-thread-messages",
     ),
 ]
