@@ -1,0 +1,255 @@
+"""`manage.py bench_chat`: how fast the chat answers, on the catalogue in the configured database.
+
+Two measurements (docs/BENCHMARKS.md has the results and the exact commands):
+
+overhead    Everything before the first token except the LLM's own latency: saving the turn,
+            rewriting, temporal analysis, retrieval and reranking, building the prompt. Runs
+            `chat.service.ask` in this process for a fixed list of questions (each in a fresh
+            thread) with the extractive backend, and reports the pipeline's own `overhead_ms`
+            (ask → request handed to the LLM) and the time to the first token.
+concurrent  N chats at once over real WebSockets: a daphne child process serves the app, a local
+            OpenAI-compatible fake (tests/fake_openai.py) streams every answer at a fixed rate,
+            and N aiohttp clients (one user and thread each) ask together. Reports time to first
+            token (socket send → first `token` frame), total time, errors, and checks that every
+            answer was saved complete with the streamed text.
+
+Bench users are named `bench-chat-*` and deleted afterwards (with their threads).
+"""
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+QUESTIONS = [
+    "What are recent advances in diffusion models for video generation?",
+    "quantum entanglement measures for mixed states",
+    "papers from the last 2 years on retrieval-augmented generation",
+    "graph neural networks for molecules since 2020",
+    "How do transformers handle long context?",
+    "reinforcement learning from human feedback in 2023",
+    "What is known about adversarial robustness of image classifiers?",
+    "quantum error correction codes before 2005",
+    "large language model evaluation benchmarks published this year",
+    "contrastive learning for speech representations",
+    "federated learning privacy attacks",
+    "Bell inequality violations with photons",
+    "neural architecture search efficiency since 2019",
+    "What did people publish about knowledge distillation last year?",
+    "vision transformers versus convolutional networks",
+    "quantum key distribution security proofs",
+    "few-shot learning with meta-learning",
+    "explainability methods for deep networks since 2021",
+    "topological quantum computing with anyons",
+    "instruction tuning of language models in 2024",
+]
+BENCH_USER_PREFIX = "bench-chat-"
+
+
+def percentile(values, p):
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    k = (len(values) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def summary(name, values):
+    return (
+        f"{name}: n={len(values)} p50={percentile(values, 50):.1f} "
+        f"p95={percentile(values, 95):.1f} max={max(values):.1f} ms"
+    )
+
+
+class Command(BaseCommand):
+    help = "Benchmark the chat: overhead before the first token, and N concurrent socket chats."
+
+    def add_arguments(self, parser):
+        parser.add_argument("mode", choices=["overhead", "concurrent"])
+        parser.add_argument("--rounds", type=int, default=3, help="overhead: passes over the questions")
+        parser.add_argument("--chats", type=int, default=100, help="concurrent: how many at once")
+        parser.add_argument("--tokens-per-second", type=float, default=30.0)
+        parser.add_argument("--answer-words", type=int, default=60)
+        parser.add_argument(
+            "--ramp", type=float, default=0.0,
+            help="concurrent: spread the asks over this many seconds (0: all at once)",
+        )
+        parser.add_argument("--port", type=int, default=0, help="concurrent: daphne port")
+
+    def handle(self, *args, mode, **options):
+        from papers.models import Paper
+
+        papers = Paper.objects.count()
+        if not papers:
+            raise CommandError("The catalogue is empty: import papers first (README).")
+        self.stdout.write(f"catalogue: {papers} papers; embedding backend {settings.EMBEDDING_BACKEND}")
+        try:
+            if mode == "overhead":
+                self._overhead(options["rounds"])
+            else:
+                self._concurrent(**options)
+        finally:
+            self._cleanup()
+
+    # --- bench users --------------------------------------------------------------------------
+    def _users(self, n):
+        from django.contrib.auth import get_user_model
+
+        User = get_user_model()
+        self._cleanup()
+        return [User.objects.create_user(f"{BENCH_USER_PREFIX}{i}") for i in range(n)]
+
+    def _cleanup(self):
+        from django.contrib.auth import get_user_model
+
+        get_user_model().objects.filter(username__startswith=BENCH_USER_PREFIX).delete()
+
+    # --- overhead -----------------------------------------------------------------------------
+    def _overhead(self, rounds):
+        settings.LLM_BACKEND = "extractive"
+        settings.CHAT_RATE_LIMIT_PER_MINUTE = 0
+        from chat.models import Message, Thread
+
+        (user,) = self._users(1)
+        threads = [Thread.objects.create(owner=user) for _ in range(len(QUESTIONS) * rounds + 3)]
+        asyncio.run(self._overhead_run(user, threads, rounds))
+        rows = Message.objects.filter(thread__owner=user, role="assistant", status="complete")
+        rows = list(rows.order_by("created_at"))[3:]  # the first three warm caches up
+        keys = ["setup_ms", "rewrite_ms", "retrieval_ms", "prompt_ms", "overhead_ms", "ttft_ms"]
+        for key in keys:
+            values = [m.timings[key] for m in rows if key in m.timings]
+            if values:
+                self.stdout.write(summary(key, values))
+        self.stdout.write(f"answers: {len(rows)} complete of {len(QUESTIONS) * rounds}")
+
+    async def _overhead_run(self, user, threads, rounds):
+        from chat import service
+
+        questions = QUESTIONS[:3] + QUESTIONS * rounds
+        for thread, question in zip(threads, questions, strict=False):
+            answer = await service.ask(user, thread.pk, question)
+            await answer.done.wait()
+
+    # --- concurrent ---------------------------------------------------------------------------
+    def _concurrent(self, chats, tokens_per_second, answer_words, ramp, port, **_):
+        from django.test import Client
+
+        from chat.models import Message, Thread
+        from tests.fake_openai import FakeOpenAI, Reply
+        from tests.live_server import free_port
+
+        users = self._users(chats)
+        threads = [Thread.objects.create(owner=u) for u in users]
+        cookies = []
+        for user in users:
+            client = Client()
+            client.force_login(user)
+            cookies.append(client.cookies[settings.SESSION_COOKIE_NAME].value)
+        text = " ".join(f"w{i}" for i in range(answer_words - 1)) + " [1]."
+
+        with FakeOpenAI() as fake:
+            fake.default = Reply(text, tokens_per_second=tokens_per_second)
+            port = port or free_port()
+            env = {
+                **os.environ,
+                "LLM_BACKEND": "openai",
+                "OPENAI_API_KEY": "bench",
+                "OPENAI_BASE_URL": fake.base_url,
+                "LLM_MODEL": "fake-gpt",
+                "CHAT_RATE_LIMIT_PER_MINUTE": "0",
+                "LOG_LEVEL": "WARNING",
+            }
+            out = settings.BASE_DIR / "bench-out"  # gitignored
+            out.mkdir(exist_ok=True)
+            log = open(out / "bench_chat_daphne.log", "w")
+            server = subprocess.Popen(
+                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+                 "flatuniverse.asgi:application"],
+                cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+            )
+            try:
+                self._wait_for(port, server)
+                results = asyncio.run(
+                    self._concurrent_run(port, threads, cookies, ramp)
+                )
+            finally:
+                server.terminate()
+                server.wait(timeout=15)
+                log.close()
+
+        ttft = [r["ttft"] for r in results if r.get("ttft") is not None]
+        total = [r["total"] for r in results if r.get("total") is not None]
+        errors = [r for r in results if r.get("error")]
+        saved = Message.objects.filter(
+            thread__in=threads, role="assistant", status="complete", content__endswith="[1]."
+        ).count()
+        streamed_ok = sum(1 for r in results if r.get("text", "").endswith("[1]."))
+        self.stdout.write(
+            f"chats: {chats}, fake LLM {tokens_per_second:g} tokens/s, {answer_words} words each, "
+            f"ramp {ramp:g} s"
+        )
+        if ttft:
+            self.stdout.write(summary("ttft (socket send -> first token)", ttft))
+        if total:
+            self.stdout.write(summary("total (send -> done)", total))
+        self.stdout.write(
+            f"done events: {len(total)}/{chats}; full text streamed: {streamed_ok}/{chats}; "
+            f"saved complete: {saved}/{chats}; errors: {len(errors)}"
+        )
+        for r in errors[:5]:
+            self.stdout.write(f"  error: {r['error']}")
+
+    def _wait_for(self, port, server):
+        import httpx
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if server.poll() is not None:
+                raise CommandError("daphne exited; see bench-out/bench_chat_daphne.log")
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise CommandError("daphne did not start within 60 s")
+
+    async def _concurrent_run(self, port, threads, cookies, ramp):
+        import aiohttp
+
+        async def one(i, session):
+            result = {}
+            await asyncio.sleep(ramp * i / max(len(threads), 1))
+            url = f"ws://127.0.0.1:{port}/ws/threads/{threads[i].pk}/"
+            headers = {"Origin": f"http://127.0.0.1:{port}", "Cookie": f"{settings.SESSION_COOKIE_NAME}={cookies[i]}"}
+            try:
+                async with session.ws_connect(url, headers=headers, heartbeat=None) as ws:
+                    while (await ws.receive_json(timeout=30))["type"] != "ready":
+                        pass
+                    sent = time.perf_counter()
+                    await ws.send_json({"type": "ask", "text": QUESTIONS[i % len(QUESTIONS)]})
+                    text = ""
+                    while True:
+                        event = await ws.receive_json(timeout=60)
+                        if event["type"] == "token":
+                            if "ttft" not in result:
+                                result["ttft"] = (time.perf_counter() - sent) * 1000
+                            text += event["text"]
+                        elif event["type"] == "done":
+                            result["total"] = (time.perf_counter() - sent) * 1000
+                            break
+                        elif event["type"] == "error":
+                            result["error"] = f"{event.get('code')}: {event.get('message')}"
+                            break
+                    result["text"] = text
+            except Exception as exc:  # a benchmark reports failures instead of stopping
+                result["error"] = f"{type(exc).__name__}: {exc}"
+            return result
+
+        connector = aiohttp.TCPConnector(limit=0)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            return await asyncio.gather(*(one(i, session) for i in range(len(threads))))
