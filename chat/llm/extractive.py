@@ -39,6 +39,7 @@ MIN_WORDS, MAX_WORDS = 3, 90  # shorter is a fragment, longer is a run-on we wou
 K1, B = 1.2, 0.75  # BM25's usual constants
 TERM_REPEAT_DECAY = 0.5  # a query term already covered counts half as much each time again
 SOURCE_REPEAT_DECAY = 0.6  # a source already quoted counts this much less each time again
+MIN_COVERAGE = 0.4  # the share of the question's (idf-weighted) terms the quotes must cover
 TITLE_WEIGHT = 0.6  # a title names a topic; a sentence of the abstract says something about it
 # Numbered references inside an abstract ("as shown in [12]") would read as our citations.
 _BRACKET_NUMBER = re.compile(r"\[\s*\d")
@@ -85,12 +86,19 @@ def _candidates(sources: list[SourceText]) -> list[_Sentence]:
     return found
 
 
-def _bm25_weights(query: list[str], sentences: list[_Sentence]) -> list[dict[str, float]]:
-    """For each sentence, the BM25 weight of each query term it contains."""
+def _idf(query: list[str], sentences: list[_Sentence]) -> dict[str, float]:
+    """BM25's inverse document frequency of each query term, sentences as documents (a term
+    found nowhere gets the highest value)."""
     n = len(sentences)
-    avg_len = sum(s.length for s in sentences) / n or 1.0
     df = {t: sum(1 for s in sentences if t in s.term_counts) for t in query}
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
+    return {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
+
+
+def _bm25_weights(
+    query: list[str], idf: dict[str, float], sentences: list[_Sentence]
+) -> list[dict[str, float]]:
+    """For each sentence, the BM25 weight of each query term it contains."""
+    avg_len = sum(s.length for s in sentences) / len(sentences) or 1.0
     weights = []
     for s in sentences:
         norm = K1 * (1 - B + B * s.length / avg_len)
@@ -184,8 +192,16 @@ def compose_answer(question: str, sources: list[SourceText], max_words: int = 30
             first = first or next((s for s in sentences if s.source is source), None)
             if first:
                 chosen.append(first)
+    elif sentences:
+        idf = _idf(query, sentences)
+        chosen = _pick(sentences, _bm25_weights(query, idf, sentences), max_words)
+        # Quoting "Code is public." for "quantum error correction codes" would be an answer in
+        # form only: the quotes must cover enough of what was asked, rare words weighing more.
+        covered = {t for s in chosen for t in s.term_counts}
+        if sum(idf[t] for t in query if t in covered) < MIN_COVERAGE * sum(idf.values()):
+            chosen = []
     else:
-        chosen = _pick(sentences, _bm25_weights(query, sentences), max_words) if sentences else []
+        chosen = []
 
     mentioned = set()
     for source in sources:

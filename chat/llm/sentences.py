@@ -70,18 +70,18 @@ def _ends_sentence(masked: str, start: int, end: int) -> bool:
 
 def split_sentences(text: str) -> list[str]:
     """The sentences of a passage, TeX and abbreviations intact, whitespace collapsed."""
-    masked, spans = _mask_tex(text)
     sentences: list[str] = []
-    for paragraph in re.split(r"\n\s*\n", masked):  # blank lines always separate
-        paragraph = " ".join(paragraph.split())
+    for paragraph in re.split(r"\n\s*\n", text):  # blank lines always separate
+        masked, spans = _mask_tex(" ".join(paragraph.split()))
+        padded = masked + " "  # so the last stop of the paragraph is a candidate too
         begin = 0
-        for match in _CANDIDATE.finditer(paragraph + " "):
-            if _ends_sentence(paragraph + " ", match.start(), match.end()):
-                sentences.append(paragraph[begin : match.end()].strip())
+        for match in _CANDIDATE.finditer(padded):
+            if _ends_sentence(padded, match.start(), match.end()):
+                sentences.append(_unmask(masked[begin : match.end()].strip(), spans))
                 begin = match.end()
-        if paragraph[begin:].strip():
-            sentences.append(paragraph[begin:].strip())
-    return [_unmask(s, spans) for s in sentences if s]
+        if masked[begin:].strip():
+            sentences.append(_unmask(masked[begin:].strip(), spans))
+    return sentences
 
 
 # --- Terms --------------------------------------------------------------------------------------

@@ -1,0 +1,196 @@
+"""The extractive backend: quotes only real sentences, cites only what it quoted."""
+
+import gzip
+import json
+import re
+
+import pytest
+
+from chat.llm import AnswerRequest, LLMError, SourceText
+from chat.llm.extractive import ExtractiveBackend, compose_answer
+
+DIFFUSION = SourceText(
+    1,
+    "Denoising Diffusion Probabilistic Models",
+    "Jonathan Ho, Ajay Jain, Pieter Abbeel",
+    "2020-06-19",
+    "Denoising Diffusion Probabilistic Models. We present high quality image synthesis results "
+    "using diffusion probabilistic models, a class of latent variable models inspired by "
+    "considerations from nonequilibrium thermodynamics. Our best results are obtained by "
+    "training on a weighted variational bound, e.g. with a novel connection to denoising score "
+    "matching with Langevin dynamics. On CIFAR10 we obtain an FID score of $3.17$. Code is "
+    "public.",
+)
+TRANSFORMER = SourceText(
+    2,
+    "Attention Is All You Need",
+    "Ashish Vaswani et al.",
+    "2017-06-12",
+    "Attention Is All You Need. The dominant sequence transduction models are based on "
+    "recurrent networks as in [12]. We propose the Transformer, a network architecture based "
+    "solely on attention mechanisms. Experiments on machine translation show superior quality "
+    "with less training time.",
+)
+PROTEINS = SourceText(
+    3,
+    "Protein backbones with diffusion",
+    "A. Author",
+    "2023-03-01",
+    "Protein backbones with diffusion. We apply diffusion models to protein backbone "
+    "generation, following Ho et al. (2020). The sampled backbones are designable in "
+    "silico. Diffusion sampling needs many network evaluations.",
+)
+SOURCES = [DIFFUSION, TRANSFORMER, PROTEINS]
+CITED_LINE = re.compile(r"^- (?P<body>.+) \[(?P<n>\d+)\](?P<end>[.!?]+)$")
+
+
+def quotes(answer: str) -> list[tuple[int, str]]:
+    """(source number, quoted sentence) for each cited line of an answer."""
+    found = []
+    for line in answer.splitlines():
+        if match := CITED_LINE.match(line):
+            found.append((int(match["n"]), match["body"] + match["end"]))
+    return found
+
+
+def normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+def assert_only_real_quotes(answer: str, sources: list[SourceText]) -> None:
+    by_number = {s.number: s for s in sources}
+    cited = {int(n) for n in re.findall(r"\[(\d+)\]", answer)}
+    quoted = quotes(answer)
+    assert cited == {n for n, _ in quoted}, "a [n] without a quote of source n"
+    for number, sentence in quoted:
+        source = by_number[number]
+        body = sentence.rstrip(".!?")
+        assert body in normalised(source.text) or body == source.title, sentence
+
+
+def test_answer_quotes_relevant_sentences_with_their_citations():
+    answer = compose_answer("How do diffusion models synthesize images?", SOURCES)
+
+    assert answer.startswith("From the retrieved papers:")
+    assert_only_real_quotes(answer, SOURCES)
+    numbers = [n for n, _ in quotes(answer)]
+    assert numbers[0] == 1  # the image synthesis sentence answers best
+    assert 3 in numbers  # a second paper on diffusion is drawn on too
+    assert 2 not in numbers  # the Transformer paper says nothing about diffusion
+
+
+def test_answer_draws_on_several_sources_and_covers_3_to_6_sentences():
+    answer = compose_answer("diffusion models sampling training protein images", SOURCES)
+
+    quoted = quotes(answer)
+    assert 3 <= len(quoted) <= 6
+    assert {1, 3} <= {n for n, _ in quoted}
+    assert_only_real_quotes(answer, SOURCES)
+
+
+def test_abbreviations_and_tex_stay_inside_quoted_sentences():
+    answer = compose_answer("weighted variational bound score matching", SOURCES)
+
+    assert (
+        "- Our best results are obtained by training on a weighted variational bound, e.g. "
+        "with a novel connection to denoising score matching with Langevin dynamics [1]."
+    ) in answer.splitlines()
+
+
+def test_sentences_with_numbered_references_are_never_quoted():
+    """ "as in [12]" inside an abstract would read as a citation of a source that is not there."""
+    answer = compose_answer("sequence transduction models recurrent networks", SOURCES)
+
+    assert "[12]" not in answer
+    assert_only_real_quotes(answer, SOURCES)
+
+
+def test_unrelated_sources_are_not_enough():
+    answer = compose_answer("What is known about quantum error correction codes?", SOURCES)
+
+    assert "not enough" in answer
+    assert "“quantum”" in answer
+    assert not re.search(r"\[\d+\]", answer)  # nothing quoted, nothing cited
+
+
+def test_question_terms_no_source_mentions_are_named():
+    answer = compose_answer("protein backbone generation for weather forecasting", SOURCES)
+
+    assert [n for n, _ in quotes(answer)][0] == 3
+    assert answer.splitlines()[-1] == (
+        "None of these papers mentions “weather” or “forecasting”, so they answer the "
+        "question only in part."
+    )
+
+
+def test_quotes_matching_only_the_generic_part_of_a_question_are_not_enough():
+    """The sources discuss diffusion models, but nothing about the weather: quoting them as an
+    answer would mislead."""
+    answer = compose_answer("diffusion models for weather forecasting", SOURCES)
+
+    assert "not enough" in answer
+    assert "“weather” or “forecasting”" in answer
+    assert not re.search(r"\[\d+\]", answer)
+
+
+def test_no_sources_says_so():
+    answer = compose_answer("diffusion models", [])
+
+    assert "No papers were retrieved" in answer
+    assert "[" not in answer
+
+
+def test_question_without_a_topic_quotes_the_top_papers_openings():
+    answer = compose_answer("What's new?", SOURCES)
+
+    assert_only_real_quotes(answer, SOURCES)
+    assert [n for n, _ in quotes(answer)] == [1, 2, 3]
+
+
+def test_same_question_same_answer():
+    question = "diffusion sampling cost"
+    assert compose_answer(question, SOURCES) == compose_answer(question, SOURCES)
+
+
+async def test_stream_sends_the_answer_in_word_chunks():
+    request = AnswerRequest("How do diffusion models synthesize images?", SOURCES, [])
+    stream = ExtractiveBackend(chunk_delay=0).stream(request)
+
+    chunks = [chunk async for chunk in stream]
+
+    assert len(chunks) > 20
+    assert "".join(chunks) == compose_answer(request.question, SOURCES, 525)
+    assert stream.finish_reason == "stop"
+
+
+async def test_complete_is_unavailable():
+    backend = ExtractiveBackend()
+
+    assert backend.supports_complete is False
+    with pytest.raises(LLMError) as caught:
+        await backend.complete([{"role": "user", "content": "rewrite this"}])
+    assert caught.value.code == "llm_unavailable"
+
+
+def test_real_abstracts_only_real_quotes(shared_data):
+    """Questions made of one paper's title against eight real (TeX-laden) abstracts."""
+    path = shared_data / "arxiv-snapshot" / "arxiv-sample.jsonl.gz"
+    papers = []
+    with gzip.open(path, "rt") as lines:
+        for line in lines:
+            papers.append(json.loads(line))
+            if len(papers) == 160:
+                break
+    answered = 0
+    for start in range(0, 160, 8):
+        batch = papers[start : start + 8]
+        sources = [
+            SourceText(
+                i + 1, p["title"], p["authors"], "2020-01-01", f"{p['title']}\n\n{p['abstract']}"
+            )
+            for i, p in enumerate(batch)
+        ]
+        answer = compose_answer(f"What is known about {batch[3]['title']}?", sources)
+        assert_only_real_quotes(answer, sources)
+        answered += 4 in {n for n, _ in quotes(answer)}
+    assert answered >= 18  # the paper whose title was asked about is quoted nearly always
