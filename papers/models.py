@@ -188,3 +188,66 @@ class IngestRun(models.Model):
 
     def __str__(self):
         return f"{self.get_source_display()} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+
+# --- BM25 index (written by papers/lexical.py, read by chat/retrieval/fulltext.py) ---------------
+# PostgreSQL's ts_rank is not BM25 (0.56 vs 0.70 nDCG@10 on SciFact), so each paper also carries
+# its BM25 term weights as a pgvector sparse vector; a query's IDF weights form a second sparse
+# vector and their inner product is the BM25 score. Terms are the lexemes of Paper.search_vector,
+# so the tokenizer is PostgreSQL's 'english' configuration on both sides.
+
+from pgvector.django import SparseVectorField  # noqa: E402 (kept with the models using it)
+
+
+class LexicalTerm(models.Model):
+    """One lexeme of the BM25 index; its id is its dimension in the sparse vectors."""
+
+    id = models.AutoField(primary_key=True)  # int4: sparse vector dimensions are 32-bit
+    lexeme = models.TextField()
+    df = models.PositiveIntegerField(default=0, help_text="Papers containing the lexeme")
+
+    class Meta:
+        constraints = [
+            # Lexeme -> id and df when a query is turned into its IDF vector.
+            models.UniqueConstraint(fields=["lexeme"], name="papers_unique_lexical_term"),
+        ]
+
+    def __str__(self):
+        return f"{self.lexeme} ({self.df})"
+
+
+class PaperLexicon(models.Model):
+    """A paper's BM25 document weights, with the columns lexical search filters on."""
+
+    paper = models.OneToOneField(
+        Paper, on_delete=models.CASCADE, primary_key=True, related_name="lexicon"
+    )
+    # Copied from the paper so windowed lexical searches need no join.
+    published = models.DateTimeField()
+    length = models.FloatField(help_text="Weighted number of terms (title counts double)")
+    # LexicalTerm ids present in the paper: the GIN candidate generator (`terms && query ids`).
+    terms = ArrayField(models.IntegerField())
+    # BM25 weight per term id: tf*(k1+1) / (tf + k1*(1 - b + b*length/avg_length)).
+    weights = SparseVectorField()
+    indexed_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # Lexical candidates: papers containing any of the query's terms.
+            GinIndex(fields=["terms"], name="papers_lexicon_terms_idx"),
+            # Date windows inside lexical search.
+            models.Index(fields=["published"], name="papers_lexicon_published_idx"),
+        ]
+
+    def __str__(self):
+        return f"lexicon of {self.paper_id}"
+
+
+class LexicalStats(models.Model):
+    """The BM25 collection statistics: one row (id=1), locked while the index is written."""
+
+    documents = models.PositiveIntegerField(default=0)
+    total_length = models.FloatField(default=0.0)
+
+    def __str__(self):
+        return f"{self.documents} papers, {self.total_length:.0f} terms"
