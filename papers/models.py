@@ -31,11 +31,8 @@ class Author(models.Model):
     key = models.CharField(max_length=300)
 
     class Meta:
+        # Its unique index also serves author lookups by key (ingest, "papers by this author").
         constraints = [models.UniqueConstraint(fields=["key"], name="papers_unique_author_key")]
-        indexes = [
-            # Trigram-free prefix search on the folded name: author filters ("by Hinton").
-            models.Index(fields=["key"], name="papers_author_key_idx"),
-        ]
 
     def __str__(self):
         return self.name
