@@ -102,8 +102,17 @@ class MessageSerializer(serializers.ModelSerializer):
         }
 
 
+class TextField(serializers.CharField):
+    """A CharField that refuses numbers and booleans instead of quietly turning them into text."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class AskSerializer(serializers.Serializer):
-    text = serializers.CharField(
+    text = TextField(
         max_length=settings.CHAT_MAX_QUESTION_CHARS,
         help_text="The question. Follow-ups may refer to earlier turns of the thread.",
     )
