@@ -27,9 +27,9 @@ Behaviours:
   a function of the request body. Streams one word per chunk, then a usage chunk when the client
   asked for `stream_options.include_usage`.
 - `Fail(status, retry_after=None, message=...)`: an HTTP error before any stream (429, 500...).
-- `BreakMidStream(text, after_chunks=3, how="close"|"error_event")`: streams some words, then
-  either drops the connection (no end of the chunked body) or sends an SSE error event, as
-  OpenAI does for a server error after the response started.
+- `BreakMidStream(text, after_chunks=3, how="close"|"error_event"|"end")`: streams some words,
+  then drops the connection (no end of the chunked body), or sends an SSE error event as OpenAI
+  does for a server error after the response started, or ends the body early but cleanly.
 - `Malformed(text_before, payload)`: streams some words, then a chunk that is not valid JSON.
 - `Slow(seconds, then=Reply(...))`: waits before answering at all (client timeouts).
 
@@ -75,7 +75,9 @@ class Fail:
 class BreakMidStream:
     text: str = "This answer will be cut off in the middle of a sentence."
     after_chunks: int = 3  # words sent before the break
-    how: str = "close"  # "close": drop the connection; "error_event": an SSE error, then the end
+    # "close": drop the connection; "error_event": an SSE error, then the end of the body;
+    # "end": end the body cleanly but early (no finish_reason, no [DONE]), as a proxy might.
+    how: str = "close"
     tokens_per_second: float | None = None
 
 
@@ -303,7 +305,9 @@ class _Handler(BaseHTTPRequestHandler):
             ):
                 raise _ClientGone
             self._event(self._chunk(chunk_id, {"content": delta}))
-        if behaviour.how == "error_event":
+        if behaviour.how == "end":  # a clean end of the body, without finish_reason or [DONE]
+            self._send_chunk(b"")
+        elif behaviour.how == "error_event":
             error = {
                 "message": "The server had an error while processing your request.",
                 "type": "server_error",

@@ -225,6 +225,8 @@ class LocalBackend:
             except Exception as exc:
                 raise LLMError(LLM_UNAVAILABLE, f"The local model failed: {exc}") from exc
 
+        # Short replies only (follow-up rewriting): unlike stream(), a cancelled caller does not
+        # interrupt it; it finishes within max_tokens.
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(runtime.executor, work)
         if not isinstance(result, dict):

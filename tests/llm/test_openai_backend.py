@@ -110,7 +110,7 @@ async def test_client_errors_are_not_retried(fake_openai, openai_backend, status
     assert len(fake_openai.chat_requests()) == 1
 
 
-@pytest.mark.parametrize("how", ["close", "error_event"])
+@pytest.mark.parametrize("how", ["close", "error_event", "end"])
 async def test_failure_mid_stream_keeps_partial_text_and_is_not_retried(
     fake_openai, openai_backend, how
 ):
@@ -121,6 +121,16 @@ async def test_failure_mid_stream_keeps_partial_text_and_is_not_retried(
     assert "".join(deltas) == "One two three"
     assert error.code == "llm_failed_mid_stream"
     assert len(fake_openai.chat_requests()) == 1  # a retry would repeat "One two three"
+
+
+async def test_server_stalling_mid_stream_keeps_partial_text(fake_openai, openai_backend):
+    fake_openai.default = Reply("One two three", tokens_per_second=1)  # a word per second
+
+    deltas, error = await collect(openai_backend(timeout=0.3).stream(ask()))
+
+    assert "".join(deltas) == "One"
+    assert error.code == "llm_failed_mid_stream"
+    assert len(fake_openai.chat_requests()) == 1
 
 
 async def test_failure_before_the_first_word_is_retried(fake_openai, openai_backend):
