@@ -5,7 +5,8 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from pgvector.django import HnswIndex, VectorField
+from django.db.models import Exists, OuterRef
+from pgvector.django import CosineDistance, HnswIndex, VectorField
 
 
 class PaperQuerySet(models.QuerySet):
@@ -22,6 +23,51 @@ class PaperQuerySet(models.QuerySet):
 
     def in_category(self, category: str):
         return self.filter(categories__contains=[category])
+
+    def embedded_with(self, model: str):
+        """Papers that have at least one passage vector made by `model`."""
+        return self.filter(Exists(Passage.objects.filter(paper_id=OuterRef("pk"), model=model)))
+
+    def not_embedded_with(self, model: str):
+        return self.filter(~Exists(Passage.objects.filter(paper_id=OuterRef("pk"), model=model)))
+
+    def similar_to(self, paper: "Paper", model: str, limit: int = 5) -> list["Paper"]:
+        """Nearest papers to `paper`'s first passage among vectors of `model` (never mixing
+        models), itself excluded; [] when the paper has no vector for that model yet."""
+        anchor = (
+            Passage.objects.filter(paper=paper, model=model)
+            .order_by("position")
+            .values_list("embedding", flat=True)
+            .first()
+        )
+        if anchor is None:
+            return []
+        # Several passages of one paper can be near: over-fetch, keep each paper's best.
+        nearest = (
+            Passage.objects.filter(model=model)
+            .exclude(paper_id=paper.pk)
+            .alias(distance=CosineDistance("embedding", anchor))
+            .order_by("distance")
+            .values_list("paper_id", flat=True)[: limit * 4]
+        )
+        ranked = list(dict.fromkeys(nearest))
+        found = self.filter(pk__in=ranked).in_bulk()
+        return [found[pk] for pk in ranked if pk in found][:limit]
+
+
+def active_embedding_model() -> str | None:
+    """Name of the active embedding model (what Passage.model holds for it), or None when no
+    embedder can be loaded here."""
+    try:
+        from django.core.exceptions import ImproperlyConfigured
+
+        from papers.embeddings import EmbeddingError, get_embedder
+    except ImportError:
+        return None
+    try:
+        return get_embedder().name
+    except (ImproperlyConfigured, EmbeddingError, OSError):
+        return None
 
 
 class Author(models.Model):

@@ -1,4 +1,14 @@
+from django.urls import path, register_converter
+
+from papers.api.converters import ArxivIdConverter
+from papers.views import papers
+
+# Old-style ids contain a slash (hep-th/9901001); the converter matches both styles (+ version).
+register_converter(ArxivIdConverter, "arxiv_id")
 
 app_name = "papers"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", papers.paper_list, name="list"),
+    path("<arxiv_id:arxiv_id>/", papers.paper_detail, name="detail"),
+]

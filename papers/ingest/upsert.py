@@ -296,3 +296,42 @@ def _write_authors(cursor, records: list[PaperRecord], paper_ids: dict[str, int]
             [position for _, _, position in links],
         ],
     )
+
+
+def refresh_text_index(paper_ids: Iterable[int]) -> int:
+    """Recompute authors_text and search_vector of these papers from what is stored now (after a
+    curator edited a title or the author list in the admin). Returns how many were updated."""
+    ids = sorted({int(i) for i in paper_ids})
+    if not ids:
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT p.id, p.title, p.abstract,
+                   coalesce(string_agg(a.name, ', ' ORDER BY s.position), '')
+            FROM papers_paper p
+            LEFT JOIN papers_authorship s ON s.paper_id = p.id
+            LEFT JOIN papers_author a ON a.id = s.author_id
+            WHERE p.id = ANY(%s::bigint[])
+            GROUP BY p.id
+            """,
+            [ids],
+        )
+        rows = cursor.fetchall()
+        cursor.execute(
+            f"""
+            UPDATE papers_paper AS p SET authors_text = v.authors_text,
+                search_vector = {_SEARCH_VECTOR}, modified_at = now()
+            FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[])
+                AS v(id, authors_text, title_plain, abstract_plain, authors_plain)
+            WHERE p.id = v.id
+            """,
+            [
+                [row[0] for row in rows],
+                [row[3] for row in rows],
+                [tex_to_plain(row[1]) for row in rows],
+                [tex_to_plain(row[2]) for row in rows],
+                [tex_to_plain(row[3]) for row in rows],
+            ],
+        )
+        return cursor.rowcount

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from papers.ingest.snapshot import Problem, import_snapshot
+from papers.jobs import enqueue_indexing
 
 # Beyond this many, skipped lines are counted, not printed (all are in the IngestRun, capped).
 PRINTED_PROBLEMS = 50
@@ -33,8 +34,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--batch-size", type=int, default=1000)
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+        parser.add_argument(
+            "--no-index", action="store_true",
+            help="do not queue the indexing job (BM25 + vectors) for the new papers",
+        )
 
-    def handle(self, *args, path, limit, since, batch_size, no_progress, **options):
+    def handle(self, *args, path, limit, since, batch_size, no_progress, no_index, **options):
         if limit is not None and limit < 1:
             raise CommandError("--limit must be at least 1")
         if batch_size < 1:
@@ -51,7 +56,9 @@ class Command(BaseCommand):
             nonlocal printed
             printed += 1
             if printed <= PRINTED_PROBLEMS:
-                bar.write(f"skipped {problem}", file=sys.stderr)
+                # Lift the bar off the terminal while the line is written.
+                with bar.external_write_mode(file=sys.stderr):
+                    self.stderr.write(f"skipped {problem}")
 
         def progress(done: int, total: int, counts) -> None:
             handled = counts.new + counts.updated + counts.unchanged
@@ -82,5 +89,11 @@ class Command(BaseCommand):
             + f" in {result.seconds:.1f} s ({result.papers_per_second:.0f} papers/s);"
             f" ingest run #{result.run.pk}"
         )
+        if counts.written and not no_index:
+            enqueue_indexing("after snapshot import")
+            self.stdout.write(
+                "indexing (BM25 + vectors) queued: the job cluster of `scripts/run` does it in the"
+                " background; `manage.py embed_papers` does the vectors in this terminal instead"
+            )
         if result.run.status == "failed":
             raise CommandError(result.run.errors[-1]["error"] if result.run.errors else "failed")

@@ -1,0 +1,206 @@
+"""Curation screens: papers (hide, re-embed, refresh from arXiv), authors, ingest runs."""
+
+from django.contrib import admin, messages
+from django.db.models import Max, Min
+from django.http import HttpResponseRedirect
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.views.decorators.http import require_POST
+from django_q.tasks import async_task
+
+from papers.ingest.upsert import refresh_text_index
+from papers.jobs import enqueue_indexing
+from papers.models import Author, Authorship, IngestRun, Paper, Passage, active_embedding_model
+
+# An admin refresh is a few id_list requests, 3 s apart; beyond this, use ingest_arxiv instead.
+MAX_REFRESH_IDS = 2000
+
+
+class PublishedYearFilter(admin.SimpleListFilter):
+    title = "year published"
+    parameter_name = "year"
+
+    def lookups(self, request, model_admin):
+        # Two index lookups rather than a scan of every row for its distinct years.
+        bounds = Paper.objects.aggregate(first=Min("published"), last=Max("published"))
+        if bounds["first"] is None:
+            return []
+        return [(str(y), str(y)) for y in range(bounds["last"].year, bounds["first"].year - 1, -1)]
+
+    def queryset(self, request, queryset):
+        if self.value() and self.value().isdigit():
+            return queryset.filter(published__year=int(self.value()))
+        return queryset
+
+
+class EmbeddedFilter(admin.SimpleListFilter):
+    title = "embedded (active model)"
+    parameter_name = "embedded"
+
+    def lookups(self, request, model_admin):
+        # No loadable embedder here: no filter, rather than a wrong one.
+        return [("yes", "Yes"), ("no", "No")] if active_embedding_model() else []
+
+    def queryset(self, request, queryset):
+        model = active_embedding_model()
+        if model is None or self.value() not in ("yes", "no"):
+            return queryset
+        if self.value() == "yes":
+            return queryset.embedded_with(model)
+        return queryset.not_embedded_with(model)
+
+
+class AuthorshipInline(admin.TabularInline):
+    model = Authorship
+    extra = 0
+    raw_id_fields = ("author",)
+    ordering = ("position",)
+
+
+@admin.register(Paper)
+class PaperAdmin(admin.ModelAdmin):
+    list_display = (
+        "arxiv_id", "short_title", "primary_category", "published", "version", "hidden", "withdrawn",
+    )
+    list_display_links = ("arxiv_id", "short_title")
+    search_fields = ("=arxiv_id", "title", "authors_text")
+    list_filter = ("primary_category", PublishedYearFilter, "hidden", "withdrawn", EmbeddedFilter)
+    readonly_fields = ("authors_text", "created_at", "modified_at", "links")
+    inlines = [AuthorshipInline]
+    actions = ["hide", "unhide", "reembed", "refresh_from_arxiv"]
+    # Counting every paper on each page load is the slow part of big changelists.
+    show_full_result_count = False
+    list_per_page = 50
+    fieldsets = (
+        (None, {"fields": ("arxiv_id", "version", "title", "abstract", "links")}),
+        ("Classification", {"fields": ("primary_category", "categories", "published", "updated")}),
+        ("Publication", {"fields": ("doi", "journal_ref", "comments", "license"),
+                         "classes": ("collapse",)}),
+        ("Curation", {"fields": ("hidden", "withdrawn")}),
+        ("Record", {"fields": ("authors_text", "created_at", "modified_at")}),
+    )
+
+    @admin.display(description="title", ordering="title")
+    def short_title(self, paper):
+        return paper.title if len(paper.title) <= 90 else paper.title[:89] + "…"
+
+    @admin.display(description="links")
+    def links(self, paper):
+        if not paper.pk:
+            return "-"
+        return format_html(
+            '<a href="/papers/{}/">page</a> · <a href="{}" rel="noopener">arXiv</a> · '
+            '<a href="{}" rel="noopener">PDF</a>',
+            paper.arxiv_id, paper.abs_url, paper.pdf_url,
+        )
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        # Title, abstract or authors may have been edited: keep search in step.
+        refresh_text_index([form.instance.pk])
+
+    @admin.action(description="Hide selected papers (not shown or searched)")
+    def hide(self, request, queryset):
+        count = queryset.update(hidden=True)
+        self.message_user(request, f"{count} paper{'s' if count != 1 else ''} hidden.", messages.SUCCESS)
+
+    @admin.action(description="Unhide selected papers")
+    def unhide(self, request, queryset):
+        count = queryset.update(hidden=False)
+        self.message_user(request, f"{count} paper{'s' if count != 1 else ''} shown again.", messages.SUCCESS)
+
+    @admin.action(description="Re-embed selected papers (new vectors for the active model)")
+    def reembed(self, request, queryset):
+        deleted, _ = Passage.objects.filter(paper__in=queryset).delete()
+        enqueue_indexing("re-embed from the admin")
+        self.message_user(
+            request,
+            f"Removed {deleted} passage vectors of {queryset.count()} papers; the indexing job is"
+            " queued and embeds them again.",
+            messages.SUCCESS,
+        )
+
+    @admin.action(description="Refresh selected papers from arXiv")
+    def refresh_from_arxiv(self, request, queryset):
+        ids = list(queryset.values_list("arxiv_id", flat=True)[: MAX_REFRESH_IDS + 1])
+        if len(ids) > MAX_REFRESH_IDS:
+            self.message_user(
+                request,
+                f"Select at most {MAX_REFRESH_IDS} papers to refresh; for more, run ingest_arxiv.",
+                messages.ERROR,
+            )
+            return
+        async_task("papers.jobs.refresh_papers_job", ids, task_name="refresh-papers", group="ingest")
+        self.message_user(
+            request, f"Refresh of {len(ids)} papers from arXiv queued; see Ingest runs.", messages.SUCCESS
+        )
+
+
+@admin.register(Author)
+class AuthorAdmin(admin.ModelAdmin):
+    list_display = ("name", "key")
+    search_fields = ("name", "key")
+    show_full_result_count = False
+
+
+@admin.register(IngestRun)
+class IngestRunAdmin(admin.ModelAdmin):
+    change_list_template = "papers/admin/ingestrun_change_list.html"
+    list_display = (
+        "started_at", "source", "status", "window_start", "window_end",
+        "new", "updated", "unchanged", "skipped", "error_count", "duration",
+    )
+    list_filter = ("source", "status")
+    readonly_fields = (
+        "source", "status", "params", "window_start", "window_end", "cursor", "new", "updated",
+        "unchanged", "skipped", "error_list", "timings", "started_at", "finished_at",
+    )
+    exclude = ("errors",)
+
+    def has_add_permission(self, request):
+        return False  # runs are made by ingests, not by hand
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="errors")
+    def error_count(self, run):
+        return len(run.errors)
+
+    @admin.display(description="duration")
+    def duration(self, run):
+        if not run.finished_at:
+            return "-"
+        return f"{(run.finished_at - run.started_at).total_seconds():.1f} s"
+
+    @admin.display(description="errors")
+    def error_list(self, run):
+        if not run.errors:
+            return "-"
+        return format_html(
+            "<ul>{}</ul>",
+            format_html_join(
+                "", "<li>{}</li>",
+                ((", ".join(f"{k}: {v}" for k, v in e.items() if v is not None),) for e in run.errors),
+            ),
+        )
+
+    def get_urls(self):
+        start = self.admin_site.admin_view(require_POST(self.start_ingest_view))
+        return [
+            path("start-ingest/", start, name="papers_ingestrun_start"),
+            *super().get_urls(),
+        ]
+
+    def start_ingest_view(self, request):
+        """The "Start ingest now" button: queue the nightly job now (staff, POST, CSRF-checked)."""
+        if not self.has_view_permission(request):
+            messages.error(request, "You may not start an ingest.")
+        else:
+            async_task("papers.jobs.ingest_recent_job", task_name="ingest-now", group="ingest")
+            messages.success(
+                request,
+                "Ingest queued: the job cluster fetches new arXiv papers now; a new run appears"
+                " here when it starts.",
+            )
+        return HttpResponseRedirect(reverse("admin:papers_ingestrun_changelist"))

@@ -1,0 +1,119 @@
+"""The paper browser (/papers/) and a paper's page (/papers/<arxiv id>/). Hidden papers are
+never listed, searched or shown."""
+
+import calendar
+import re
+from datetime import UTC, date, datetime, time
+
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.core.paginator import Paginator
+from django.db.models import F
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+
+from papers.models import Paper, active_embedding_model
+from papers.text import InvalidArxivId, author_key, parse_arxiv_id, split_version, tex_to_plain
+
+PAGE_SIZE = 20
+SIMILAR_PAPERS = 5
+MAX_QUERY_CHARS = 300
+_CATEGORY = re.compile(r"[A-Za-z][A-Za-z\-]*(?:\.[A-Za-z\-]+)?")
+CARD_FIELDS = ("arxiv_id", "title", "authors_text", "published", "primary_category", "withdrawn")
+
+
+def _parse_day(text: str, *, end: bool) -> datetime:
+    """"2024", "2024-03" or "2024-03-15" as the first (or, for `end`, last) moment it covers."""
+    text = text.strip()
+    if re.fullmatch(r"\d{4}", text):
+        day = date(int(text), 12 if end else 1, 31 if end else 1)
+    elif re.fullmatch(r"\d{4}-\d{2}", text):
+        year, month = (int(p) for p in text.split("-"))
+        day = date(year, month, calendar.monthrange(year, month)[1] if end else 1)
+    else:
+        day = date.fromisoformat(text)  # ValueError for anything else
+    return datetime.combine(day, time.max if end else time.min, tzinfo=UTC)
+
+
+def paper_list(request):
+    params = request.GET
+    query = params.get("q", "").strip()[:MAX_QUERY_CHARS]
+    category = params.get("category", "").strip()
+    author = params.get("author", "").strip()
+    errors: list[str] = []
+
+    # A pasted identifier or arXiv link goes straight to the paper.
+    if query:
+        try:
+            arxiv_id, _ = parse_arxiv_id(query)
+        except InvalidArxivId:
+            pass
+        else:
+            if Paper.objects.visible().filter(arxiv_id=arxiv_id).exists():
+                return redirect("papers:detail", arxiv_id=arxiv_id)
+
+    papers = Paper.objects.visible()
+    window = {}
+    for name, end in (("from", False), ("to", True)):
+        value = params.get(name, "").strip()
+        if value:
+            try:
+                window[name] = _parse_day(value, end=end)
+            except ValueError:
+                errors.append(f"“{value}” is not a date: use 2024, 2024-03 or 2024-03-15.")
+    if "from" in window and "to" in window and window["from"] > window["to"]:
+        errors.append("The “from” date is after the “to” date.")
+    else:
+        papers = papers.published_between(window.get("from"), window.get("to"))
+    if category:
+        if _CATEGORY.fullmatch(category):
+            papers = papers.in_category(category)
+        else:
+            errors.append(f"“{category}” is not an arXiv category (like cs.CL or hep-th).")
+    if author:
+        papers = papers.filter(authorships__author__key=author_key(author))
+
+    plain_query = tex_to_plain(query)
+    if plain_query:
+        search = SearchQuery(plain_query, search_type="websearch", config="english")
+        papers = (
+            papers.filter(search_vector=search)
+            .annotate(rank=SearchRank(F("search_vector"), search))
+            .order_by("-rank", "-published")
+        )
+    else:
+        papers = papers.order_by("-published")
+
+    page = Paginator(papers.only(*CARD_FIELDS), PAGE_SIZE).get_page(params.get("page"))
+    filters = params.copy()
+    filters.pop("page", None)
+    return render(
+        request,
+        "papers/list.html",
+        {
+            "page": page,
+            "query": query,
+            "category": category,
+            "author": author,
+            "date_from": params.get("from", ""),
+            "date_to": params.get("to", ""),
+            "errors": errors,
+            "filters": filters.urlencode(),
+            "filtered": bool(query or category or author or window),
+        },
+    )
+
+
+def paper_detail(request, arxiv_id: str):
+    bare, version = split_version(arxiv_id)
+    if version is not None:
+        # One page per paper, whatever version a link names.
+        return redirect(reverse("papers:detail", kwargs={"arxiv_id": bare}), permanent=True)
+    paper = get_object_or_404(Paper.objects.visible(), arxiv_id=bare)
+    authors = [a.author for a in paper.authorships.select_related("author").order_by("position")]
+    model = active_embedding_model()
+    similar = Paper.objects.visible().similar_to(paper, model, SIMILAR_PAPERS) if model else []
+    return render(
+        request,
+        "papers/detail.html",
+        {"paper": paper, "authors": authors, "similar": similar, "embedding_model": model},
+    )
