@@ -191,6 +191,8 @@ NOT_NAMES = frozenset(
     "contrast comparison example construction definition using i we they it this that these "
     "those one two three our their its".split()
 )
+# "It's papers like these", "What's …": not people.
+SENTENCE_STARTS = frozenset("it what that let there here who where how".split())
 STRONG_VERBS = frozenset(
     {"written", "authored", "coauthored", "co-authored", "published", "posted", "submitted"}
 )
@@ -294,14 +296,7 @@ def find_authors(text: str) -> AuthorFind:
             if any(s < m.end() and m.start() < e for s, e in spans):
                 continue
             name = " ".join(m["name"].split())
-            if name.lower().split()[0] in NOT_NAMES or name.lower() in (
-                "it",
-                "what",
-                "that",
-                "let",
-                "there",
-                "here",
-            ):
+            if name.lower().split()[0] in NOT_NAMES | SENTENCE_STARTS:
                 continue
             if name not in authors:
                 authors.append(name)

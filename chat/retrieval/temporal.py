@@ -636,7 +636,7 @@ RELATIVE = re.compile(
     + VERB
     + r"(?:(?P<prep>in|over|during|within|from|for|of|throughout)\s+)?(?:(?P<the>the)\s+)?"
     + r"(?P<core>(?P<dir>last|past|previous|preceding|recent|this\s+past|most\s+recent)\s+"
-    + rf"(?:(?P<n>{NUMBER}){AND_A_HALF}?\s+)?(?P<unit>{UNIT})(?P<half>{AND_A_HALF})?)(?!\w)(?P<poss>['’]s)?",
+    + rf"(?:(?P<n>{NUMBER}){AND_A_HALF}?\s+)?(?P<unit>{UNIT})(?P<half>{AND_A_HALF})?)(?!\w)(?!\s+(?:of|in)\s+(?:19|20)\d\d)(?P<poss>['’]s)?",
     _FLAGS,
 )
 WITHIN = re.compile(
