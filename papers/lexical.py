@@ -158,11 +158,14 @@ def index_papers(paper_ids: Iterable[int]) -> int:
             cursor.execute(_ENSURE_STATS)
             cursor.execute(_LOCK_STATS)
             cursor.execute(_FORGET, params)
+            # Also inside an outer transaction (no commit yet to drop it): start clean.
+            cursor.execute("DROP TABLE IF EXISTS lexicon_tf")
             cursor.execute(_TERM_FREQUENCIES, params)
             cursor.execute(_ADD_TERMS)
             cursor.execute(_COUNT_TERMS)
             cursor.execute(_WRITE, params)
             cursor.execute(_WRITE_EMPTY, params)
+            cursor.execute("DROP TABLE lexicon_tf")
     return len(ids)
 
 
@@ -191,4 +194,3 @@ def rebuild() -> int:
     count = index_missing()
     log.info("lexical index rebuilt papers=%d", count)
     return count
-

@@ -18,6 +18,7 @@ Vectors of another model share the index but never the results: `model = %s` is 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 from django.conf import settings
@@ -33,6 +34,7 @@ class DenseHit:
     paper_id: int
     passage_id: int
     distance: float  # cosine distance, 0 = same direction
+    published: datetime
 
     @property
     def similarity(self) -> float:
@@ -64,7 +66,7 @@ def _where(filters: SearchFilters, params: dict) -> str:
 
 
 _HNSW = """
-SELECT ps.paper_id, ps.id, ps.embedding <=> %(q)s::vector AS distance
+SELECT ps.paper_id, ps.id, ps.embedding <=> %(q)s::vector AS distance, ps.published
 FROM papers_passage ps JOIN papers_paper p ON p.id = ps.paper_id
 WHERE {where}
 ORDER BY ps.embedding <=> %(q)s::vector
@@ -73,9 +75,9 @@ LIMIT %(limit)s
 
 # ORDER BY on DISTINCT ON (paper_id) cannot use the HNSW index: a true scan of the filtered rows.
 _EXACT = """
-SELECT paper_id, passage_id, distance FROM (
+SELECT paper_id, passage_id, distance, published FROM (
     SELECT DISTINCT ON (ps.paper_id) ps.paper_id, ps.id AS passage_id,
-           ps.embedding <=> %(q)s::vector AS distance
+           ps.embedding <=> %(q)s::vector AS distance, ps.published
     FROM papers_passage ps JOIN papers_paper p ON p.id = ps.paper_id
     WHERE {where}
     ORDER BY ps.paper_id, distance
@@ -116,17 +118,17 @@ def _bounded_count(cursor, model: str, filters: SearchFilters, cap: int) -> int:
 
 def _best_per_paper(rows) -> list[DenseHit]:
     best: dict[int, DenseHit] = {}
-    for paper_id, passage_id, distance in rows:
+    for paper_id, passage_id, distance, published in rows:
         hit = best.get(paper_id)
         if hit is None or distance < hit.distance:
-            best[paper_id] = DenseHit(paper_id, passage_id, float(distance))
+            best[paper_id] = DenseHit(paper_id, passage_id, float(distance), published)
     return sorted(best.values(), key=lambda h: (h.distance, h.paper_id))
 
 
 def _exact(cursor, q: str, model: str, filters: SearchFilters, n: int) -> list[DenseHit]:
     params: dict = {"q": q, "model": model, "limit": n}
     cursor.execute(_EXACT.format(where=_where(filters, params)), params)
-    return [DenseHit(pid, sid, float(d)) for pid, sid, d in cursor.fetchall()]
+    return [DenseHit(pid, sid, float(d), pub) for pid, sid, d, pub in cursor.fetchall()]
 
 
 def _hnsw(cursor, q: str, model: str, filters: SearchFilters, n: int) -> list[DenseHit]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.conf import settings
 
@@ -49,6 +50,7 @@ class QueryTerm:
 class LexicalHit:
     paper_id: int
     score: float
+    published: datetime
 
 
 @dataclass
@@ -102,21 +104,19 @@ def split_selective(terms: list[QueryTerm], cap: int) -> tuple[list[QueryTerm], 
 
 
 _RANK = """
-SELECT l.paper_id, -(l.weights <#> %(qv)s::sparsevec) AS score
+SELECT l.paper_id, -(l.weights <#> %(qv)s::sparsevec) AS score, l.published
 FROM {source} l {join}
 WHERE {where}
 ORDER BY score DESC, l.paper_id
 LIMIT %(limit)s
 """
 
-# Hidden papers and exclusions checked on the ranked head only.
+# Hidden papers and exclusions checked on the ranked head only: each row says if it passes.
 _RANK_THEN_FILTER = """
 WITH ranked AS MATERIALIZED ({rank})
-SELECT r.paper_id, r.score, (SELECT count(*) FROM ranked)
+SELECT r.paper_id, r.score, r.published, ({papers}) AS passes
 FROM ranked r JOIN papers_paper p ON p.id = r.paper_id
-WHERE {papers}
 ORDER BY r.score DESC, r.paper_id
-LIMIT %(n)s
 """
 
 
@@ -132,7 +132,7 @@ def _rank(cursor, qv, generator_sql, params, filters, n, *, capped: bool) -> lis
     papers, params = filters.paper_conditions("p", params)
     if papers == "TRUE":  # hidden papers wanted and nothing excluded: no join at all
         cursor.execute(_RANK.format(source=source, join="", where=where), dict(params, limit=n))
-        return [LexicalHit(pid, float(s)) for pid, s in cursor.fetchall()]
+        return [LexicalHit(pid, float(s), pub) for pid, s, pub in cursor.fetchall()]
     if filters.categories or filters.paper_ids is not None:
         sql = _RANK.format(
             source=source,
@@ -140,13 +140,13 @@ def _rank(cursor, qv, generator_sql, params, filters, n, *, capped: bool) -> lis
             where=f"{where} AND {papers}",
         )
         cursor.execute(sql, dict(params, limit=n))
-        return [LexicalHit(pid, float(s)) for pid, s in cursor.fetchall()]
+        return [LexicalHit(pid, float(s), pub) for pid, s, pub in cursor.fetchall()]
     head = 2 * n + len(filters.exclude_ids)
     rank = _RANK.format(source=source, join="", where=where)
     cursor.execute(_RANK_THEN_FILTER.format(rank=rank, papers=papers), dict(params, limit=head))
     rows = cursor.fetchall()
-    hits = [LexicalHit(pid, float(s)) for pid, s, _ in rows]
-    if len(hits) < n and rows and rows[0][2] == head:
+    hits = [LexicalHit(pid, float(s), pub) for pid, s, pub, passes in rows if passes][:n]
+    if len(hits) < n and len(rows) == head:
         # More hidden/excluded papers in the head than the margin: filter before ranking.
         sql = _RANK.format(
             source=source,
@@ -154,7 +154,7 @@ def _rank(cursor, qv, generator_sql, params, filters, n, *, capped: bool) -> lis
             where=f"{where} AND {papers}",
         )
         cursor.execute(sql, dict(params, limit=n))
-        hits = [LexicalHit(pid, float(s)) for pid, s in cursor.fetchall()]
+        hits = [LexicalHit(pid, float(s), pub) for pid, s, pub in cursor.fetchall()]
     return hits
 
 
@@ -184,5 +184,7 @@ def lexical_search(
 
 def _rank_all(cursor, qv, terms, filters, n, cap, *, seen: set[int]) -> list[LexicalHit]:
     params = {"gen": [t.id for t in terms], "cap": cap}
-    hits = _rank(cursor, qv, "l.terms @> %(gen)s::int[]", params, filters, n + len(seen), capped=True)
+    hits = _rank(
+        cursor, qv, "l.terms @> %(gen)s::int[]", params, filters, n + len(seen), capped=True
+    )
     return [h for h in hits if h.paper_id not in seen][:n]

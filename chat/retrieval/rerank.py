@@ -1,0 +1,125 @@
+"""The reranking stage, behind one interface: `await get_reranker().rerank(query, hits)`.
+
+- "fusion" (default, offline): the fused order is final. No cross-encoder weights can be
+  installed offline here (docs: /work/shared/DEPENDENCIES.md), so fusion is the offline reranker.
+- "llm" (settings.RERANKER = "llm" and an LLM that can `complete`): the model orders the head of
+  the list by relevance. Its reply must be a JSON list of the passage numbers; anything else
+  (bad JSON, unknown numbers, an error, a timeout) keeps the fused order: a reranker can improve
+  a ranking, never break a search.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from typing import Protocol
+
+from django.conf import settings
+
+log = logging.getLogger("chat.retrieval")
+
+# How many hits the LLM sees, and how long it may take.
+LLM_RERANK_DEPTH = 20
+LLM_RERANK_TIMEOUT_S = 20.0
+
+RERANK_SYSTEM = (
+    "You rank research papers by how well they answer a search query. Reply with only a JSON "
+    "array of the paper numbers, most relevant first, e.g. [3, 1, 2]."
+)
+RERANK_USER = "Query: {query}\n\nPapers:\n{papers}\n\nJSON array of paper numbers, best first:"
+
+
+class Reranker(Protocol):
+    name: str
+
+    async def rerank(self, query: str, hits: list) -> list:
+        """The same hits, possibly reordered (never dropped or added)."""
+        ...
+
+
+class FusionReranker:
+    name = "fusion"
+
+    async def rerank(self, query: str, hits: list) -> list:
+        return list(hits)
+
+
+class LLMReranker:
+    name = "llm"
+
+    def __init__(self, llm, depth: int = LLM_RERANK_DEPTH, timeout: float = LLM_RERANK_TIMEOUT_S):
+        self.llm = llm
+        self.depth = depth
+        self.timeout = timeout
+
+    def messages(self, query: str, hits: list) -> list[dict]:
+        papers = "\n".join(
+            f"[{n}] {' '.join(hit.title.split())}: {' '.join(hit.abstract.split())[:400]}"
+            for n, hit in enumerate(hits, start=1)
+        )
+        return [
+            {"role": "system", "content": RERANK_SYSTEM},
+            {"role": "user", "content": RERANK_USER.format(query=query, papers=papers)},
+        ]
+
+    async def rerank(self, query: str, hits: list) -> list:
+        head, tail = list(hits[: self.depth]), list(hits[self.depth :])
+        if len(head) < 2:
+            return list(hits)
+        try:
+            reply = await asyncio.wait_for(
+                self.llm.complete(self.messages(query, head), max_tokens=200), self.timeout
+            )
+        except Exception as exc:  # noqa: BLE001 - any failure keeps the fused order
+            log.warning("rerank llm failed error=%s", type(exc).__name__)
+            return list(hits)
+        order = parse_order(reply, len(head))
+        if order is None:
+            log.warning("rerank llm unreadable reply=%r", reply[:200])
+            return list(hits)
+        return [head[i] for i in order] + tail
+
+
+_ARRAY = re.compile(r"\[[^\[\]]*\]")
+
+
+def parse_order(reply: str, count: int) -> list[int] | None:
+    """0-based order from a reply like "[3, 1, 2]"; the numbers it leaves out keep their order
+    after the ones it gives. None when the reply holds no usable list."""
+    match = _ARRAY.search(reply or "")
+    if not match:
+        return None
+    try:
+        values = json.loads(match.group(0))
+    except ValueError:
+        return None
+    order: list[int] = []
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            return None
+        try:
+            number = int(value)
+        except ValueError:
+            return None
+        if 1 <= number <= count and number - 1 not in order:
+            order.append(number - 1)
+    if not order:
+        return None
+    return order + [i for i in range(count) if i not in order]
+
+
+def get_reranker() -> Reranker:
+    """settings.RERANKER: "fusion" (default) or "llm" (falls back to fusion without an LLM)."""
+    name = (settings.RERANKER or "fusion").strip().lower()
+    if name == "fusion":
+        return FusionReranker()
+    if name == "llm":
+        from chat.llm import get_llm
+
+        llm = get_llm()
+        if getattr(llm, "supports_complete", False):
+            return LLMReranker(llm)
+        return FusionReranker()
+    raise ValueError(f"unknown RERANKER {settings.RERANKER!r}: choose fusion or llm")

@@ -1,0 +1,479 @@
+"""The one search entry point: `await search(text, k=10)` for the chat, the page, the API, the CLI.
+
+Stages (each its own module):
+
+1. analysis (chat.retrieval.analysis): topic, date window, recency weight, authors, categories,
+   an arXiv id; the caller may pass its own analysis or overrides from the search page's chip;
+2. in parallel: the query embedding (a worker thread; the model releases the GIL) and, on the
+   database thread, the author filter and BM25 (chat.retrieval.fulltext);
+3. dense retrieval (chat.retrieval.dense), both with every filter inside the SQL;
+4. fusion (chat.retrieval.fusion), then recency blending only when the analysis asks for
+   recency (chat.retrieval.recency), then the reranker (chat.retrieval.rerank);
+5. the papers of the top k with their best passage, a highlighted snippet and why they matched.
+
+A question naming an arXiv id ("papers like 2401.12345") searches with that paper's own vector
+(and its title for BM25), excluding the paper itself. A question with filters but no topic
+("papers by Hinton since 2020") lists the matching papers newest first: without a topic there is
+no relevance to rank by.
+
+Database work runs in Django's thread-sensitive executor (`sync_to_async`), so the event loop
+never waits on a query and each request keeps one connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import connection, transaction
+
+from chat.retrieval.analysis import QueryAnalysis, analyse, as_utc_now
+from chat.retrieval.dense import DenseResult, dense_search, paper_vector
+from chat.retrieval.filters import SearchFilters, resolve_authors
+from chat.retrieval.fulltext import LexicalResult, lexical_search
+from chat.retrieval.fusion import DENSE_WEIGHT, Fused, Ranked, fuse
+from chat.retrieval.recency import blend
+from chat.retrieval.rerank import get_reranker
+from chat.retrieval.snippets import make_snippet, matching_words
+
+MAX_K = 100
+MAX_QUERY_CHARS = 2000
+# Keys the search page's chip (and API callers) may override in the analysis.
+OVERRIDABLE = frozenset({"start", "end", "recency_weight", "categories", "authors"})
+
+
+class SearchError(ValueError):
+    """A search that cannot run as asked; the message is safe to show to the user."""
+
+
+@dataclass
+class SearchHit:
+    paper_id: int
+    arxiv_id: str
+    title: str
+    authors_text: str
+    published: datetime
+    primary_category: str
+    categories: list[str]
+    abstract: str
+    score: float
+    dense_rank: int | None  # 1-based rank in the dense list, None when absent from it
+    fulltext_rank: int | None  # 1-based rank in the BM25 list
+    passage_text: str  # the passage that matched best (what the chat quotes)
+    snippet_html: str  # escaped, matches in <mark>: safe to render as HTML
+    why: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "paper_id": self.paper_id,
+            "arxiv_id": self.arxiv_id,
+            "title": self.title,
+            "authors": self.authors_text,
+            "published": self.published.isoformat(),
+            "primary_category": self.primary_category,
+            "categories": list(self.categories),
+            "abstract": self.abstract,
+            "score": round(self.score, 6),
+            "dense_rank": self.dense_rank,
+            "fulltext_rank": self.fulltext_rank,
+            "passage": self.passage_text,
+            "snippet_html": self.snippet_html,
+            "why": list(self.why),
+            "url": f"https://arxiv.org/abs/{self.arxiv_id}",
+        }
+
+
+@dataclass
+class SearchResponse:
+    analysis: QueryAnalysis
+    hits: list[SearchHit]
+    timings: dict[str, float]  # milliseconds per stage, and "total"
+    notices: list[str] = field(default_factory=list)  # things the user should know
+    plan: dict[str, Any] = field(default_factory=dict)  # how it ran (dense plan, BM25 exactness)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "analysis": self.analysis.to_dict(),
+            "results": [hit.to_dict() for hit in self.hits],
+            "timings": {name: round(ms, 2) for name, ms in self.timings.items()},
+            "notices": list(self.notices),
+            "plan": dict(self.plan),
+        }
+
+
+# --- the pipeline ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Query:
+    """Everything the stages share for one search."""
+
+    analysis: QueryAnalysis
+    filters: SearchFilters
+    text: str  # what BM25 and the embedder see
+    k: int
+    candidates: int
+    now: datetime
+    model: str = ""
+    similar_to: int | None = None  # paper id for "papers like <arXiv id>"
+    vector: Any = None
+    lexical: LexicalResult = field(default_factory=lambda: LexicalResult([]))
+    notices: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    plan: dict[str, Any] = field(default_factory=dict)
+
+
+def _ms(since: float) -> float:
+    return (time.perf_counter() - since) * 1000.0
+
+
+def _check(text: str, k: int) -> str:
+    if not isinstance(text, str):
+        raise SearchError("the query must be text")
+    text = text.strip()
+    if len(text) > MAX_QUERY_CHARS:
+        raise SearchError(
+            f"the query is too long ({len(text)} characters, at most {MAX_QUERY_CHARS})"
+        )
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise SearchError(f"k must be a whole number from 1 to {MAX_K}")
+    return text
+
+
+def _apply_overrides(analysis: QueryAnalysis, overrides: dict | None) -> QueryAnalysis:
+    if not overrides:
+        return analysis
+    unknown = set(overrides) - OVERRIDABLE
+    if unknown:
+        raise SearchError(f"cannot override {', '.join(sorted(unknown))}")
+    try:
+        return analysis.with_overrides(**overrides)
+    except (ValueError, TypeError) as exc:
+        raise SearchError(str(exc)) from None
+
+
+async def search(
+    text: str,
+    *,
+    k: int = 10,
+    now: datetime | None = None,
+    analysis: QueryAnalysis | None = None,
+    overrides: dict | None = None,
+    exclude_ids=(),
+    include_hidden: bool = False,
+) -> SearchResponse:
+    """The k best papers for `text` (see the module docstring). Raises SearchError on bad input."""
+    started = time.perf_counter()
+    text = _check(text, k)
+    now = as_utc_now(now)
+    step = time.perf_counter()
+    if analysis is None:
+        if not text:
+            raise SearchError("the query is empty")
+        analysis = await _analyse(text, now)
+    analysis = _apply_overrides(analysis, overrides)
+    timings = {"analysis": _ms(step)}
+
+    q = _Query(
+        analysis=analysis,
+        filters=SearchFilters(
+            start=analysis.start,
+            end=analysis.end,
+            categories=tuple(analysis.categories),
+            authors=tuple(analysis.authors),
+            exclude_ids=tuple(int(i) for i in exclude_ids),
+            include_hidden=include_hidden,
+        ),
+        text=analysis.query.strip(),
+        k=k,
+        candidates=max(settings.SEARCH_CANDIDATES, k),
+        now=now,
+        timings=timings,
+    )
+    if analysis.arxiv_id or q.text:
+        await _retrieve(q)
+        hits = await _rank(q)
+    elif q.filters.narrows or q.filters.authors:
+        hits = await sync_to_async(_listing)(q)
+    else:
+        q.notices.append("Type a topic, a date window, an author or a category to search.")
+        hits = []
+    q.timings["total"] = _ms(started)
+    return SearchResponse(analysis, hits, q.timings, q.notices, q.plan)
+
+
+async def _analyse(text: str, now: datetime) -> QueryAnalysis:
+    """The rules (well under 1 ms); an LLM's second opinion only where they are unsure and a
+    model that can `complete` is configured (chat.retrieval.llm_analysis validates its reply)."""
+    analysis = analyse(text, now)
+    if analysis.confident:
+        return analysis
+    from chat.llm import get_llm
+
+    llm = get_llm()
+    if not getattr(llm, "supports_complete", False):
+        return analysis
+    from chat.retrieval.llm_analysis import analyse_with_llm
+
+    return await analyse_with_llm(text, now, llm.complete)
+
+
+async def _retrieve(q: _Query) -> None:
+    """Fill q with both candidate lists (stages 2 and 3)."""
+    from papers.embeddings import get_embedder
+
+    embedder = get_embedder()
+    q.model = embedder.name
+    step = time.perf_counter()
+    embedding = None
+    if q.text and not q.analysis.arxiv_id:
+
+        def embed():
+            began = time.perf_counter()
+            vector = embedder.embed_query(q.text)
+            q.timings["embed"] = _ms(began)
+            return vector
+
+        embedding = asyncio.ensure_future(sync_to_async(embed, thread_sensitive=False)())
+    try:
+        lexical = await sync_to_async(_lexical_stage)(q)
+    finally:
+        if embedding is not None:
+            q.vector = await embedding
+    q.timings["embed+lexical"] = _ms(step)
+    q.plan["lexical"] = {"generator": lexical.generator, "exact": lexical.exact}
+    q.lexical = lexical
+
+
+def _lexical_stage(q: _Query) -> LexicalResult:
+    """Database thread: the author filter, the "similar to" paper, then BM25."""
+    with connection.cursor() as cursor:
+        step = time.perf_counter()
+        q.filters = resolve_authors(cursor, q.filters)
+        if q.filters.authors:
+            q.timings["authors"] = _ms(step)
+        lexical_text = q.text
+        if q.analysis.arxiv_id:
+            cursor.execute(
+                "SELECT id, title FROM papers_paper WHERE arxiv_id = %s AND (NOT hidden OR %s)",
+                [q.analysis.arxiv_id, q.filters.include_hidden],
+            )
+            row = cursor.fetchone()
+            vector = paper_vector(cursor, row[0], q.model) if row else None
+            if row is None:
+                q.notices.append(f"{q.analysis.arxiv_id} is not in the catalogue.")
+            elif vector is None:
+                q.notices.append(f"{q.analysis.arxiv_id} has no embedding yet; text match only.")
+            if row is not None:
+                q.similar_to = row[0]
+                q.vector = vector
+                q.filters = replace(q.filters, exclude_ids=q.filters.exclude_ids + (row[0],))
+                lexical_text = " ".join(part for part in (q.text, row[1]) if part)
+        step = time.perf_counter()
+        result = lexical_search(cursor, lexical_text, q.filters, q.candidates)
+        q.timings["lexical"] = _ms(step)
+    return result
+
+
+async def _rank(q: _Query) -> list[SearchHit]:
+    fused, dense = await sync_to_async(_dense_and_fuse)(q)
+    step = time.perf_counter()
+    reranker = get_reranker()
+    pool = fused[: max(q.k, 20 if reranker.name != "fusion" else q.k)]
+    hits = await sync_to_async(_hydrate)(q, pool, dense)
+    q.timings["hydrate"] = _ms(step)
+    if reranker.name != "fusion" and q.text:
+        step = time.perf_counter()
+        hits = await reranker.rerank(q.text, hits)
+        q.timings["rerank"] = _ms(step)
+    return hits[: q.k]
+
+
+def _dense_and_fuse(q: _Query) -> tuple[list[Fused], DenseResult | None]:
+    """Database thread: dense retrieval, fusion, recency."""
+    dense = None
+    lexical = q.lexical
+    lists: list[Ranked] = []
+    if q.vector is not None:
+        step = time.perf_counter()
+        with transaction.atomic(), connection.cursor() as cursor:
+            dense = dense_search(cursor, q.vector, q.model, q.filters, q.candidates)
+        q.timings["dense"] = _ms(step)
+        q.plan["dense"] = dense.plan
+        lists.append(
+            Ranked(
+                "dense",
+                [h.paper_id for h in dense.hits],
+                [h.similarity for h in dense.hits],
+                DENSE_WEIGHT if settings.SEARCH_FUSION == "convex" else 1.0,
+            )
+        )
+    lists.append(
+        Ranked(
+            "fulltext",
+            [h.paper_id for h in lexical.hits],
+            [h.score for h in lexical.hits],
+            1.0 - DENSE_WEIGHT if settings.SEARCH_FUSION == "convex" else 1.0,
+        )
+    )
+    step = time.perf_counter()
+    fused = fuse(lists)
+    weight = q.analysis.recency_weight
+    if weight > 0 and fused:
+        published = {h.paper_id: h.published for h in lexical.hits}
+        if dense is not None:
+            published.update({h.paper_id: h.published for h in dense.hits})
+        order = blend([(f.paper_id, f.score, published[f.paper_id]) for f in fused], weight, q.now)
+        by_id = {f.paper_id: f for f in fused}
+        fused = []
+        for paper_id, score in order:
+            item = by_id[paper_id]
+            item.score = score
+            fused.append(item)
+    q.timings["fusion"] = _ms(step)
+    return fused, dense
+
+
+_PAPERS = """
+SELECT id, arxiv_id, title, authors_text, published, primary_category, categories, abstract
+FROM papers_paper WHERE id = ANY(%s) AND (NOT hidden OR %s)
+"""
+_PASSAGES = """
+SELECT id, paper_id, start, "end" FROM papers_passage
+WHERE paper_id = ANY(%s) AND model = %s ORDER BY paper_id, position
+"""
+
+
+def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[SearchHit]:
+    """Database thread: the papers of `pool` with passage, snippet and reasons, in pool order."""
+    from papers.passages import document_text
+
+    ids = [f.paper_id for f in pool]
+    if not ids:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(_PAPERS, [ids, q.filters.include_hidden])
+        papers = {row[0]: row for row in cursor.fetchall()}
+        cursor.execute(_PASSAGES, [ids, q.model])
+        passages: dict[int, list[tuple[int, int, int]]] = {}
+        for passage_id, paper_id, start, end in cursor.fetchall():
+            passages.setdefault(paper_id, []).append((passage_id, start, end))
+    best_passage = {h.paper_id: h.passage_id for h in dense.hits} if dense else {}
+    lexemes = set(q.lexical.lexemes)
+    hits = []
+    for item in pool:
+        row = papers.get(item.paper_id)
+        if row is None:  # hidden or deleted since retrieval
+            continue
+        paper_id, arxiv_id, title, authors_text, published, primary, categories, abstract = row
+        document = document_text(title, abstract)
+        passage = _passage_text(
+            document, passages.get(paper_id, []), best_passage.get(paper_id), lexemes
+        )
+        snippet = make_snippet(abstract or title, lexemes)
+        hits.append(
+            SearchHit(
+                paper_id=paper_id,
+                arxiv_id=arxiv_id,
+                title=title,
+                authors_text=authors_text,
+                published=published,
+                primary_category=primary,
+                categories=list(categories or []),
+                abstract=abstract,
+                score=float(item.score),
+                dense_rank=item.ranks.get("dense"),
+                fulltext_rank=item.ranks.get("fulltext"),
+                passage_text=passage,
+                snippet_html=snippet.html,
+                why=_why(q, item, title, abstract, published, lexemes),
+            )
+        )
+    return hits
+
+
+def _passage_text(
+    document: str, spans: list[tuple[int, int, int]], best: int | None, lexemes
+) -> str:
+    """The dense best passage; else the passage with the most query words; else the document."""
+    if not spans:
+        return document
+    for passage_id, start, end in spans:
+        if passage_id == best:
+            return document[start:end]
+    if lexemes and len(spans) > 1:
+        start, end = max(
+            ((s, e) for _, s, e in spans),
+            key=lambda span: len(matching_words(document[span[0] : span[1]], lexemes)),
+        )
+        return document[start:end]
+    return document[spans[0][1] : spans[0][2]]
+
+
+def _why(q: _Query, item: Fused, title: str, abstract: str, published, lexemes) -> list[str]:
+    reasons = []
+    fulltext_rank = item.ranks.get("fulltext")
+    if fulltext_rank:
+        words = []
+        for _, _, word in matching_words(f"{title} {abstract}", lexemes):
+            if word.lower() not in words:
+                words.append(word.lower())
+        match = f"title/abstract match #{fulltext_rank}"
+        reasons.append(f"{match}: {', '.join(words[:6])}" if words else match)
+    dense_rank = item.ranks.get("dense")
+    if dense_rank:
+        if q.similar_to is not None:
+            reasons.append(f"similar to {q.analysis.arxiv_id} (#{dense_rank})")
+        else:
+            reasons.append(f"semantic match #{dense_rank}")
+    reasons.extend(_filter_reasons(q, published))
+    return reasons
+
+
+def _filter_reasons(q: _Query, published) -> list[str]:
+    reasons = []
+    f = q.filters
+    if f.has_window:
+        start = f"{f.start:%Y-%m-%d}" if f.start else "…"
+        end = f"{f.end:%Y-%m-%d}" if f.end else "…"
+        reasons.append(f"in window {start} → {end}")
+    if f.authors:
+        reasons.append("by " + ", ".join(f.authors))
+    if f.categories:
+        reasons.append("in " + ", ".join(f.categories))
+    if q.analysis.recency_weight > 0:
+        reasons.append(f"recency {q.analysis.recency_weight:.1f}: published {published:%Y-%m-%d}")
+    return reasons
+
+
+_LISTING = """
+SELECT p.id FROM papers_paper p
+WHERE {dates} AND {papers}
+ORDER BY p.published DESC, p.id
+LIMIT %(k)s
+"""
+
+
+def _listing(q: _Query) -> list[SearchHit]:
+    """Filters without a topic: the matching papers, newest first."""
+    from papers.embeddings import get_embedder
+
+    q.model = get_embedder().name  # for the passages shown with each paper
+    step = time.perf_counter()
+    with connection.cursor() as cursor:
+        q.filters = resolve_authors(cursor, q.filters)
+        if q.filters.paper_ids is not None and not q.filters.paper_ids:
+            return []
+        params: dict = {"k": q.k}
+        dates = q.filters.date_conditions("p.published", params)
+        papers, params = q.filters.paper_conditions("p", params)
+        cursor.execute(_LISTING.format(dates=dates, papers=papers), params)
+        ids = [row[0] for row in cursor.fetchall()]
+    q.timings["listing"] = _ms(step)
+    q.plan["listing"] = "newest first (no topic to rank by)"
+    return _hydrate(q, [Fused(paper_id, 0.0) for paper_id in ids], None)
