@@ -85,6 +85,7 @@ def test_broken_lines_are_reported_with_line_numbers_and_skipped(tmp_path):
     result = import_snapshot(path, on_problem=seen.append)
 
     assert sorted(Paper.objects.values_list("arxiv_id", flat=True)) == ["2401.00001", "2401.00010"]
+    assert (result.problems, result.counts.new) == (7, 2)
     assert Paper.objects.get(arxiv_id="2401.00001").title == "Paper 2401.00001", "first line wins"
     by_line = {p.line: p.error for p in seen}
     assert sorted(by_line) == [2, 3, 4, 5, 7, 8, 9]
