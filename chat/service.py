@@ -108,7 +108,9 @@ class NewTurn:
     history: list[Turn] = field(default_factory=list)
 
 
-def _fail_stale(thread_id, now) -> int:
+def fail_stale(thread_id, now=None) -> int:
+    """Mark failed the streaming answers of a thread that no process has saved for STALE_AFTER."""
+    now = now or timezone.now()
     return Message.objects.filter(
         thread_id=thread_id, status=Status.STREAMING, updated_at__lt=now - STALE_AFTER
     ).update(status=Status.FAILED, error="Interrupted: the server stopped while answering.")
@@ -128,7 +130,8 @@ def _history(thread_id) -> list[Turn]:
                 question=last.question,
                 query=message.query,
                 answer=message.content,
-                topic=str((message.analysis or {}).get("topic") or ""),
+                # The analysis's `query` is the topic with the time phrase cut out.
+                topic=str((message.analysis or {}).get("query") or ""),
             )
     return turns
 
@@ -142,7 +145,7 @@ def _create_turn(user_id: int, thread_id, question: str) -> NewTurn:
         thread = Thread.objects.select_for_update().filter(pk=thread_id, owner_id=user_id).first()
         if thread is None:
             raise AskRefused("not_found", "This chat does not exist (it may have been deleted).")
-        _fail_stale(thread.pk, now)
+        fail_stale(thread.pk, now)
         if Message.objects.filter(thread=thread, status=Status.STREAMING).exists():
             raise AskRefused("busy", "An answer is already being written in this chat; wait or stop it.")
         limit = settings.CHAT_RATE_LIMIT_PER_MINUTE
@@ -176,6 +179,7 @@ def _create_turn(user_id: int, thread_id, question: str) -> NewTurn:
 
 
 def _streaming_snapshot(thread_id) -> dict | None:
+    fail_stale(thread_id, timezone.now())  # a dead answer is not resumed: it is failed
     message = Message.objects.filter(thread_id=thread_id, status=Status.STREAMING).first()
     if message is None:
         return None
@@ -430,7 +434,7 @@ async def stop(user, thread_id) -> None:
         now = timezone.now()
         if not Thread.objects.filter(pk=thread_id, owner_id=user.pk).exists():
             raise AskRefused("not_found", "This chat does not exist (it may have been deleted).")
-        stale = _fail_stale(thread_id, now)
+        stale = fail_stale(thread_id, now)
         return stale, Message.objects.filter(thread_id=thread_id, status=Status.STREAMING).first()
 
     stale, message = await database_sync_to_async(streaming_state)()

@@ -1,4 +1,8 @@
-"""The understood time window of a question, as the short label of a chip ("2023-01 → now")."""
+"""The understood time window of a question, as the short label of a chip ("since 2023-01-01").
+
+Reads the temporal analysis as chat.retrieval.analysis.QueryAnalysis.to_dict() saves it: ISO
+`start` and `end` (inclusive), either may be missing.
+"""
 
 
 def _day(value) -> str:
@@ -8,12 +12,9 @@ def _day(value) -> str:
 def window_label(analysis: dict | None) -> str:
     """'' when the question had no time window; else e.g. 'since 2023-01-01' or 'a → b'."""
     analysis = analysis or {}
-    if analysis.get("window_label"):
-        return str(analysis["window_label"])
-    window = analysis.get("window") if isinstance(analysis.get("window"), dict) else analysis
-    start, end = _day(window.get("start")), _day(window.get("end"))
+    start, end = _day(analysis.get("start")), _day(analysis.get("end"))
     if start and end:
-        return f"{start} → {end}"
+        return start if start == end else f"{start} → {end}"
     if start:
         return f"since {start}"
     if end:

@@ -101,7 +101,7 @@ async def answer_events(
     """Answer `question` (a thread's newest) given the thread's earlier `history`."""
     from chat.llm import get_fallback, get_llm
     from chat.llm.base import AnswerRequest, LLMError
-    from chat.retrieval.search import search
+    from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
 
     started = time.perf_counter()
     now = now or timezone.now()
@@ -113,7 +113,18 @@ async def answer_events(
     timings["rewrite_ms"] = _ms(step)
 
     step = time.perf_counter()
-    response = await search(query, k=k or settings.CHAT_SOURCES, now=now)
+    try:
+        # A pasted abstract may be longer than a search takes; its start carries the topic.
+        response = await search(query[:MAX_QUERY_CHARS], k=k or settings.CHAT_SOURCES, now=now)
+    except SearchError as exc:
+        timings["total_ms"] = _ms(started)
+        yield {
+            "type": "error", "code": "invalid_question",
+            "message": f"This question cannot be searched: {exc}.",
+            "content": "", "citations": [], "dropped_citations": [], "usage": {},
+            "backend": backend.name, "model": backend.model, "timings": timings,
+        }
+        return
     timings["retrieval_ms"] = _ms(step)
     if response.timings:
         timings["retrieval"] = dict(response.timings)

@@ -17,13 +17,14 @@ def _short(title: str) -> str:
 
 
 def _topic(query: str, analysis: dict) -> str:
-    topic = (analysis or {}).get("topic") or query
+    # The temporal analysis keeps the topic, with the time phrase cut out, as `query`.
+    topic = (analysis or {}).get("query") or query
     return " ".join(str(topic).split()).rstrip("?.! ")
 
 
 def _has_window(analysis: dict) -> bool:
     analysis = analysis or {}
-    return bool(analysis.get("start") or analysis.get("end") or analysis.get("window"))
+    return bool(analysis.get("start") or analysis.get("end"))
 
 
 def suggest_followups(query: str, analysis: dict, sources: Sequence[dict]) -> list[str]:

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from chat.markdown import anchor_prefix, render_answer
 from chat.models import Message, Thread
 from chat.pipeline.followups import suggest_followups
-from chat.service import control_group_name
+from chat.service import control_group_name, fail_stale
 from chat.window import window_label
 
 # A question waiting in the session for the thread page's script to send (from the new-chat box).
@@ -85,6 +85,7 @@ def _conversation(thread: Thread) -> list[dict]:
 @require_GET
 def thread_page(request, pk):
     thread = _owned_thread(request, pk)
+    fail_stale(thread.pk)  # an answer whose process died shows as failed, not "Writing…"
     pending = request.session.get(PENDING_KEY, {})
     pending_question = pending.pop(str(thread.pk), "")
     if pending_question:

@@ -122,12 +122,11 @@
     }
   }
 
+  // The same label as chat/window.py.
   function windowLabel(analysis) {
-    if (analysis.window_label) return String(analysis.window_label);
-    const w = analysis.window && typeof analysis.window === "object" ? analysis.window : analysis;
-    const start = w.start ? String(w.start).slice(0, 10) : "";
-    const end = w.end ? String(w.end).slice(0, 10) : "";
-    if (start && end) return start + " → " + end;
+    const start = analysis.start ? String(analysis.start).slice(0, 10) : "";
+    const end = analysis.end ? String(analysis.end).slice(0, 10) : "";
+    if (start && end) return start === end ? start : start + " → " + end;
     if (start) return "since " + start;
     if (end) return "until " + end;
     return "";

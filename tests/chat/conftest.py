@@ -21,6 +21,17 @@ SCRIPT_ABSTRACT = (
 )
 
 
+@pytest.fixture(autouse=True)
+async def close_async_connections():
+    """The async ORM runs on asgiref's executor thread, whose connection outlives the test and
+    would keep the test database from being dropped: close it after each test."""
+    yield
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
+    await sync_to_async(connections.close_all)()
+
+
 @pytest.fixture
 def saved_thread(owner):
     """A thread of the owner with one finished answer citing two sources (one hostile)."""
@@ -33,7 +44,7 @@ def saved_thread(owner):
         query="diffusion transformers",
         content="Diffusion transformers scale well [1]. <script>alert('model')</script> See [2].",
         citations=[1, 2],
-        analysis={"topic": "diffusion transformers", "start": "2023-01-01", "end": None},
+        analysis={"query": "diffusion transformers", "start": "2023-01-01T00:00:00+00:00", "end": None},
         sources=[
             {
                 "number": 1, "paper_id": 1, "arxiv_id": "2401.00001", "title": SCRIPT_TITLE,
@@ -170,6 +181,7 @@ def slow_openai(fake_openai, settings):
     settings.OPENAI_API_KEY = "test-key"
     settings.OPENAI_BASE_URL = fake_openai.base_url
     settings.OPENAI_MAX_RETRIES = 0
+    settings.LLM_MODEL = "fake-gpt"
     settings.LLM_FALLBACK = "extractive"
     return fake_openai
 
