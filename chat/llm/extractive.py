@@ -39,7 +39,10 @@ MIN_WORDS, MAX_WORDS = 3, 90  # shorter is a fragment, longer is a run-on we wou
 K1, B = 1.2, 0.75  # BM25's usual constants
 TERM_REPEAT_DECAY = 0.5  # a query term already covered counts half as much each time again
 SOURCE_REPEAT_DECAY = 0.6  # a source already quoted counts this much less each time again
-MIN_COVERAGE = 0.4  # the share of the question's (idf-weighted) terms the quotes must cover
+# The share of the question's (idf-weighted) terms one paper must mention for an answer. On 400
+# SciFact claims, each with its gold abstract among 8: 0.25 answers 85% of them, and says "not
+# enough" for 82% of the same claims against 8 unrelated abstracts (0.3: 76% / 93%).
+MIN_COVERAGE = 0.25
 TITLE_WEIGHT = 0.6  # a title names a topic; a sentence of the abstract says something about it
 # Numbered references inside an abstract ("as shown in [12]") would read as our citations.
 _BRACKET_NUMBER = re.compile(r"\[\s*\d")
@@ -64,10 +67,13 @@ def _source_sentences(source: SourceText) -> tuple[bool, list[str]]:
     even when the passage runs on without a full stop after it)."""
     text = source.text.strip()
     title = source.title.strip()
-    if title and text.startswith(title):
-        rest = text[len(title) :].lstrip(" .:\n")
-        return True, [title, *split_sentences(rest)]
-    return False, split_sentences(text)
+    has_title = bool(title) and text.startswith(title)
+    body = split_sentences(text[len(title) :].lstrip(" .:\n") if has_title else text)
+    # Passages may be cut to fit a prompt: a last sentence with no final stop is likely a
+    # fragment, and quoting it with a full stop added would put words in the authors' mouths.
+    if body and not re.search(r"[.!?][\"')\]]*$", body[-1]):
+        body.pop()
+    return has_title, [title, *body] if has_title else body
 
 
 def _quotable(sentence: str) -> bool:
@@ -183,6 +189,7 @@ def compose_answer(question: str, sources: list[SourceText], max_words: int = 30
     for stem, word in zip(query_terms, words, strict=True):
         display.setdefault(stem, word)
     query = list(dict.fromkeys(query_terms))
+    mentioned = [set(terms(f"{source.title} {source.text}")) for source in sources]
 
     if not query:
         # Nothing specific asked ("what's new?"): the opening sentence of the top sources.
@@ -196,17 +203,16 @@ def compose_answer(question: str, sources: list[SourceText], max_words: int = 30
         idf = _idf(query, sentences)
         chosen = _pick(sentences, _bm25_weights(query, idf, sentences), max_words)
         # Quoting "Code is public." for "quantum error correction codes" would be an answer in
-        # form only: the quotes must cover enough of what was asked, rare words weighing more.
-        covered = {t for s in chosen for t in s.term_counts}
-        if sum(idf[t] for t in query if t in covered) < MIN_COVERAGE * sum(idf.values()):
+        # form only: at least one paper must speak to enough of the question, rare words
+        # weighing more. (Judged per paper: unrelated papers each matching one word of the
+        # question add up across papers, a relevant one matches several at once.)
+        best = max(sum(idf[t] for t in query if t in words_of) for words_of in mentioned)
+        if best < MIN_COVERAGE * sum(idf.values()):
             chosen = []
     else:
         chosen = []
 
-    mentioned = set()
-    for source in sources:
-        mentioned.update(terms(f"{source.title} {source.text}"))
-    missing = [display[t] for t in query if t not in mentioned]
+    missing = [display[t] for t in query if not any(t in words_of for words_of in mentioned)]
     if not chosen:
         return NOT_ENOUGH.format(words=_list_words(missing or words or ["the question's topic"]))
 
@@ -236,8 +242,9 @@ class ExtractiveBackend:
 
     async def _stream(self, request: AnswerRequest, out: LLMStream) -> AsyncIterator[str]:
         max_words = max(60, int(request.max_tokens * 0.75))  # ~0.75 words per token
-        # Splitting and stemming a few abstracts takes about a millisecond: fine on the loop.
-        text = compose_answer(request.question, request.sources, max_words)
+        # Splitting and stemming eight long abstracts takes a few milliseconds of CPU: off the
+        # loop, so concurrent chats keep streaming meanwhile.
+        text = await asyncio.to_thread(compose_answer, request.question, request.sources, max_words)
         pieces = _pieces(text)
         for piece in pieces:
             yield piece

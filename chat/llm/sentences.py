@@ -56,7 +56,7 @@ def _ends_sentence(masked: str, start: int, end: int) -> bool:
         return False
     if masked[start] != ".":
         return True  # "?" and "!" always end one
-    word = _WORD_BEFORE.search(masked[:start])
+    word = _WORD_BEFORE.search(masked[max(0, start - 30) : start])  # a window: no rescans
     if word is None:
         return True
     token = word.group(1)

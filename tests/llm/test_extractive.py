@@ -105,7 +105,17 @@ def test_sentences_with_numbered_references_are_never_quoted():
     assert_only_real_quotes(answer, SOURCES)
 
 
+def test_a_passage_cut_mid_sentence_is_not_quoted_as_a_sentence():
+    cut = SourceText(4, "Cut", "A. B.", "2024-01-01", "Sampling is fast. Diffusion sampling is slo")
+
+    answer = compose_answer("fast sampling", [cut])
+
+    assert "slo" not in answer
+    assert quotes(answer) == [(4, "Sampling is fast.")]
+
+
 def test_unrelated_sources_are_not_enough():
+    """Source 1 ends with "Code is public.": one shared word does not make it an answer."""
     answer = compose_answer("What is known about quantum error correction codes?", SOURCES)
 
     assert "not enough" in answer
@@ -121,16 +131,6 @@ def test_question_terms_no_source_mentions_are_named():
         "None of these papers mentions “weather” or “forecasting”, so they answer the "
         "question only in part."
     )
-
-
-def test_quotes_matching_only_the_generic_part_of_a_question_are_not_enough():
-    """The sources discuss diffusion models, but nothing about the weather: quoting them as an
-    answer would mislead."""
-    answer = compose_answer("diffusion models for weather forecasting", SOURCES)
-
-    assert "not enough" in answer
-    assert "“weather” or “forecasting”" in answer
-    assert not re.search(r"\[\d+\]", answer)
 
 
 def test_no_sources_says_so():
