@@ -217,3 +217,19 @@ def test_busy_when_another_ingest_holds_the_lock(arxiv_api):
     finally:
         other.close()
     assert result.status == "busy" and not arxiv_api.requests
+
+
+def test_ingest_arxiv_command(arxiv_api):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    out = StringIO()
+    call_command("ingest_arxiv", "--since", "2024-01-01", "--until", "2024-01-08",
+                 "--category", "cs.AI", stdout=out)
+    assert "window 2024-01-01 00:00 .. 2024-01-08 00:00 UTC" in out.getvalue()
+    assert "succeeded: 60 new, 0 updated, 0 unchanged, 0 skipped in 6 requests" in out.getvalue()
+    with pytest.raises(CommandError, match="empty window"):
+        call_command("ingest_arxiv", "--since", "2024-02-01", "--until", "2024-01-01")
+    with pytest.raises(CommandError, match="expected a date"):
+        call_command("ingest_arxiv", "--since", "last tuesday")
