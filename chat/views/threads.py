@@ -64,11 +64,16 @@ def _conversation(thread: Thread) -> list[dict]:
     rows = list(thread.messages.all())
     last_answer = next((m for m in reversed(rows) if m.role == Message.Role.ASSISTANT), None)
     items = []
+    question = ""
     for message in rows:
         item = {"message": message}
-        if message.role == Message.Role.ASSISTANT:
+        if message.role == Message.Role.USER:
+            question = message.content
+        else:
             sources = message.sources or []
             item.update(
+                # "Searched: …" only when the follow-up was rewritten into something else.
+                rewritten=bool(message.query) and message.query.strip() != question.strip(),
                 html=render_answer(message.content, len(sources), message.pk),
                 sources=sources,
                 prefix=anchor_prefix(message.pk),

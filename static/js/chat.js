@@ -111,7 +111,7 @@
       }
       chip.textContent = "🕑 " + label;
     }
-    if (query) {
+    if (query && query.trim() !== (state.question || "").trim()) {
       let q = head.querySelector(".query");
       if (!q) {
         q = el("span", "muted small query");
@@ -125,7 +125,8 @@
   // The same label as chat/window.py.
   function windowLabel(analysis) {
     const start = analysis.start ? String(analysis.start).slice(0, 10) : "";
-    const end = analysis.end ? String(analysis.end).slice(0, 10) : "";
+    let end = analysis.end ? String(analysis.end).slice(0, 10) : "";
+    if (end && end >= new Date().toISOString().slice(0, 10)) end = ""; // reaches today: open-ended
     if (start && end) return start === end ? start : start + " → " + end;
     if (start) return "since " + start;
     if (end) return "until " + end;
@@ -232,7 +233,7 @@
     switch (event.type) {
       case "start":
         ensureUserMessage(event.user_message_id, event.question);
-        ensureAnswer(id);
+        ensureAnswer(id).question = event.question;
         setTitleFrom(event.question);
         busy = true;
         showNotice("");
@@ -240,6 +241,7 @@
       case "resume": {
         ensureUserMessage(event.user_message_id, event.question);
         const state = ensureAnswer(id);
+        state.question = event.question;
         setHead(state, event.analysis, event.query);
         if (event.sources && event.sources.length && !state.sources.length) renderSources(state, id, event.sources);
         if ((event.content || "").length > state.text.length) {

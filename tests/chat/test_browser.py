@@ -24,6 +24,15 @@ ANSWER = (
     "An invented reference [42] is removed."
 )
 
+
+
+def model_reply(body: dict) -> str:
+    """The fake model rewrites follow-ups (non-streamed) and answers (streamed)."""
+    if not body.get("stream"):
+        return "diffusion transformers since 2025"
+    return ANSWER
+
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -41,7 +50,7 @@ def chromium():
 
 def test_sign_up_ask_stream_reload(catalogue, chromium, password):
     with FakeOpenAI() as fake:
-        fake.default = Reply(ANSWER, tokens_per_second=30)
+        fake.default = Reply(model_reply, tokens_per_second=30)
         env = {
             "EMBEDDING_BACKEND": "hashing",
             "LLM_BACKEND": "openai",
@@ -92,6 +101,11 @@ def test_sign_up_ask_stream_reload(catalogue, chromium, password):
             page.wait_for_function(
                 "document.querySelectorAll('.msg-assistant[data-status=complete]').length == 2"
             )
+            # The follow-up was rewritten with the thread's history; its window shows as a chip.
+            second = page.locator(".msg-assistant").nth(1)
+            assert "since 2025-01-01" in second.locator(".chip").inner_text()
+            assert "diffusion transformers since 2025" in second.locator(".query").inner_text()
+            assert page.locator("#stop").is_hidden()
 
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "chat-thread.png"), full_page=True)
