@@ -109,7 +109,7 @@
         chip.title = "The time window understood from the question";
         head.insertBefore(chip, head.firstChild);
       }
-      chip.textContent = "🕑 " + label;
+      chip.textContent = "Window: " + label;
     }
     if (query && query.trim() !== (state.question || "").trim()) {
       let q = head.querySelector(".query");
