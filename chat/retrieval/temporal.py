@@ -826,7 +826,7 @@ MODERATE_RECENCY = re.compile(
     r"|(?:(?:published|released|posted|submitted|appeared)\s+)?(?:recent(?:ly)?|lately)"
     r"(?:\s+(?:published|released|posted|submitted|appeared))?"
     r"|nowadays|these\s+days|emerging|trending|currently"
-    r"|current(?=\s+(?:state|research|trends?|approaches|methods|work|literature|best|progress|developments|advances|models|techniques|sota|frontier)))(?!\w)",
+    r"|current(?=\s+(?:state|research|trends?|approaches|methods|work|literature|best|progress|developments|advances|models|techniques|sota|frontier)(?!\w)))(?!\w)",
     _FLAGS,
 )
 WHATS_NEW = re.compile(
@@ -859,26 +859,37 @@ def _recency(weight: float) -> Handler:
     return handler
 
 
-RULES: list[tuple[re.Pattern, Handler]] = [
-    (RANGE, _range),
-    (MONTH_RANGE, _month_range),
-    (FORWARD, _forward),
-    (BACKWARD, _backward),
-    (FORWARD_AFTER, _forward),
-    (BACKWARD_AFTER, _backward),
-    (RELATIVE_BOUND, _relative_bound),
-    (RELATIVE, _relative),
-    (WITHIN, _relative),
-    (AGO, _ago),
-    (THIS, _this),
-    (DAY_WORD, _day_word),
-    (SHORT_RANGE, _short_range),
-    (POINT_ALONE, _point_alone),
-    (YEAR_ALONE, _year_alone),
-    (STRONG_RECENCY, _recency(STRONG_RECENCY_WEIGHT)),
-    (MODERATE_RECENCY, _recency(RECENCY_WEIGHT)),
-    (WHATS_NEW, _recency(WHATS_NEW_WEIGHT)),
-    (WEAK_RECENCY, _recency(WEAK_RECENCY_WEIGHT)),
+# Each rule runs only when the question holds one of its words, which skips most regex scans.
+# Rules built on a point in time need a digit ("the nineties" aside), and start their scan a
+# little before the first digit: no point's words reach further back than that.
+DIGITS = tuple("0123456789")
+POINT_KEYS = (*DIGITS, "ties")
+LOOK_BEFORE_DIGIT = 48
+RECENCY_KEYS = ("latest", "newest", "freshest", "recent", "state", "sota", "edge", "date")
+RULES: list[tuple[re.Pattern, Handler, tuple[str, ...]]] = [
+    (RANGE, _range, POINT_KEYS),
+    (MONTH_RANGE, _month_range, DIGITS),
+    (FORWARD, _forward, POINT_KEYS),
+    (BACKWARD, _backward, POINT_KEYS),
+    (FORWARD_AFTER, _forward, POINT_KEYS),
+    (BACKWARD_AFTER, _backward, POINT_KEYS),
+    (RELATIVE_BOUND, _relative_bound, ("than", "under")),
+    (RELATIVE, _relative, ("last", "past", "previous", "preceding", "recent")),
+    (WITHIN, _relative, ("within",)),
+    (AGO, _ago, ("ago",)),
+    (THIS, _this, ("this", "current", "ytd", "date")),
+    (DAY_WORD, _day_word, ("today", "yesterday")),
+    (SHORT_RANGE, _short_range, DIGITS),
+    (POINT_ALONE, _point_alone, POINT_KEYS),
+    (YEAR_ALONE, _year_alone, DIGITS),
+    (STRONG_RECENCY, _recency(STRONG_RECENCY_WEIGHT), (*RECENCY_KEYS, "brand", "just")),
+    (
+        MODERATE_RECENCY,
+        _recency(RECENCY_WEIGHT),
+        ("recent", "lately", "nowadays", "these days", "emerging", "trending", "current"),
+    ),
+    (WHATS_NEW, _recency(WHATS_NEW_WEIGHT), ("new",)),
+    (WEAK_RECENCY, _recency(WEAK_RECENCY_WEIGHT), ("new",)),
 ]
 
 # Time words the rules see but cannot place: the result is then not confident.
@@ -891,14 +902,7 @@ UNPLACED = re.compile(
     _FLAGS,
 )
 UNPLACED_NAMED = re.compile(r"(?<![\w-])(?:since|after|before|until|pre|post)[\s-]+[A-Z][\w.-]*")
-# Cheap test that a question may hold a time phrase at all (most topical queries do not).
-MAY_BE_TEMPORAL = re.compile(
-    r"\d|today|yesterday|year|month|week|day|decade|quarter|half|recent|latest|newest|fresh"
-    r"|state|sota|edge|date|brand|just|lately|nowadays|current|emerging|trending|new|ago|ties"
-    r"|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|era|since|before|after|until|till"
-    r"|pre|post|summer|winter|spring|autumn|fall|semester|season|term|ytd|'\d",
-    _FLAGS,
-)
+FIRST_DIGIT = re.compile(r"\d")
 
 
 def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
@@ -909,15 +913,20 @@ def find_temporal(text: str, today: date) -> TemporalResult:
     """Every time phrase of `text` (with `today` as the present), combined into one window."""
     matches: list[TemporalMatch] = []
     taken: list[tuple[int, int]] = []
-    if MAY_BE_TEMPORAL.search(text):
-        for pattern, handler in RULES:
-            for m in pattern.finditer(text):
-                if _overlaps(m.span(), taken):
-                    continue
-                found = handler(m, today)
-                if found is not None:
-                    matches.append(found)
-                    taken.append(found.span)
+    lower = text.lower()
+    first_digit = FIRST_DIGIT.search(text)
+    point_start = max(0, first_digit.start() - LOOK_BEFORE_DIGIT) if first_digit else 0
+    for pattern, handler, keys in RULES:
+        if not any(key in lower for key in keys):
+            continue
+        start = point_start if keys[0] == "0" else 0
+        for m in pattern.finditer(text, start):
+            if _overlaps(m.span(), taken):
+                continue
+            found = handler(m, today)
+            if found is not None:
+                matches.append(found)
+                taken.append(found.span)
     unplaced = any(
         not _overlaps(m.span(), taken)
         for pattern in (UNPLACED, UNPLACED_NAMED)

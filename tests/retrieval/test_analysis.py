@@ -78,6 +78,14 @@ AUTHORS = [
     ("sorted by date", (), True),
     ("models by Google", (), True),
     ("papers by 2022", (), True),  # a date, not a person
+    ("De Raedt et al. local realist model", ("De Raedt",), True),
+    # Pasted titles: capitals say nothing about names.
+    ("Quantum Lower Bounds by Polynomials", (), True),
+    ("Entanglement Detection by Local Orthogonal Observables", (), True),
+    ("activation of the pathway by MafA", (), True),  # a gene, not a surname
+    ("papers by hinton", ("hinton",), True),
+    ("articles by perceived quality", (), True),
+    ("LLMs by Christopher Manning", ("Christopher Manning",), True),
 ]
 
 
