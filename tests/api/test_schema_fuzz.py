@@ -1,0 +1,114 @@
+"""Property-based fuzzing of the whole API against its own OpenAPI schema (schemathesis).
+
+For every documented operation, generated requests (valid ones, and invalid ones for the
+negative mode) are sent through the real Django stack as the owner's token client. Every
+response must be documented: no 5xx, a documented status and content type, and a body that
+matches its schema. Seeded and bounded, so a run is repeatable and takes under a minute.
+"""
+
+import re
+
+import pytest
+import schemathesis
+from django.core import signals
+from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
+from hypothesis import HealthCheck, given, seed, settings
+from rest_framework.authtoken.models import Token
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from chat.models import Message, Thread
+
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+]
+EXAMPLES = {GenerationMode.POSITIVE: 20, GenerationMode.NEGATIVE: 15}
+
+
+@pytest.fixture
+def wsgi_app():
+    """The real WSGI app, kept from closing the test's database connection at the end of each
+    request (what Django's test client does too), so the test's rows stay visible."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield get_wsgi_application()
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def api_schema(client):
+    document = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    return schemathesis.openapi.from_dict(document)
+
+
+def operations(schema):
+    for result in schema.get_all_operations():
+        yield result.ok()
+
+
+def path_names(operation) -> set[str]:
+    return set(re.findall(r"{(\w+)}", operation.path))
+
+
+def has_input(operation) -> bool:
+    """Whether the operation takes query parameters or a body (beyond its path)."""
+    return bool(len(operation.query) or len(operation.body))
+
+
+def fuzz(operation, mode, app, headers: dict, path_parameters: dict) -> None:
+    """Send generated requests for one operation and validate every response."""
+
+    @seed(20261122)
+    @settings(
+        max_examples=EXAMPLES[mode], deadline=None, database=None, derandomize=True,
+        suppress_health_check=list(HealthCheck), print_blob=True,
+    )
+    @given(case=operation.as_strategy(generation_mode=mode, path_parameters=path_parameters))
+    def run(case):
+        case.call_and_validate(app=app, headers=headers, checks=CHECKS)
+
+    run()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)  # asks close the connection (channels does)
+@pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
+def test_every_operation_answers_as_documented(wsgi_app, api_schema, owner, staff, papers, mode):
+    thread = Thread.objects.create(owner=owner, title="fuzzed")
+    Message.objects.create(thread=thread, role="user", content="seed question")
+    as_owner = {"Authorization": f"Token {Token.objects.create(user=owner).key}"}
+    as_staff = {"Authorization": f"Token {Token.objects.create(user=staff).key}"}
+    # Each operation is fuzzed with generated ids (mostly 404s), then with ids that exist (the
+    # owner's thread, a paper with an old-style id) so the success paths are fuzzed too, and
+    # as staff for the staff-only operations. Deleting comes last, so it does not empty the rest.
+    runs = [
+        (as_owner, {}),
+        (as_owner, {"thread_id": str(thread.pk), "arxiv_id": "hep-th/9901001"}),
+        (as_staff, {}),
+    ]
+    ops = sorted(operations(api_schema), key=lambda op: op.method.upper() == "DELETE")
+    checked = set()
+    for headers, known_ids in runs:
+        for operation in ops:
+            fixed = {k: v for k, v in known_ids.items() if k in path_names(operation)}
+            if mode is GenerationMode.NEGATIVE and fixed and not has_input(operation):
+                continue  # every parameter is fixed and valid: nothing left to make invalid
+
+            fuzz(operation, mode, wsgi_app, headers, fixed)
+            checked.add(operation.label)
+
+    assert len(checked) >= 11, checked
