@@ -71,13 +71,16 @@ class QueryAnalysis:
     def with_overrides(
         self,
         *,
-        start: datetime | date | None = UNSET,
-        end: datetime | date | None = UNSET,
-        recency_weight: float = UNSET,
+        start: datetime | date | str | None = UNSET,
+        end: datetime | date | str | None = UNSET,
+        recency_weight: float | str = UNSET,
         categories: tuple[str, ...] | list[str] = UNSET,
         authors: tuple[str, ...] | list[str] = UNSET,
     ) -> QueryAnalysis:
         """The analysis with what the user changed on the search page's chip; None removes a bound.
+
+        Bounds may be dates (a start at 00:00, an end at 23:59:59.999999 UTC), aware datetimes
+        or ISO text ("2024-11-21"); the weight a number or numeric text.
 
         Raises ValueError with a readable message for a bad value (an unknown category, a
         weight outside 0..1, a start after the end).
@@ -102,16 +105,28 @@ class QueryAnalysis:
         return replace(updated, is_temporal=is_temporal)
 
 
-def _as_bound(value: datetime | date | None, which: str) -> datetime | None:
-    if value is None:
+def _as_bound(value: datetime | date | str | None, which: str) -> datetime | None:
+    """A window bound from the chip: a date (whole day), an aware datetime, or ISO text."""
+    if value is None or value == "":
         return None
+    if isinstance(value, str):
+        value = _parse_iso(value.strip(), which)
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise ValueError(f"{which} must be timezone-aware")
         return value.astimezone(UTC)
     if isinstance(value, date):
         return datetime.combine(value, time.min if which == "start" else time.max, UTC)
-    raise ValueError(f"{which} must be a date, a datetime or None, not {type(value).__name__}")
+    raise ValueError(
+        f"{which} must be a date, a datetime, an ISO date or None, not {type(value).__name__}"
+    )
+
+
+def _parse_iso(text: str, which: str) -> date | datetime:
+    try:
+        return date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{which} {text!r} is not an ISO date (YYYY-MM-DD)") from None
 
 
 def _single_year(start: datetime | None, end: datetime | None) -> int | None:
@@ -121,7 +136,14 @@ def _single_year(start: datetime | None, end: datetime | None) -> int | None:
     return None
 
 
-def _as_weight(value: float) -> float:
+def _as_weight(value: float | str) -> float:
+    if isinstance(value, str):  # from a form field
+        try:
+            value = float(value)
+        except ValueError:
+            raise ValueError(
+                f"the recency weight must be a number from 0 to 1, not {value!r}"
+            ) from None
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise ValueError(f"the recency weight must be a number from 0 to 1, not {value!r}")
     return float(value)

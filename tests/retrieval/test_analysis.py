@@ -181,6 +181,14 @@ class TestOverrides:
         assert (changed.start, changed.end, changed.recency_weight) == (None, None, 0.0)
         assert changed.is_temporal is False
 
+    def test_form_text_is_accepted(self):
+        changed = analyse("bandits", NOW).with_overrides(
+            start="2024-11-21", end="2026-11-21T23:59:59+00:00", recency_weight="0.6"
+        )
+        assert changed.start == datetime(2024, 11, 21, tzinfo=UTC)
+        assert changed.end == datetime(2026, 11, 21, 23, 59, 59, tzinfo=UTC)
+        assert changed.recency_weight == 0.6
+
     def test_a_weight_alone_makes_it_temporal(self):
         changed = analyse("diffusion models", NOW).with_overrides(recency_weight=0.6)
         assert changed.is_temporal and changed.recency_weight == 0.6
@@ -202,7 +210,9 @@ class TestOverrides:
             ({"authors": [""]}, "not an author name"),
             ({"start": date(2022, 1, 1), "end": date(2021, 1, 1)}, "after it ends"),
             ({"start": datetime(2022, 1, 1)}, "timezone-aware"),
-            ({"end": "2022-01-01"}, "a date, a datetime or None"),
+            ({"end": "yesterday"}, "not an ISO date"),
+            ({"end": 20220101}, "a date, a datetime, an ISO date or None"),
+            ({"recency_weight": "high"}, "from 0 to 1"),
         ],
     )
     def test_bad_values_are_refused_clearly(self, overrides, message):
