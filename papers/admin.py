@@ -60,7 +60,13 @@ class AuthorshipInline(admin.TabularInline):
 @admin.register(Paper)
 class PaperAdmin(admin.ModelAdmin):
     list_display = (
-        "arxiv_id", "short_title", "primary_category", "published", "version", "hidden", "withdrawn",
+        "arxiv_id",
+        "short_title",
+        "primary_category",
+        "published",
+        "version",
+        "hidden",
+        "withdrawn",
     )
     list_display_links = ("arxiv_id", "short_title")
     search_fields = ("=arxiv_id", "title", "authors_text")
@@ -74,8 +80,10 @@ class PaperAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("arxiv_id", "version", "title", "abstract", "links")}),
         ("Classification", {"fields": ("primary_category", "categories", "published", "updated")}),
-        ("Publication", {"fields": ("doi", "journal_ref", "comments", "license"),
-                         "classes": ("collapse",)}),
+        (
+            "Publication",
+            {"fields": ("doi", "journal_ref", "comments", "license"), "classes": ("collapse",)},
+        ),
         ("Curation", {"fields": ("hidden", "withdrawn")}),
         ("Record", {"fields": ("authors_text", "created_at", "modified_at")}),
     )
@@ -91,7 +99,9 @@ class PaperAdmin(admin.ModelAdmin):
         return format_html(
             '<a href="/papers/{}/">page</a> · <a href="{}" rel="noopener">arXiv</a> · '
             '<a href="{}" rel="noopener">PDF</a>',
-            paper.arxiv_id, paper.abs_url, paper.pdf_url,
+            paper.arxiv_id,
+            paper.abs_url,
+            paper.pdf_url,
         )
 
     def save_related(self, request, form, formsets, change):
@@ -102,12 +112,16 @@ class PaperAdmin(admin.ModelAdmin):
     @admin.action(description="Hide selected papers (not shown or searched)")
     def hide(self, request, queryset):
         count = queryset.update(hidden=True)
-        self.message_user(request, f"{count} paper{'s' if count != 1 else ''} hidden.", messages.SUCCESS)
+        self.message_user(
+            request, f"{count} paper{'s' if count != 1 else ''} hidden.", messages.SUCCESS
+        )
 
     @admin.action(description="Unhide selected papers")
     def unhide(self, request, queryset):
         count = queryset.update(hidden=False)
-        self.message_user(request, f"{count} paper{'s' if count != 1 else ''} shown again.", messages.SUCCESS)
+        self.message_user(
+            request, f"{count} paper{'s' if count != 1 else ''} shown again.", messages.SUCCESS
+        )
 
     @admin.action(description="Re-embed selected papers (new vectors for the active model)")
     def reembed(self, request, queryset):
@@ -130,9 +144,13 @@ class PaperAdmin(admin.ModelAdmin):
                 messages.ERROR,
             )
             return
-        async_task("papers.jobs.refresh_papers_job", ids, task_name="refresh-papers", group="ingest")
+        async_task(
+            "papers.jobs.refresh_papers_job", ids, task_name="refresh-papers", group="ingest"
+        )
         self.message_user(
-            request, f"Refresh of {len(ids)} papers from arXiv queued; see Ingest runs.", messages.SUCCESS
+            request,
+            f"Refresh of {len(ids)} papers from arXiv queued; see Ingest runs.",
+            messages.SUCCESS,
         )
 
 
@@ -147,13 +165,34 @@ class AuthorAdmin(admin.ModelAdmin):
 class IngestRunAdmin(admin.ModelAdmin):
     change_list_template = "papers/admin/ingestrun_change_list.html"
     list_display = (
-        "started_at", "source", "status", "window_start", "window_end",
-        "new", "updated", "unchanged", "skipped", "error_count", "duration",
+        "started_at",
+        "source",
+        "status",
+        "window_start",
+        "window_end",
+        "new",
+        "updated",
+        "unchanged",
+        "skipped",
+        "error_count",
+        "duration",
     )
     list_filter = ("source", "status")
     readonly_fields = (
-        "source", "status", "params", "window_start", "window_end", "cursor", "new", "updated",
-        "unchanged", "skipped", "error_list", "timings", "started_at", "finished_at",
+        "source",
+        "status",
+        "params",
+        "window_start",
+        "window_end",
+        "cursor",
+        "new",
+        "updated",
+        "unchanged",
+        "skipped",
+        "error_list",
+        "timings",
+        "started_at",
+        "finished_at",
     )
     exclude = ("errors",)
 
@@ -180,8 +219,12 @@ class IngestRunAdmin(admin.ModelAdmin):
         return format_html(
             "<ul>{}</ul>",
             format_html_join(
-                "", "<li>{}</li>",
-                ((", ".join(f"{k}: {v}" for k, v in e.items() if v is not None),) for e in run.errors),
+                "",
+                "<li>{}</li>",
+                (
+                    (", ".join(f"{k}: {v}" for k, v in e.items() if v is not None),)
+                    for e in run.errors
+                ),
             ),
         )
 

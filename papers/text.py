@@ -11,15 +11,30 @@ import unicodedata
 # --- TeX -> plain text --------------------------------------------------------------------------
 
 # \"o, \"{o}, \'{\i}, \v c: an accent command on one letter keeps just the letter.
-_ACCENT = re.compile(r"""\\(["'`^~=.]|[uvHckrbdt](?![A-Za-z]))\s*(?:\{\s*\\?([A-Za-z])\s*\}|\\?([A-Za-z]))""")
+_ACCENT = re.compile(
+    r"""\\(["'`^~=.]|[uvHckrbdt](?![A-Za-z]))\s*(?:\{\s*\\?([A-Za-z])\s*\}|\\?([A-Za-z]))"""
+)
 # Letters TeX spells as commands: \ss, \o, {\aa}, \L.
 _SPECIAL_LETTERS = {
-    "ss": "ss", "o": "o", "O": "O", "ae": "ae", "AE": "AE", "oe": "oe", "OE": "OE",
-    "aa": "a", "AA": "A", "l": "l", "L": "L", "i": "i", "j": "j",
+    "ss": "ss",
+    "o": "o",
+    "O": "O",
+    "ae": "ae",
+    "AE": "AE",
+    "oe": "oe",
+    "OE": "OE",
+    "aa": "a",
+    "AA": "A",
+    "l": "l",
+    "L": "L",
+    "i": "i",
+    "j": "j",
 }
 _COMMAND = re.compile(r"\\([A-Za-z]+)\*?")
 # Commands whose argument is a key, not text: drop the command and its argument.
-_KEY_COMMANDS = re.compile(r"\\(?:cite[a-z]*|ref|eqref|label|bibitem|pageref)\*?\s*(?:\[[^\]]*\])?\s*\{[^{}]*\}")
+_KEY_COMMANDS = re.compile(
+    r"\\(?:cite[a-z]*|ref|eqref|label|bibitem|pageref)\*?\s*(?:\[[^\]]*\])?\s*\{[^{}]*\}"
+)
 # Commands that read as a word in running text ("$\alpha$-helix", "$\ell_1$", "\LaTeX").
 _WORD_COMMANDS = frozenset(
     "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi"
@@ -102,7 +117,7 @@ class InvalidArxivId(ValueError):
 
 
 def split_version(versioned_id: str) -> tuple[str, int | None]:
-    """"2401.12345v3" -> ("2401.12345", 3); "hep-th/9901001" -> ("hep-th/9901001", None)."""
+    """ "2401.12345v3" -> ("2401.12345", 3); "hep-th/9901001" -> ("hep-th/9901001", None)."""
     match = _VERSIONED.fullmatch(versioned_id.strip())
     if not match:
         raise InvalidArxivId(f"not an arXiv identifier: {versioned_id!r}")

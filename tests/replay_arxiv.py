@@ -103,7 +103,10 @@ class ReplayArxiv:
     def pages(self) -> list[tuple[str, int]]:
         """(query, start) of every answered request, in order."""
         return [
-            (r.params.get("search_query") or r.params.get("id_list", ""), int(r.params.get("start", 0)))
+            (
+                r.params.get("search_query") or r.params.get("id_list", ""),
+                int(r.params.get("start", 0)),
+            )
             for r in self.requests
             if r.status == 200
         ]
@@ -173,7 +176,9 @@ class ReplayArxiv:
         body = matches[0].read_bytes()
         if self.total_results is not None:
             body = _TOTAL.sub(
-                lambda m: m.group(1) + str(min(int(m.group(2)), self.total_results)).encode() + m.group(3),
+                lambda m: (
+                    m.group(1) + str(min(int(m.group(2)), self.total_results)).encode() + m.group(3)
+                ),
                 body,
             )
         return body

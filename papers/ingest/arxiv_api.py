@@ -149,15 +149,16 @@ def _resumable_run(categories: list[str]) -> IngestRun | None:
     return latest if latest.window_start and latest.window_end else None
 
 
-def plan_window(
-    since: datetime | None, until: datetime | None, categories: list[str]
-) -> _Plan:
+def plan_window(since: datetime | None, until: datetime | None, categories: list[str]) -> _Plan:
     failed = _resumable_run(categories)
     same_window = failed is not None and (
-        (since is None or since == failed.window_start) and (until is None or until == failed.window_end)
+        (since is None or since == failed.window_start)
+        and (until is None or until == failed.window_end)
     )
     if failed is not None and same_window:
-        return _Plan(categories, failed.window_start, failed.window_end, dict(failed.cursor), failed)
+        return _Plan(
+            categories, failed.window_start, failed.window_end, dict(failed.cursor), failed
+        )
     end = until or timezone.now()
     if since is None:
         last_end = IngestRun.objects.filter(
@@ -166,10 +167,14 @@ def plan_window(
             params__kind="window",
         ).aggregate(end=Max("window_end"))["end"]
         since = (
-            last_end - WINDOW_OVERLAP if last_end else end - timedelta(days=settings.ARXIV_INITIAL_DAYS)
+            last_end - WINDOW_OVERLAP
+            if last_end
+            else end - timedelta(days=settings.ARXIV_INITIAL_DAYS)
         )
     if since >= end:
-        raise ValueError(f"empty window: since {since:%Y-%m-%d %H:%M} is not before until {end:%Y-%m-%d %H:%M}")
+        raise ValueError(
+            f"empty window: since {since:%Y-%m-%d %H:%M} is not before until {end:%Y-%m-%d %H:%M}"
+        )
     return _Plan(categories, since, end, {})
 
 
@@ -237,7 +242,9 @@ def _run_window(plan: _Plan, client: PoliteClient) -> ArxivIngestResult:
             recorder.save_progress(cursor={"done": done, "category": None, "offset": 0})
     except ArxivUnavailable as exc:
         # One line, no traceback: being offline is a state, not a bug.
-        message = f"arXiv unreachable at {client.base_url}: {exc.reason}; serving what the catalogue has"
+        message = (
+            f"arXiv unreachable at {client.base_url}: {exc.reason}; serving what the catalogue has"
+        )
         logger.warning(message)
         recorder.error(message, url=exc.url)
         result.message = message
@@ -304,11 +311,14 @@ def refresh_papers(arxiv_ids: list[str], client: PoliteClient | None = None) -> 
             continue
         wanted.append(f"{arxiv_id}v{version}" if version else arxiv_id)
     recorder = RunRecorder(
-        IngestRun.Source.ARXIV_API, params={"kind": "refresh", "ids": wanted, "url": client.base_url}
+        IngestRun.Source.ARXIV_API,
+        params={"kind": "refresh", "ids": wanted, "url": client.base_url},
     )
     for raw in invalid:
         recorder.error("not an arXiv identifier", id=raw)
-    result = ArxivIngestResult(status=IngestRun.Status.RUNNING, run_id=recorder.run.pk, counts=recorder.counts)
+    result = ArxivIngestResult(
+        status=IngestRun.Status.RUNNING, run_id=recorder.run.pk, counts=recorder.counts
+    )
     requests_before = client.requests_made
     try:
         with _exclusive():

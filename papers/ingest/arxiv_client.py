@@ -57,7 +57,9 @@ def error_feed_message(content: bytes) -> str | None:
     if b"/api/errors" not in content:
         return None
     try:
-        root = etree.fromstring(content, parser=etree.XMLParser(resolve_entities=False, no_network=True))
+        root = etree.fromstring(
+            content, parser=etree.XMLParser(resolve_entities=False, no_network=True)
+        )
     except etree.XMLSyntaxError:
         return None
     for entry in root.iter(f"{_ATOM}entry"):

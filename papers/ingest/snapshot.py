@@ -354,14 +354,19 @@ def import_snapshot(
         for record, line in zip(batch.records, batch.lines, strict=True):
             if record.arxiv_id in first_line:
                 earlier = first_line[record.arxiv_id]
-                report(Problem(line, f"duplicate id, first seen on line {earlier}", record.arxiv_id))
+                report(
+                    Problem(line, f"duplicate id, first seen on line {earlier}", record.arxiv_id)
+                )
                 continue
             first_line[record.arxiv_id] = line
             unique.append(record)
         repeats = seen.first_lines_of_repeats(first_line) if first_line else {}
         for arxiv_id, earlier in repeats.items():
-            report(Problem(first_line[arxiv_id], f"duplicate id, first seen on line {earlier}",
-                           arxiv_id))
+            report(
+                Problem(
+                    first_line[arxiv_id], f"duplicate id, first seen on line {earlier}", arxiv_id
+                )
+            )
         recorder.add(upsert_batch([r for r in unique if r.arxiv_id not in repeats]))
 
     snapshot = _open(path)

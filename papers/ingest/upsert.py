@@ -14,7 +14,7 @@ PostgreSQL arrays through `unnest`, and the tsvector is computed by PostgreSQL f
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
 
@@ -51,8 +51,6 @@ class UpsertCounts:
     updated: int = 0
     unchanged: int = 0
     skipped: int = 0
-    # arXiv ids of papers whose text changed (new or newer version): what needs embedding.
-    changed_ids: list[str] = field(default_factory=list, repr=False)
 
     @property
     def written(self) -> int:
@@ -63,7 +61,6 @@ class UpsertCounts:
         self.updated += other.updated
         self.unchanged += other.unchanged
         self.skipped += other.skipped
-        self.changed_ids.extend(other.changed_ids)
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -150,7 +147,8 @@ def upsert_batch(batch: list[PaperRecord]) -> UpsertCounts:
         existing = dict(cursor.fetchall())
         to_insert = [r for r in latest.values() if r.arxiv_id not in existing]
         to_update = [
-            r for r in latest.values()
+            r
+            for r in latest.values()
             if r.arxiv_id in existing and r.version > existing[r.arxiv_id]
         ]
         counts.unchanged += len(latest) - len(to_insert) - len(to_update)
@@ -165,12 +163,13 @@ def upsert_batch(batch: list[PaperRecord]) -> UpsertCounts:
         counts.updated += len(updated)
         if updated:
             ids = list(updated.values())
-            cursor.execute("DELETE FROM papers_authorship WHERE paper_id = ANY(%s::bigint[])", [ids])
+            cursor.execute(
+                "DELETE FROM papers_authorship WHERE paper_id = ANY(%s::bigint[])", [ids]
+            )
             # The text changed: its vectors describe an older version.
             cursor.execute("DELETE FROM papers_passage WHERE paper_id = ANY(%s::bigint[])", [ids])
         paper_ids = {**inserted, **updated}
         _write_authors(cursor, [latest[arxiv_id] for arxiv_id in paper_ids], paper_ids)
-        counts.changed_ids.extend(paper_ids)
     return counts
 
 

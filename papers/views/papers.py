@@ -22,7 +22,7 @@ CARD_FIELDS = ("arxiv_id", "title", "authors_text", "published", "primary_catego
 
 
 def _parse_day(text: str, *, end: bool) -> datetime:
-    """"2024", "2024-03" or "2024-03-15" as the first (or, for `end`, last) moment it covers."""
+    """ "2024", "2024-03" or "2024-03-15" as the first (or, for `end`, last) moment it covers."""
     text = text.strip()
     if re.fullmatch(r"\d{4}", text):
         day = date(int(text), 12 if end else 1, 31 if end else 1)

@@ -16,8 +16,12 @@ def arxiv_api(shared_data, settings):
     empty result, cs.ZZ with arXiv's error feed."""
     replay = ReplayArxiv(
         data_dir=shared_data / "arxiv-api",
-        categories={"cs.AI": "q_testing", "cs.LG": "q_testing", "cs.CL": "id_0000.0000",
-                    "cs.ZZ": "id_abc"},
+        categories={
+            "cs.AI": "q_testing",
+            "cs.LG": "q_testing",
+            "cs.CL": "id_0000.0000",
+            "cs.ZZ": "id_abc",
+        },
         total_results=60,
     ).start()
     settings.ARXIV_API_URL = replay.url

@@ -20,7 +20,9 @@ def _queued() -> list[tuple[str, tuple]]:
 
 
 def _vector(seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).random(django_settings.EMBEDDING_DIMENSIONS).astype(np.float32)
+    return (
+        np.random.default_rng(seed).random(django_settings.EMBEDDING_DIMENSIONS).astype(np.float32)
+    )
 
 
 @pytest.fixture
@@ -28,11 +30,21 @@ def catalogue(add_paper):
     from datetime import UTC, datetime
 
     return [
-        add_paper("2401.00001", title="Diffusion models for images", primary_category="cs.CV",
-                  categories=["cs.CV"], published=datetime(2024, 1, 2, tzinfo=UTC)),
-        add_paper("hep-th/9901001", title="Strings on branes", primary_category="hep-th",
-                  categories=["hep-th"], authors=["Edward Witten"],
-                  published=datetime(1999, 1, 5, tzinfo=UTC)),
+        add_paper(
+            "2401.00001",
+            title="Diffusion models for images",
+            primary_category="cs.CV",
+            categories=["cs.CV"],
+            published=datetime(2024, 1, 2, tzinfo=UTC),
+        ),
+        add_paper(
+            "hep-th/9901001",
+            title="Strings on branes",
+            primary_category="hep-th",
+            categories=["hep-th"],
+            authors=["Edward Witten"],
+            published=datetime(1999, 1, 5, tzinfo=UTC),
+        ),
     ]
 
 
@@ -59,11 +71,16 @@ def test_staff_can_search_and_filter_papers(staff_client, catalogue):
 def test_embedded_filter_uses_the_active_model(staff_client, catalogue, settings):
     settings.EMBEDDING_BACKEND = "hashing"
     embedded = catalogue[0]
-    Passage.objects.create(paper=embedded, model="hashing-test", published=embedded.published,
-                           embedding=_vector(1))
+    Passage.objects.create(
+        paper=embedded, model="hashing-test", published=embedded.published, embedding=_vector(1)
+    )
     # A vector of another model does not count.
-    Passage.objects.create(paper=catalogue[1], model="some-other-model",
-                           published=catalogue[1].published, embedding=_vector(2))
+    Passage.objects.create(
+        paper=catalogue[1],
+        model="some-other-model",
+        published=catalogue[1].published,
+        embedding=_vector(2),
+    )
     yes = staff_client.get(reverse(CHANGELIST), {"embedded": "yes"})
     no = staff_client.get(reverse(CHANGELIST), {"embedded": "no"})
     assert list(yes.context["cl"].result_list) == [embedded]
@@ -103,18 +120,27 @@ def test_editing_a_title_in_the_admin_updates_search(staff_client, catalogue):
     assert page.status_code == 200 and "Authorships" in page.content.decode()
     form = page.context["adminform"].form
     data = {k: v for k, v in form.initial.items() if v is not None}
-    data.update({
-        "title": r"Schr\"odinger bridges", "categories": "cs.CV",
-        "published_0": "2024-01-02", "published_1": "00:00:00",
-        "updated_0": "2024-01-03", "updated_1": "00:00:00",
-        "authorships-TOTAL_FORMS": "2", "authorships-INITIAL_FORMS": "2",
-    })
+    data.update(
+        {
+            "title": r"Schr\"odinger bridges",
+            "categories": "cs.CV",
+            "published_0": "2024-01-02",
+            "published_1": "00:00:00",
+            "updated_0": "2024-01-03",
+            "updated_1": "00:00:00",
+            "authorships-TOTAL_FORMS": "2",
+            "authorships-INITIAL_FORMS": "2",
+        }
+    )
     for n, authorship in enumerate(paper.authorships.order_by("position")):
-        data.update({
-            f"authorships-{n}-id": authorship.pk, f"authorships-{n}-paper": paper.pk,
-            f"authorships-{n}-author": authorship.author_id,
-            f"authorships-{n}-position": authorship.position,
-        })
+        data.update(
+            {
+                f"authorships-{n}-id": authorship.pk,
+                f"authorships-{n}-paper": paper.pk,
+                f"authorships-{n}-author": authorship.author_id,
+                f"authorships-{n}-position": authorship.position,
+            }
+        )
     data["authorships-0-DELETE"] = "on"  # the curator removes the first author
     data.pop("hidden", None)
     data.pop("withdrawn", None)
@@ -127,7 +153,10 @@ def test_editing_a_title_in_the_admin_updates_search(staff_client, catalogue):
 
 def test_ingest_runs_list_counts_and_escaped_errors(staff_client):
     run = IngestRun.objects.create(
-        source="snapshot", status="partial", new=3, skipped=1,
+        source="snapshot",
+        status="partial",
+        new=3,
+        skipped=1,
         errors=[{"line": 2, "error": "bad JSON <script>alert(1)</script>"}],
     )
     listing = staff_client.get(reverse("admin:papers_ingestrun_changelist"))
@@ -157,8 +186,9 @@ def test_non_staff_cannot_start_an_ingest_or_curate(request, who, catalogue):
     client = request.getfixturevalue(who)
     response = client.post(reverse(START_INGEST))
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
-    response = client.post(reverse(CHANGELIST), {"action": "hide",
-                                                 "_selected_action": [catalogue[0].pk]})
+    response = client.post(
+        reverse(CHANGELIST), {"action": "hide", "_selected_action": [catalogue[0].pk]}
+    )
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
     assert _queued() == [] and not Paper.objects.filter(hidden=True).exists()
 

@@ -31,12 +31,18 @@ def test_window_ingest_pages_through_every_result(arxiv_api):
     query = arxiv_api.requests[0].params
     assert query["search_query"] == "cat:cs.AI AND submittedDate:[202401010000 TO 202401080000]"
     assert (query["sortBy"], query["sortOrder"], query["max_results"]) == (
-        "submittedDate", "ascending", "10",
+        "submittedDate",
+        "ascending",
+        "10",
     )
     assert arxiv_api.concurrent_peak == 1
     run = IngestRun.objects.get()
     assert (run.status, run.new, run.window_start, run.window_end, run.cursor) == (
-        "succeeded", 60, SINCE, UNTIL, {},
+        "succeeded",
+        60,
+        SINCE,
+        UNTIL,
+        {},
     )
 
 
@@ -65,8 +71,9 @@ def test_a_newer_version_from_arxiv_updates_an_older_paper(arxiv_api, add_paper)
 
 
 def test_empty_result_and_error_feed(arxiv_api):
-    result = ingest_arxiv(since=SINCE, until=UNTIL, categories=["cs.ZZ", "cs.CL"],
-                          client=PoliteClient(page_size=100))
+    result = ingest_arxiv(
+        since=SINCE, until=UNTIL, categories=["cs.ZZ", "cs.CL"], client=PoliteClient(page_size=100)
+    )
     assert result.status == "partial"
     assert result.counts.written == 0 and result.requests == 2
     run = IngestRun.objects.get()
@@ -123,8 +130,9 @@ def test_a_server_dying_mid_run_is_resumed_without_duplicates(arxiv_api, shared_
     run = IngestRun.objects.get()
     assert run.cursor == {"done": [], "category": "cs.AI", "offset": 30}
 
-    with ReplayArxiv(data_dir=shared_data / "arxiv-api", categories={"cs.AI": "q_testing"},
-                     total_results=60) as back:
+    with ReplayArxiv(
+        data_dir=shared_data / "arxiv-api", categories={"cs.AI": "q_testing"}, total_results=60
+    ) as back:
         settings.ARXIV_API_URL = back.url
         resumed = ingest_arxiv()  # no window given: continues the failed run's window
     assert resumed.status == "succeeded"
@@ -140,11 +148,15 @@ def test_resume_skips_categories_already_finished(arxiv_api, shared_data, settin
     arxiv_api.die_after(8)  # cs.AI's 6 pages, then 2 of cs.LG's
     failed = ingest_arxiv(since=SINCE, until=UNTIL)
     assert IngestRun.objects.get(pk=failed.run_id).cursor == {
-        "done": ["cs.AI"], "category": "cs.LG", "offset": 20,
+        "done": ["cs.AI"],
+        "category": "cs.LG",
+        "offset": 20,
     }
-    with ReplayArxiv(data_dir=shared_data / "arxiv-api",
-                     categories={"cs.AI": "q_testing", "cs.LG": "q_testing"},
-                     total_results=60) as back:
+    with ReplayArxiv(
+        data_dir=shared_data / "arxiv-api",
+        categories={"cs.AI": "q_testing", "cs.LG": "q_testing"},
+        total_results=60,
+    ) as back:
         settings.ARXIV_API_URL = back.url
         resumed = ingest_arxiv()
     assert back.pages()[0][0].startswith("cat:cs.LG")
@@ -154,8 +166,11 @@ def test_resume_skips_categories_already_finished(arxiv_api, shared_data, settin
 
 def test_a_run_killed_while_running_is_resumed_too(arxiv_api):
     IngestRun.objects.create(
-        source="arxiv_api", status="running", params={"kind": "window", "categories": ["cs.AI"]},
-        window_start=SINCE, window_end=UNTIL,
+        source="arxiv_api",
+        status="running",
+        params={"kind": "window", "categories": ["cs.AI"]},
+        window_start=SINCE,
+        window_end=UNTIL,
         cursor={"done": [], "category": "cs.AI", "offset": 50},
     )
     resumed = ingest_arxiv()
@@ -184,7 +199,9 @@ def test_refresh_by_id_handles_old_style_versions_and_unknown_ids(arxiv_api):
 
     for versioned in ("quant-ph/0201082v1", "2104.12255v1"):
         assert refresh_papers([versioned], client=arxiv_api_client).counts.new == 1
-    assert {"quant-ph/0201082", "2104.12255"} <= set(Paper.objects.values_list("arxiv_id", flat=True))
+    assert {"quant-ph/0201082", "2104.12255"} <= set(
+        Paper.objects.values_list("arxiv_id", flat=True)
+    )
     assert [q for q, _ in arxiv_api.pages()][1:3] == ["quant-ph/0201082v1", "2104.12255v1"]
 
     missing = refresh_papers(["0000.0000", "abc"], client=arxiv_api_client)
@@ -195,8 +212,13 @@ def test_refresh_by_id_handles_old_style_versions_and_unknown_ids(arxiv_api):
 
 
 def test_refresh_applies_a_newer_version(arxiv_api, add_paper):
-    add_paper("1605.08386", version=1, title="Stale", updated=datetime(2016, 5, 1, tzinfo=UTC),
-              **{"published": datetime(2016, 5, 1, tzinfo=UTC)})
+    add_paper(
+        "1605.08386",
+        version=1,
+        title="Stale",
+        updated=datetime(2016, 5, 1, tzinfo=UTC),
+        **{"published": datetime(2016, 5, 1, tzinfo=UTC)},
+    )
     # The recorded answer is v1 too: equal versions change nothing.
     result = refresh_papers(["1605.08386"], client=PoliteClient(page_size=100))
     assert (result.counts.unchanged, result.counts.updated) == (1, 0)
@@ -225,8 +247,16 @@ def test_ingest_arxiv_command(arxiv_api):
     from django.core.management import CommandError, call_command
 
     out = StringIO()
-    call_command("ingest_arxiv", "--since", "2024-01-01", "--until", "2024-01-08",
-                 "--category", "cs.AI", stdout=out)
+    call_command(
+        "ingest_arxiv",
+        "--since",
+        "2024-01-01",
+        "--until",
+        "2024-01-08",
+        "--category",
+        "cs.AI",
+        stdout=out,
+    )
     assert "window 2024-01-01 00:00 .. 2024-01-08 00:00 UTC" in out.getvalue()
     assert "succeeded: 60 new, 0 updated, 0 unchanged, 0 skipped in 6 requests" in out.getvalue()
     with pytest.raises(CommandError, match="empty window"):

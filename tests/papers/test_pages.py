@@ -21,12 +21,27 @@ def _ids(response) -> list[str]:
 
 @pytest.fixture
 def catalogue(add_paper):
-    add_paper("2401.00001", title=r"Schr\"odinger bridges for diffusion", published=_day(2024, 3),
-              categories=["cs.LG", "stat.ML"], authors=["Ada Lovelace"])
-    add_paper("2301.00002", title="Transformers for translation", published=_day(2023, 5),
-              categories=["cs.CL"], authors=["Alan Turing"])
-    add_paper("hep-th/9901001", title="Strings and diffusion on branes", published=_day(1999),
-              categories=["hep-th"], authors=["Edward Witten", "Ada Lovelace"])
+    add_paper(
+        "2401.00001",
+        title=r"Schr\"odinger bridges for diffusion",
+        published=_day(2024, 3),
+        categories=["cs.LG", "stat.ML"],
+        authors=["Ada Lovelace"],
+    )
+    add_paper(
+        "2301.00002",
+        title="Transformers for translation",
+        published=_day(2023, 5),
+        categories=["cs.CL"],
+        authors=["Alan Turing"],
+    )
+    add_paper(
+        "hep-th/9901001",
+        title="Strings and diffusion on branes",
+        published=_day(1999),
+        categories=["hep-th"],
+        authors=["Edward Witten", "Ada Lovelace"],
+    )
     add_paper("2402.00009", title="A hidden diffusion paper", published=_day(2024, 4))
     Paper.objects.filter(arxiv_id="2402.00009").update(hidden=True)
 
@@ -49,7 +64,8 @@ def test_filters_by_dates_category_and_author(client, catalogue):
     assert _ids(client.get("/papers/", {"to": "2000-01-01"})) == ["hep-th/9901001"]
     assert _ids(client.get("/papers/", {"category": "stat.ML"})) == ["2401.00001"]
     assert _ids(client.get("/papers/", {"author": "ada  LOVELACE"})) == [
-        "2401.00001", "hep-th/9901001",
+        "2401.00001",
+        "hep-th/9901001",
     ]
     assert _ids(client.get("/papers/", {"q": "diffusion", "from": "2020-01-01"})) == ["2401.00001"]
 
@@ -101,8 +117,11 @@ def test_hidden_and_unknown_papers_are_not_found(client, catalogue):
 
 
 def test_abstracts_are_escaped(client, add_paper):
-    add_paper("2401.00001", abstract='<script>alert("x")</script> & <b>bold</b>',
-              title="<img src=x onerror=alert(1)>")
+    add_paper(
+        "2401.00001",
+        abstract='<script>alert("x")</script> & <b>bold</b>',
+        title="<img src=x onerror=alert(1)>",
+    )
     body = client.get("/papers/2401.00001/").content.decode()
     assert "<script>alert" not in body and "<img src=x" not in body
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in body
@@ -110,8 +129,12 @@ def test_abstracts_are_escaped(client, add_paper):
 
 
 def _embed(paper, vector, model="hashing-test"):
-    Passage.objects.create(paper=paper, model=model, published=paper.published,
-                           embedding=np.asarray(vector, dtype=np.float32))
+    Passage.objects.create(
+        paper=paper,
+        model=model,
+        published=paper.published,
+        embedding=np.asarray(vector, dtype=np.float32),
+    )
 
 
 def test_similar_papers_come_from_the_active_models_vectors(client, catalogue, settings):
@@ -128,8 +151,9 @@ def test_similar_papers_come_from_the_active_models_vectors(client, catalogue, s
     _embed(papers["2402.00009"], hidden)  # hidden papers are never suggested
     other_model = base.copy()
     other_model[3] = 0.01
-    extra = Paper.objects.create(arxiv_id="2405.00001", title="Other model only",
-                                 published=_day(2024), updated=_day(2024))
+    extra = Paper.objects.create(
+        arxiv_id="2405.00001", title="Other model only", published=_day(2024), updated=_day(2024)
+    )
     _embed(extra, other_model, model="another-model")  # vectors of models never mix
 
     response = client.get("/papers/2401.00001/")

@@ -48,7 +48,9 @@ def test_head_of_the_real_snapshot_imports(head200):
         "Calculation of prompt diphoton production cross sections at Tevatron and LHC energies"
     )
     assert paper.authors_text.startswith("C. Balázs, E. L. Berger, P. M. Nadolsky")
-    assert paper.doi == "10.1103/PhysRevD.76.013009" and paper.journal_ref.startswith("Phys.Rev.D76")
+    assert paper.doi == "10.1103/PhysRevD.76.013009" and paper.journal_ref.startswith(
+        "Phys.Rev.D76"
+    )
     assert paper.primary_category == "hep-ph"
     assert Paper.objects.get(arxiv_id="0704.0002").categories == ["math.CO", "cs.CG"]
     run = IngestRun.objects.get()
@@ -68,16 +70,16 @@ def test_importing_the_same_file_again_writes_nothing(head200):
 
 def test_broken_lines_are_reported_with_line_numbers_and_skipped(tmp_path):
     lines = [
-        _line("2401.00001"),                                   # 1 good
-        '{"id": "2401.00002", "title": "cut off',              # 2 bad JSON
-        _line("<absent>").replace('"id": "<absent>", ', ""),   # 3 missing id
-        _line("2401.00004", abstract="<absent>"),              # 4 missing abstract
-        _line("2401.00005", title="   "),                      # 5 missing title
-        "",                                                    # 6 blank: ignored
-        _line("2401.00001", title="Again"),                    # 7 duplicate of line 1
-        _line("not-an-id"),                                    # 8 bad id
-        "[1, 2]",                                              # 9 not an object
-        _line("2401.00010"),                                   # 10 good
+        _line("2401.00001"),  # 1 good
+        '{"id": "2401.00002", "title": "cut off',  # 2 bad JSON
+        _line("<absent>").replace('"id": "<absent>", ', ""),  # 3 missing id
+        _line("2401.00004", abstract="<absent>"),  # 4 missing abstract
+        _line("2401.00005", title="   "),  # 5 missing title
+        "",  # 6 blank: ignored
+        _line("2401.00001", title="Again"),  # 7 duplicate of line 1
+        _line("not-an-id"),  # 8 bad id
+        "[1, 2]",  # 9 not an object
+        _line("2401.00010"),  # 10 good
     ]
     path = tmp_path / "broken.jsonl"
     path.write_text("\n".join(lines) + "\n")
@@ -103,8 +105,12 @@ def test_broken_lines_are_reported_with_line_numbers_and_skipped(tmp_path):
 
 def test_duplicates_are_found_across_batches(tmp_path):
     path = tmp_path / "dupes.jsonl"
-    path.write_text("\n".join([_line("2401.00001"), _line("2401.00002"), _line("2401.00003"),
-                               _line("2401.00001")]) + "\n")
+    path.write_text(
+        "\n".join(
+            [_line("2401.00001"), _line("2401.00002"), _line("2401.00003"), _line("2401.00001")]
+        )
+        + "\n"
+    )
     seen = []
     import_snapshot(path, batch_size=2, on_problem=seen.append)
     assert [(p.line, p.error) for p in seen] == [(4, "duplicate id, first seen on line 1")]
@@ -113,8 +119,14 @@ def test_duplicates_are_found_across_batches(tmp_path):
 def test_gzip_limit_and_since(tmp_path):
     path = tmp_path / "sample.jsonl.gz"
     with gzip.open(path, "wt") as f:
-        for n, day in enumerate(["Mon, 1 Jan 2024 10:00:00 GMT", "Mon, 1 Jul 2024 10:00:00 GMT",
-                                 "Wed, 1 Jan 2025 10:00:00 GMT", "Thu, 1 May 2025 10:00:00 GMT"]):
+        for n, day in enumerate(
+            [
+                "Mon, 1 Jan 2024 10:00:00 GMT",
+                "Mon, 1 Jul 2024 10:00:00 GMT",
+                "Wed, 1 Jan 2025 10:00:00 GMT",
+                "Thu, 1 May 2025 10:00:00 GMT",
+            ]
+        ):
             f.write(_line(f"2401.0000{n}", versions=[{"version": "v1", "created": day}]) + "\n")
     recent = import_snapshot(path, since=date(2024, 6, 1), limit=2)
     assert sorted(Paper.objects.values_list("arxiv_id", flat=True)) == ["2401.00001", "2401.00002"]
@@ -133,8 +145,12 @@ def test_a_truncated_gzip_keeps_what_was_read_and_fails_the_run(tmp_path, head20
 
 def test_withdrawn_lines_are_kept_and_marked(tmp_path):
     path = tmp_path / "withdrawn.jsonl"
-    path.write_text(_line("2401.00001", comments="This paper has been withdrawn by the author")
-                    + "\n" + _line("2401.00002", abstract="withdrawn") + "\n")
+    path.write_text(
+        _line("2401.00001", comments="This paper has been withdrawn by the author")
+        + "\n"
+        + _line("2401.00002", abstract="withdrawn")
+        + "\n"
+    )
     import_snapshot(path)
     assert Paper.objects.filter(withdrawn=True).count() == 2
 

@@ -66,5 +66,9 @@ def test_is_arxiv_id_means_without_version():
 
 
 def test_author_key_folds_case_accents_and_spacing_but_keeps_word_order():
-    assert author_key(r"Erwin Schr\"odinger") == author_key("erwin  SCHRÖDINGER") == "erwin schrodinger"
+    assert (
+        author_key(r"Erwin Schr\"odinger")
+        == author_key("erwin  SCHRÖDINGER")
+        == "erwin schrodinger"
+    )
     assert author_key("Hinton, G.") != author_key("G Hinton")

@@ -24,15 +24,20 @@ def _matches(query: str) -> list[str]:
 
 
 def test_new_papers_are_inserted_with_ordered_authors_and_search_vector():
-    counts = upsert_papers([
-        make_record("2401.00001", authors=["Ada Lovelace", r"Erwin Schr\"odinger"]),
-        make_record("hep-th/9901001", title=r"On the $\alpha$-expansion of Schr\"odinger operators"),
-    ])
+    counts = upsert_papers(
+        [
+            make_record("2401.00001", authors=["Ada Lovelace", r"Erwin Schr\"odinger"]),
+            make_record(
+                "hep-th/9901001", title=r"On the $\alpha$-expansion of Schr\"odinger operators"
+            ),
+        ]
+    )
     assert (counts.new, counts.updated, counts.unchanged, counts.skipped) == (2, 0, 0, 0)
     paper = Paper.objects.get(arxiv_id="2401.00001")
     assert paper.authors_text == r"Ada Lovelace, Erwin Schr\"odinger"
     assert [a.author.key for a in paper.authorships.order_by("position")] == [
-        "ada lovelace", "erwin schrodinger",
+        "ada lovelace",
+        "erwin schrodinger",
     ]
     assert paper.categories == ["cs.LG", "stat.ML"]
     # TeX is kept for display and normalised for search, in titles and author names alike.
@@ -42,10 +47,12 @@ def test_new_papers_are_inserted_with_ordered_authors_and_search_vector():
 
 
 def test_authors_are_shared_between_papers_by_folded_name():
-    upsert_papers([
-        make_record("2401.00001", authors=["Ada Lovelace"]),
-        make_record("2401.00002", authors=["ada  LOVELACE", "Grace Hopper"]),
-    ])
+    upsert_papers(
+        [
+            make_record("2401.00001", authors=["Ada Lovelace"]),
+            make_record("2401.00002", authors=["ada  LOVELACE", "Grace Hopper"]),
+        ]
+    )
     assert Author.objects.count() == 2
     assert Author.objects.get(key="ada lovelace").papers.count() == 2
 
@@ -55,7 +62,9 @@ def test_newer_version_updates_older_or_equal_changes_nothing():
     paper = Paper.objects.get()
     Paper.objects.filter(pk=paper.pk).update(hidden=True)
     Passage.objects.create(
-        paper=paper, model="m", published=paper.published,
+        paper=paper,
+        model="m",
+        published=paper.published,
         embedding=np.ones(settings.EMBEDDING_DIMENSIONS, dtype=np.float32),
     )
     before = Paper.objects.get().modified_at
@@ -66,14 +75,19 @@ def test_newer_version_updates_older_or_equal_changes_nothing():
     paper = Paper.objects.get()
     assert paper.title == "A study of things, version 2" and paper.modified_at == before
 
-    newer = upsert_papers([
-        make_record("2401.00001", version=3, title="New title", authors=["Grace Hopper", "Ada Lovelace"])
-    ])
+    newer = upsert_papers(
+        [
+            make_record(
+                "2401.00001", version=3, title="New title", authors=["Grace Hopper", "Ada Lovelace"]
+            )
+        ]
+    )
     assert (newer.updated, newer.new) == (1, 0)
     paper = Paper.objects.get()
     assert (paper.version, paper.title) == (3, "New title")
     assert [a.author.name for a in paper.authorships.order_by("position")] == [
-        "Grace Hopper", "Ada Lovelace",
+        "Grace Hopper",
+        "Ada Lovelace",
     ]
     assert paper.hidden, "curation survives a new version"
     assert not paper.passages.exists(), "vectors of the old text are dropped for re-embedding"
@@ -98,10 +112,12 @@ def test_same_input_twice_writes_nothing_the_second_time():
 
 
 def test_one_id_twice_in_a_batch_keeps_the_newest_version():
-    counts = upsert_papers([
-        make_record("2401.00001", version=2, title="v2"),
-        make_record("2401.00001", version=1, title="v1"),
-    ])
+    counts = upsert_papers(
+        [
+            make_record("2401.00001", version=2, title="v2"),
+            make_record("2401.00001", version=1, title="v1"),
+        ]
+    )
     assert (counts.new, counts.unchanged) == (1, 1)
     assert Paper.objects.get().title == "v2"
 
@@ -112,11 +128,17 @@ def test_records_without_id_or_title_are_skipped():
 
 
 def test_overlong_fields_and_nul_characters_do_not_fail_the_batch():
-    counts = upsert_papers([
-        make_record("2401.00001", abstract="before\x00after", doi="10.1/" + "x" * 500,
-                    authors=["A" * 400]),
-        make_record("2401.00002"),
-    ])
+    counts = upsert_papers(
+        [
+            make_record(
+                "2401.00001",
+                abstract="before\x00after",
+                doi="10.1/" + "x" * 500,
+                authors=["A" * 400],
+            ),
+            make_record("2401.00002"),
+        ]
+    )
     assert counts.new == 2
     paper = Paper.objects.get(arxiv_id="2401.00001")
     assert paper.abstract == "beforeafter" and len(paper.doi) == 200
@@ -130,7 +152,11 @@ def test_overlong_fields_and_nul_characters_do_not_fail_the_batch():
         (None, "This paper has been withdrawn due to a crucial error in equation 2.", True),
         (None, "  withdrawn", True),
         ("12 pages, 3 figures", "We prove a theorem about groups.", False),
-        (None, "We revisit a claim whose original proof was withdrawn. " + "Long text. " * 80, False),
+        (
+            None,
+            "We revisit a claim whose original proof was withdrawn. " + "Long text. " * 80,
+            False,
+        ),
     ],
 )
 def test_looks_withdrawn(comments, abstract, withdrawn):
@@ -138,6 +164,11 @@ def test_looks_withdrawn(comments, abstract, withdrawn):
 
 
 def test_withdrawn_papers_are_kept_and_marked():
-    upsert_papers([make_record("2401.00001", version=2, withdrawn=True,
-                               abstract="This paper has been withdrawn.")])
+    upsert_papers(
+        [
+            make_record(
+                "2401.00001", version=2, withdrawn=True, abstract="This paper has been withdrawn."
+            )
+        ]
+    )
     assert Paper.objects.get().withdrawn

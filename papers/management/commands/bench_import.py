@@ -26,7 +26,9 @@ class Command(BaseCommand):
     help = "Benchmark the snapshot import (first import and re-run) on a scratch database."
 
     def add_arguments(self, parser):
-        parser.add_argument("path", help="a snapshot file, e.g. ../shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz")
+        parser.add_argument(
+            "path", help="a snapshot file, e.g. ../shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz"
+        )
         parser.add_argument("--limit", type=int, help="only the first N papers")
         parser.add_argument("--batch-size", type=int, default=1000)
 
@@ -42,7 +44,9 @@ class Command(BaseCommand):
         # The test runner's machinery: CREATE DATABASE + migrate, then DROP DATABASE.
         connection.settings_dict["TEST"]["NAME"] = scratch
         self.stdout.write(f"scratch database {scratch}: creating and migrating…")
-        old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+        old_name = connection.creation.create_test_db(
+            verbosity=0, autoclobber=True, serialize=False
+        )
         try:
             first = import_snapshot(path, limit=limit, batch_size=batch_size)
             first_rss = _peak_rss_mb()
@@ -64,7 +68,9 @@ class Command(BaseCommand):
             " of the parse-only rate"
         )
         if again.counts.written:
-            raise CommandError(f"the re-run wrote {again.counts.written} papers; it must write none")
+            raise CommandError(
+                f"the re-run wrote {again.counts.written} papers; it must write none"
+            )
 
     def _parse_only(self, path, limit) -> dict:
         """Same-run baseline: decompress, decode JSON and build records, nothing else."""

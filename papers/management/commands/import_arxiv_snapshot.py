@@ -35,7 +35,8 @@ class Command(BaseCommand):
         parser.add_argument("--batch-size", type=int, default=1000)
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
         parser.add_argument(
-            "--no-index", action="store_true",
+            "--no-index",
+            action="store_true",
             help="do not queue the indexing job (BM25 + vectors) for the new papers",
         )
 
@@ -44,11 +45,23 @@ class Command(BaseCommand):
             raise CommandError("--limit must be at least 1")
         if batch_size < 1:
             raise CommandError("--batch-size must be at least 1")
-        bar = tqdm(
-            total=limit, unit=" papers", file=sys.stderr, disable=no_progress, dynamic_ncols=True
-        ) if limit else tqdm(
-            total=None, unit="B", unit_scale=True, file=sys.stderr, disable=no_progress,
-            dynamic_ncols=True,
+        bar = (
+            tqdm(
+                total=limit,
+                unit=" papers",
+                file=sys.stderr,
+                disable=no_progress,
+                dynamic_ncols=True,
+            )
+            if limit
+            else tqdm(
+                total=None,
+                unit="B",
+                unit_scale=True,
+                file=sys.stderr,
+                disable=no_progress,
+                dynamic_ncols=True,
+            )
         )
         printed = 0
 
@@ -72,15 +85,21 @@ class Command(BaseCommand):
 
         try:
             result = import_snapshot(
-                path, limit=limit, since=since, batch_size=batch_size,
-                progress=progress, on_problem=on_problem,
+                path,
+                limit=limit,
+                since=since,
+                batch_size=batch_size,
+                progress=progress,
+                on_problem=on_problem,
             )
         except FileNotFoundError as exc:
             raise CommandError(str(exc)) from None
         finally:
             bar.close()
         if printed > PRINTED_PROBLEMS:
-            self.stderr.write(f"… {printed - PRINTED_PROBLEMS} more skipped lines (see the ingest run)")
+            self.stderr.write(
+                f"… {printed - PRINTED_PROBLEMS} more skipped lines (see the ingest run)"
+            )
         counts = result.counts
         self.stdout.write(
             f"{result.run.get_status_display()}: {counts.new} new, {counts.updated} updated, "

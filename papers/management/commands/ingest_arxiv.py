@@ -15,7 +15,9 @@ def _moment(text: str) -> datetime:
             return datetime.combine(date.fromisoformat(text), time.min, tzinfo=UTC)
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise CommandError(f"expected a date like 2024-01-31 or 2024-01-31T12:00, not {text!r}") from None
+        raise CommandError(
+            f"expected a date like 2024-01-31 or 2024-01-31T12:00, not {text!r}"
+        ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
@@ -29,7 +31,10 @@ class Command(BaseCommand):
         parser.add_argument("--since", type=_moment, help="window start (date or ISO time, UTC)")
         parser.add_argument("--until", type=_moment, help="window end (default: now)")
         parser.add_argument(
-            "--category", action="append", dest="categories", metavar="CATEGORY",
+            "--category",
+            action="append",
+            dest="categories",
+            metavar="CATEGORY",
             help=f"an arXiv category; repeatable (default: {' '.join(settings.ARXIV_CATEGORIES)})",
         )
 
