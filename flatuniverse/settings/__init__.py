@@ -265,6 +265,8 @@ SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformula
 # --- Chat limits --------------------------------------------------------------------------------
 CHAT_MAX_QUESTION_CHARS = envint("CHAT_MAX_QUESTION_CHARS", 4000)
 CHAT_RATE_LIMIT_PER_MINUTE = envint("CHAT_RATE_LIMIT_PER_MINUTE", 20)
+# API searches per user per minute (counted in the shared cache, so across processes).
+SEARCH_RATE_LIMIT_PER_MINUTE = envint("SEARCH_RATE_LIMIT_PER_MINUTE", 60)
 
 # --- Logging: one structured line per event -----------------------------------------------------
 LOG_LEVEL = envstr("LOG_LEVEL", "INFO")
