@@ -53,6 +53,34 @@ class ArxivIngestResult:
     def changed(self) -> bool:
         return self.counts.written > 0
 
+    @property
+    def completed(self) -> bool:
+        return self.status in (IngestRun.Status.SUCCEEDED, IngestRun.Status.PARTIAL)
+
+    def followed_by(self, later: "ArxivIngestResult") -> "ArxivIngestResult":
+        """This run and the one after it, as one result (counts summed, the worse status)."""
+        counts = UpsertCounts()
+        counts.add(self.counts)
+        counts.add(later.counts)
+        worst = next(
+            (
+                s
+                for s in (IngestRun.Status.FAILED, IngestRun.Status.PARTIAL)
+                if s in (self.status, later.status)
+            ),
+            later.status,
+        )
+        return ArxivIngestResult(
+            status=worst,
+            run_id=later.run_id,
+            counts=counts,
+            window_start=self.window_start,
+            window_end=later.window_end,
+            resumed_from=self.resumed_from,
+            requests=self.requests + later.requests,
+            message="; ".join(m for m in (self.message, later.message) if m),
+        )
+
     def summary(self) -> str:
         c = self.counts
         text = (
@@ -146,6 +174,8 @@ def _resumable_run(categories: list[str]) -> IngestRun | None:
         latest.save(update_fields=["status", "finished_at", "errors"])
     if sorted(latest.params.get("categories", [])) != sorted(categories):
         return None
+    if not (latest.cursor.get("category") or latest.cursor.get("done")):
+        return None  # nothing was stored: a fresh window from the last success covers it
     return latest if latest.window_start and latest.window_end else None
 
 
@@ -203,7 +233,13 @@ def ingest_arxiv(
     try:
         with _exclusive():
             plan = plan_window(since, until, categories)
-            return _run_window(plan, client)
+            result = _run_window(plan, client)
+            if plan.resumed_from and since is None and until is None and result.completed:
+                # The interrupted window is done; go on up to now in the same job rather than
+                # leave today's papers for tomorrow.
+                later = _run_window(plan_window(None, None, categories), client)
+                result = result.followed_by(later)
+            return result
     except IngestBusy as exc:
         logger.info("arXiv ingest skipped: %s", exc)
         return ArxivIngestResult(status="busy", message=str(exc))

@@ -134,7 +134,7 @@ def test_a_server_dying_mid_run_is_resumed_without_duplicates(arxiv_api, shared_
         data_dir=shared_data / "arxiv-api", categories={"cs.AI": "q_testing"}, total_results=60
     ) as back:
         settings.ARXIV_API_URL = back.url
-        resumed = ingest_arxiv()  # no window given: continues the failed run's window
+        resumed = ingest_arxiv(since=SINCE, until=UNTIL)  # the same window: continue it
     assert resumed.status == "succeeded"
     assert resumed.resumed_from == run.pk
     assert (resumed.window_start, resumed.window_end) == (SINCE, UNTIL)
@@ -158,14 +158,14 @@ def test_resume_skips_categories_already_finished(arxiv_api, shared_data, settin
         total_results=60,
     ) as back:
         settings.ARXIV_API_URL = back.url
-        resumed = ingest_arxiv()
+        resumed = ingest_arxiv(since=SINCE, until=UNTIL)
     assert back.pages()[0][0].startswith("cat:cs.LG")
     assert _window_pages(back) == [20, 30, 40, 50]
     assert resumed.status == "succeeded"
 
 
-def test_a_run_killed_while_running_is_resumed_too(arxiv_api):
-    IngestRun.objects.create(
+def test_a_run_killed_while_running_is_resumed_then_the_window_goes_on_to_now(arxiv_api):
+    killed = IngestRun.objects.create(
         source="arxiv_api",
         status="running",
         params={"kind": "window", "categories": ["cs.AI"]},
@@ -173,9 +173,35 @@ def test_a_run_killed_while_running_is_resumed_too(arxiv_api):
         window_end=UNTIL,
         cursor={"done": [], "category": "cs.AI", "offset": 50},
     )
-    resumed = ingest_arxiv()
-    assert _window_pages(arxiv_api) == [50] and resumed.counts.new == 10
-    assert IngestRun.objects.order_by("started_at").first().status == "failed"
+    result = ingest_arxiv()
+    # The killed window's last page, then a fresh window from its end (minus the overlap) to now.
+    assert _window_pages(arxiv_api) == [50, 0, 10, 20, 30, 40, 50]
+    assert (result.status, result.resumed_from, result.counts.new) == ("succeeded", killed.pk, 60)
+    killed.refresh_from_db()
+    assert killed.status == "failed" and "interrupted" in killed.errors[-1]["error"]
+    resumed, fresh = IngestRun.objects.exclude(pk=killed.pk).order_by("started_at")
+    assert (resumed.window_start, resumed.window_end, resumed.new) == (SINCE, UNTIL, 10)
+    assert fresh.window_start == UNTIL - WINDOW_OVERLAP and fresh.new == 50
+
+
+def test_a_failed_run_that_stored_nothing_is_not_resumed(arxiv_api):
+    IngestRun.objects.create(
+        source="arxiv_api",
+        status="succeeded",
+        params={"kind": "window", "categories": ["cs.AI"]},
+        window_start=SINCE - timedelta(days=7),
+        window_end=SINCE,
+    )
+    IngestRun.objects.create(
+        source="arxiv_api",
+        status="failed",
+        params={"kind": "window", "categories": ["cs.AI"]},
+        window_start=SINCE,
+        window_end=UNTIL,
+        cursor={},
+    )
+    result = ingest_arxiv()
+    assert result.resumed_from is None and result.window_start == SINCE - WINDOW_OVERLAP
 
 
 def test_next_window_starts_where_the_last_successful_one_ended(arxiv_api):
