@@ -179,6 +179,7 @@ AUTHOR_TRIGGER = re.compile(
     re.IGNORECASE,
 )
 NAME_TOKEN = re.compile(r"\s*(?P<tok>[^\W\d_](?:[\w'’.-]*[\w.])?|,|&)")
+PREVIOUS_WORD = re.compile(r"([\w-]+)\W*$")
 ET_AL = re.compile(r"\s*et\.?\s+al\.?", re.IGNORECASE)
 ET_AL_NAME = re.compile(
     r"(?<![\w-])(?P<name>(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]er|[Dd]en|[Dd]i|[Dd]a|[Ll]e)\s+)*"
@@ -332,7 +333,9 @@ def find_authors(text: str) -> AuthorFind:
     authors: list[str] = []
     spans: list[Span] = []
     confident = True
-    for m in AUTHOR_TRIGGER.finditer(text):
+    lower = text.lower()
+    triggers = AUTHOR_TRIGGER.finditer(text) if "by" in lower or "au" in lower else ()
+    for m in triggers:
         if any(s <= m.start() < e for s, e in spans):
             continue
         strong = bool(m["noun"] or m["verb"] or m["field"])
@@ -340,7 +343,7 @@ def find_authors(text: str) -> AuthorFind:
         if not strong and _title_cased(text[: m.start()] + " " + text[end:]):
             continue  # "Quantum Lower Bounds by Polynomials": capitals say nothing here
         if not strong:
-            previous = re.search(r"([\w-]+)\W*$", text[: m.start()])
+            previous = PREVIOUS_WORD.search(text, max(0, m.start() - 40), m.start())
             previous_word = previous[1].lower() if previous else ""
             participle = (
                 previous_word.endswith(("ed", "en", "ing")) and previous_word not in STRONG_VERBS
@@ -360,7 +363,9 @@ def find_authors(text: str) -> AuthorFind:
         start = m.start("by1") if m["noun"] else m.start()
         authors.extend(n for n in names if n not in authors)
         spans.append((start, end))
-    for pattern in (POSSESSIVE, ET_AL_NAME):
+    for pattern, key in ((POSSESSIVE, "s "), (ET_AL_NAME, "et")):
+        if key not in lower:
+            continue
         for m in pattern.finditer(text):
             if any(s < m.end() and m.start() < e for s, e in spans):
                 continue

@@ -63,6 +63,7 @@ What is understood, and the choices made where English is ambiguous:
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import re
 from collections.abc import Callable
@@ -787,12 +788,12 @@ def _year_alone(m: re.Match, today: date) -> TemporalMatch | None:
         return None
     text = m.string
     has_context = bool(m["prep"] or m["verb"]) or bool(
-        _YEAR_CONTEXT_BEFORE.search(text, 0, m.start())
+        _YEAR_CONTEXT_BEFORE.search(text, max(0, m.start() - 24), m.start())
     )
     following = _NEXT_WORD.match(text, m.end())
     next_word = following[1].lower() if following else ""
     if not has_context:
-        previous = _PREV_WORD.search(text, 0, m.start())
+        previous = _PREV_WORD.search(text, max(0, m.start() - 40), m.start())
         if previous and previous[1].lower() in COUNT_BEFORE:
             return None  # "top 2000"
         if next_word.endswith("s") and next_word not in PUBLICATION_NOUNS and len(next_word) > 3:
@@ -906,7 +907,9 @@ FIRST_DIGIT = re.compile(r"\d")
 
 
 def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
-    return any(span[0] < end and start < span[1] for start, end in taken)
+    """Whether span overlaps one of `taken` (disjoint spans, kept sorted)."""
+    index = bisect.bisect_left(taken, (span[1],))
+    return index > 0 and taken[index - 1][1] > span[0]
 
 
 def find_temporal(text: str, today: date) -> TemporalResult:
@@ -926,7 +929,7 @@ def find_temporal(text: str, today: date) -> TemporalResult:
             found = handler(m, today)
             if found is not None:
                 matches.append(found)
-                taken.append(found.span)
+                bisect.insort(taken, found.span)
     unplaced = any(
         not _overlaps(m.span(), taken)
         for pattern in (UNPLACED, UNPLACED_NAMED)

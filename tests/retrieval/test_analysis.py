@@ -373,3 +373,18 @@ def test_query_analysis_is_frozen():
     assert isinstance(analysis, QueryAnalysis)
     with pytest.raises(AttributeError):
         analysis.query = "other"  # type: ignore[misc]
+
+
+# --- real text -----------------------------------------------------------------------------------
+
+
+def test_real_scientific_claims_are_not_mistaken_for_filters(shared_data):
+    """SciFact's 809 claims are full of "by <gene>", "in 2010", acronyms and numbers."""
+    lines = (shared_data / "scifact" / "queries.jsonl").read_text().splitlines()
+    analyses = [analyse(json.loads(line)["text"], NOW) for line in lines]
+    assert len(analyses) == 809
+    assert [a.original for a in analyses if a.authors] == []
+    assert [a.original for a in analyses if a.categories or a.arxiv_id] == []
+    assert sum(not a.confident for a in analyses) <= 8  # about 1%: an LLM is asked rarely
+    # Claims that name years do get windows ("between 2009 and 2014"), and only those.
+    assert all(any(ch.isdigit() for ch in a.original) for a in analyses if a.start or a.end)

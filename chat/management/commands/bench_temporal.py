@@ -2,7 +2,8 @@
 
 Builds a few hundred varied questions (plain topics, date phrases of every kind, question
 phrasings, authors, categories, arXiv ids and URLs), calls `analyse()` on each `--repeat` times
-and prints mean/p50/p95/p99/max per call. As a same-run baseline for the machine's speed it also
+and prints mean/p50/p95/p99/max per call, and per question the fastest of its passes (its own
+cost without the scheduler's pauses). As a same-run baseline for the machine's speed it also
 times one precompiled regex scan of each question. No database is touched.
 """
 
@@ -129,12 +130,16 @@ class Command(BaseCommand):
         finally:
             gc.enable()
 
+        # On a shared machine one call now and then waits for the CPU for milliseconds; the
+        # fastest of a question's passes is its own cost, free of that noise.
+        best = [min(rules[i :: len(questions)]) for i in range(len(questions))]
         result = {
             "queries": len(questions),
             "calls": len(rules),
             "temporal_share": round(sum(a.is_temporal for a in analyses) / len(analyses), 3),
             "unsure_share": round(sum(not a.confident for a in analyses) / len(analyses), 3),
             "analyse": summary(rules),
+            "analyse_best_of_passes": summary(best),
             "baseline_regex_scan": summary(baseline),
         }
         result["analyse_vs_baseline_p50"] = round(
@@ -147,10 +152,10 @@ class Command(BaseCommand):
             f"{result['queries']} questions x {repeat} passes = {result['calls']} calls; "
             f"{result['temporal_share']:.0%} temporal, {result['unsure_share']:.0%} not confident"
         )
-        for name in ("analyse", "baseline_regex_scan"):
+        for name in ("analyse", "analyse_best_of_passes", "baseline_regex_scan"):
             row = result[name]
             self.stdout.write(
-                f"{name:20} mean {row['mean_us']:7.1f} µs  p50 {row['p50_us']:7.1f}  "
+                f"{name:22} mean {row['mean_us']:7.1f} µs  p50 {row['p50_us']:7.1f}  "
                 f"p95 {row['p95_us']:7.1f}  p99 {row['p99_us']:7.1f}  max {row['max_us']:8.1f}"
             )
         self.stdout.write(f"analyse p50 = {result['analyse_vs_baseline_p50']}x one regex scan")
