@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from chat.views import accounts as account_views
+from chat.views import search as search_views
 from chat.views import tokens as token_views
 from papers.views import health, home
 
@@ -15,6 +16,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("papers/", include("papers.urls")),
     path("chat/", include("chat.urls")),
+    path("search/", search_views.search_page, name="search"),
     path("api/", include("papers.api.urls")),
     path("api/", include("chat.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -31,6 +31,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection, transaction
+from django.utils import timezone
 
 from chat.retrieval.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
@@ -170,7 +171,7 @@ async def search(
     """The k best papers for `text` (see the module docstring). Raises SearchError on bad input."""
     started = time.perf_counter()
     text = _check(text, k)
-    now = as_utc_now(now)
+    now = as_utc_now(now or timezone.now())
     step = time.perf_counter()
     if analysis is None:
         if not text:

@@ -1,0 +1,302 @@
+"""Retrieval quality on a BEIR folder: nDCG@10 and recall@100 for dense, BM25 and hybrid.
+
+    manage.py bench_retrieval --beir ../shared/data/scifact --split train [--json]
+                              [--limit-queries N] [--keep-db]
+
+The corpus is written into a scratch database of its own (`bench_beir` on the same server,
+created, migrated and dropped here), through the production code: upsert_papers (full-text
+vector), papers.lexical (BM25), papers.embedding (passages and vectors of the active embedder),
+then every query runs through the retrievers and through `chat.retrieval.search.search` itself
+(with a literal analysis: a benchmark query is not a date question). The vectors of a corpus are
+cached in DATA_DIR/bench/ so that a second run does not embed 5,000 abstracts again.
+
+Also reported, from the same run: PostgreSQL's own `ts_rank` over an OR of the query lexemes
+(the baseline BM25 replaces) and other fusion settings computed from the same two lists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection, transaction
+
+from chat.management.scratch_db import scratch_database
+from chat.retrieval.evaluation import load_beir, mean, ndcg_at, recall_at
+
+CANDIDATES = 100
+PUBLISHED = datetime(2020, 1, 1, tzinfo=UTC)  # BEIR documents have no dates
+
+_TS_RANK = """
+SELECT p.arxiv_id FROM papers_paper p,
+    (SELECT string_agg(quote_literal(l), ' | ')::tsquery AS q
+     FROM unnest(tsvector_to_array(to_tsvector('english', %s))) AS l) query
+WHERE p.search_vector @@ query.q
+ORDER BY ts_rank(p.search_vector, query.q, 1) DESC, p.id
+LIMIT %s
+"""
+
+
+class Command(BaseCommand):
+    help = "nDCG@10 and recall@100 of dense, BM25 and hybrid search on a BEIR folder."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--beir", required=True, type=Path, help="BEIR folder (corpus.jsonl…)")
+        parser.add_argument("--split", default="test", help="qrels/<split>.tsv (default test)")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+        parser.add_argument("--limit-queries", type=int, default=None, metavar="N")
+        parser.add_argument("--database", default="bench_beir", help="scratch database name")
+        parser.add_argument("--keep-db", action="store_true", help="keep the scratch database")
+        parser.add_argument(
+            "--cache-dir",
+            type=Path,
+            default=None,
+            help="where corpus vectors are cached (default DATA_DIR/bench)",
+        )
+
+    def handle(self, *args, **options):
+        try:
+            data = load_beir(options["beir"], options["split"])
+        except (FileNotFoundError, ValueError, KeyError) as exc:
+            raise CommandError(str(exc)) from None
+        limit = options["limit_queries"]
+        if limit is not None and limit < 1:
+            raise CommandError("--limit-queries must be at least 1")
+        query_ids = sorted(data.queries)[:limit] if limit else sorted(data.queries)
+        self.quiet = options["json"]
+        cache_dir = options["cache_dir"] or Path(settings.DATA_DIR) / "bench"
+
+        with scratch_database(options["database"], keep=options["keep_db"]):
+            load_seconds = self.load(data, cache_dir)
+            result = self.evaluate(data, query_ids)
+        result["setup_seconds"] = round(load_seconds, 1)
+        result["dataset"] = {
+            "folder": str(options["beir"]),
+            "split": options["split"],
+            "documents": len(data.corpus),
+            "queries": len(query_ids),
+        }
+        if options["json"]:
+            self.stdout.write(json.dumps(result, indent=2))
+        else:
+            self.report(result)
+
+    # --- loading ---------------------------------------------------------------------------
+
+    def say(self, message: str) -> None:
+        if not self.quiet:
+            self.stderr.write(message)
+
+    def load(self, data, cache_dir: Path) -> float:
+        from papers.embeddings import get_embedder
+        from papers.ingest.upsert import PaperRecord, upsert_papers
+        from papers.lexical import index_missing
+        from papers.models import Paper
+
+        started = time.perf_counter()
+        if Paper.objects.count() != len(data.corpus):
+            self.say(f"writing {len(data.corpus)} documents into the scratch database")
+            records = [
+                PaperRecord(
+                    arxiv_id=doc_id,
+                    version=1,
+                    title=title.strip() or text[:80] or doc_id,
+                    abstract=text,
+                    authors=[],
+                    primary_category="beir",
+                    categories=["beir"],
+                    published=PUBLISHED,
+                    updated=PUBLISHED,
+                )
+                for doc_id, (title, text) in data.corpus.items()
+            ]
+            upsert_papers(records)
+        self.say("BM25 index")
+        index_missing()
+        embedder = get_embedder()
+        cache = cache_dir / f"{_fingerprint(data.corpus_path)}-{embedder.name}.npz"
+        self.ensure_vectors(embedder, cache)
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
+        return time.perf_counter() - started
+
+    def ensure_vectors(self, embedder, cache: Path) -> None:
+        from papers.embedding import embed_missing
+        from papers.models import Passage
+
+        if Passage.objects.filter(model=embedder.name).exists():
+            return
+        if cache.is_file():
+            self.say(f"vectors from {cache}")
+            _load_vectors(cache, embedder.name)
+            return
+        self.say(f"embedding the corpus with {embedder.name} (once; cached in {cache})")
+        embed_missing(progress=not self.quiet)
+        _save_vectors(cache, embedder.name)
+
+    # --- evaluation ------------------------------------------------------------------------
+
+    def evaluate(self, data, query_ids: list[str]) -> dict:
+        from chat.retrieval.analysis import QueryAnalysis
+        from chat.retrieval.dense import dense_search
+        from chat.retrieval.filters import SearchFilters
+        from chat.retrieval.fulltext import lexical_search
+        from chat.retrieval.fusion import Ranked, convex_fusion, reciprocal_rank_fusion
+        from chat.retrieval.search import search
+        from papers.embeddings import get_embedder
+        from papers.models import Paper
+
+        embedder = get_embedder()
+        arxiv_of = dict(Paper.objects.values_list("id", "arxiv_id"))
+        run_search = async_to_sync(search)
+        runs: dict[str, list[list[str]]] = {
+            name: [] for name in ("dense", "fulltext", "fulltext_ts_rank", "hybrid")
+        }
+        variants: dict[str, list[list[str]]] = {}
+        latencies, exact_bm25 = [], 0
+        self.say(f"{len(query_ids)} queries")
+        for query_id in query_ids:
+            text = data.queries[query_id]
+            vector = embedder.embed_query(text)
+            with transaction.atomic(), connection.cursor() as cursor:
+                dense = dense_search(cursor, vector, embedder.name, SearchFilters(), CANDIDATES)
+                lexical = lexical_search(cursor, text, SearchFilters(), CANDIDATES)
+                cursor.execute(_TS_RANK, [text, CANDIDATES])
+                runs["fulltext_ts_rank"].append([row[0] for row in cursor.fetchall()])
+            exact_bm25 += lexical.exact
+            runs["dense"].append([arxiv_of[h.paper_id] for h in dense.hits])
+            runs["fulltext"].append([arxiv_of[h.paper_id] for h in lexical.hits])
+
+            analysis = QueryAnalysis(
+                query=text, original=text, is_temporal=False, start=None, end=None, year=None,
+                recency_weight=0.0, phrase="",
+            )  # fmt: skip
+            started = time.perf_counter()
+            response = run_search(text, k=CANDIDATES, analysis=analysis)
+            latencies.append((time.perf_counter() - started) * 1000)
+            runs["hybrid"].append([hit.arxiv_id for hit in response.hits])
+
+            lists = [
+                ("dense", [h.paper_id for h in dense.hits], [h.similarity for h in dense.hits]),
+                ("fulltext", [h.paper_id for h in lexical.hits], [h.score for h in lexical.hits]),
+            ]
+            for rrf_k in (10, 30, 60, 100):
+                fused = reciprocal_rank_fusion([Ranked(n, i, s) for n, i, s in lists], k=rrf_k)
+                variants.setdefault(f"rrf k={rrf_k}", []).append(
+                    [arxiv_of[f.paper_id] for f in fused[:CANDIDATES]]
+                )
+            for weight in (0.3, 0.4, 0.5, 0.6, 0.7):
+                ranked = [
+                    Ranked(n, i, s, weight if n == "dense" else 1 - weight) for n, i, s in lists
+                ]
+                fused = convex_fusion(ranked)
+                variants.setdefault(f"convex dense={weight}", []).append(
+                    [arxiv_of[f.paper_id] for f in fused[:CANDIDATES]]
+                )
+
+        def scores(ranked_lists):
+            pairs = list(zip(query_ids, ranked_lists, strict=True))
+            return {
+                "ndcg@10": round(mean([ndcg_at(r, data.qrels[q], 10) for q, r in pairs]), 4),
+                "recall@100": round(mean([recall_at(r, data.qrels[q], 100) for q, r in pairs]), 4),
+            }
+
+        result = {name: scores(lists) for name, lists in runs.items()}
+        result["variants"] = {name: scores(lists) for name, lists in variants.items()}
+        result["settings"] = {
+            "embedder": embedder.name,
+            "fusion": settings.SEARCH_FUSION,
+            "rrf_k": settings.RRF_K,
+            "candidates": CANDIDATES,
+        }
+        result["bm25_exact_share"] = round(exact_bm25 / max(len(query_ids), 1), 4)
+        result["search_ms"] = {
+            "p50": round(statistics.median(latencies), 1) if latencies else None,
+            "p95": round(_percentile(latencies, 95), 1) if latencies else None,
+        }
+        return result
+
+    def report(self, result: dict) -> None:
+        out = self.stdout.write
+        ds = result["dataset"]
+        out(f"{ds['folder']} ({ds['split']}): {ds['documents']} documents, {ds['queries']} queries")
+        out(f"embedder {result['settings']['embedder']}, fusion {result['settings']['fusion']}")
+        out(f"{'run':28s} {'nDCG@10':>8s} {'R@100':>8s}")
+        for name in ("dense", "fulltext", "fulltext_ts_rank", "hybrid"):
+            s = result[name]
+            out(f"{name:28s} {s['ndcg@10']:8.4f} {s['recall@100']:8.4f}")
+        out("fusion variants (same lists):")
+        for name, s in result["variants"].items():
+            out(f"  {name:26s} {s['ndcg@10']:8.4f} {s['recall@100']:8.4f}")
+        out(
+            f"BM25 exact for {result['bm25_exact_share']:.1%} of queries; search() k=100 "
+            f"p50 {result['search_ms']['p50']} ms, p95 {result['search_ms']['p95']} ms; "
+            f"setup {result['setup_seconds']} s"
+        )
+
+
+def _percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def _fingerprint(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:12]
+
+
+def _save_vectors(cache: Path, model: str) -> None:
+    """Every passage of `model` (by document id, span) and its vector, to a .npz file."""
+    from papers.models import Passage
+
+    rows = list(
+        Passage.objects.filter(model=model)
+        .order_by("paper__arxiv_id", "position")
+        .values_list("paper__arxiv_id", "position", "start", "end", "embedding")
+    )
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(
+        cache,
+        doc_ids=np.array([r[0] for r in rows]),
+        spans=np.array([(r[1], r[2], r[3]) for r in rows], dtype=np.int32),
+        vectors=np.stack([np.asarray(r[4], dtype=np.float32) for r in rows]),
+    )
+
+
+def _load_vectors(cache: Path, model: str) -> None:
+    from papers.models import Paper, Passage
+
+    saved = np.load(cache)
+    paper_of = dict(Paper.objects.values_list("arxiv_id", "id"))
+    published = dict(Paper.objects.values_list("id", "published"))
+    passages = []
+    for doc_id, (position, start, end), vector in zip(
+        saved["doc_ids"], saved["spans"], saved["vectors"], strict=True
+    ):
+        paper_id = paper_of.get(str(doc_id))
+        if paper_id is None:
+            continue
+        passages.append(
+            Passage(
+                paper_id=paper_id,
+                model=model,
+                position=int(position),
+                start=int(start),
+                end=int(end),
+                published=published[paper_id],
+                embedding=vector,
+            )
+        )
+    Passage.objects.bulk_create(passages, batch_size=1000)

@@ -1,0 +1,76 @@
+"""Retrieval quality measures and the BEIR folder layout, for `manage.py bench_retrieval`.
+
+nDCG@k as BEIR/pytrec_eval compute it (graded gains, log2 discount, ideal DCG over the judged
+relevant documents), and recall@k (relevant retrieved in the top k / relevant judged).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def ndcg_at(ranked: Sequence[str], relevant: dict[str, int], k: int = 10) -> float:
+    gains = [relevant.get(doc, 0) for doc in ranked[:k]]
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains) if g > 0)
+    ideal = sorted((g for g in relevant.values() if g > 0), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def recall_at(ranked: Sequence[str], relevant: dict[str, int], k: int = 100) -> float:
+    wanted = {doc for doc, g in relevant.items() if g > 0}
+    if not wanted:
+        return 0.0
+    return len(wanted.intersection(ranked[:k])) / len(wanted)
+
+
+@dataclass
+class BeirSet:
+    corpus: dict[str, tuple[str, str]]  # doc id -> (title, text)
+    queries: dict[str, str]  # query id -> text, only those judged in the split
+    qrels: dict[str, dict[str, int]]  # query id -> {doc id: grade}
+    corpus_path: Path
+
+
+def load_beir(folder: Path, split: str = "test") -> BeirSet:
+    """corpus.jsonl, queries.jsonl and qrels/<split>.tsv from a BEIR-layout folder."""
+    folder = Path(folder)
+    paths = {
+        "corpus": folder / "corpus.jsonl",
+        "queries": folder / "queries.jsonl",
+        "qrels": folder / "qrels" / f"{split}.tsv",
+    }
+    for what, path in paths.items():
+        if not path.is_file():
+            raise FileNotFoundError(f"BEIR {what} file not found: {path}")
+    corpus = {}
+    with paths["corpus"].open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                doc = json.loads(line)
+                corpus[str(doc["_id"])] = (doc.get("title") or "", doc.get("text") or "")
+    qrels: dict[str, dict[str, int]] = {}
+    with paths["qrels"].open(encoding="utf-8", newline="") as f:
+        rows = csv.reader(f, delimiter="\t")
+        for row in rows:
+            if not row or row[0] in ("query-id", "query_id"):
+                continue
+            query_id, doc_id, grade = row[0], row[1], int(row[2])
+            qrels.setdefault(query_id, {})[doc_id] = grade
+    queries = {}
+    with paths["queries"].open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                query = json.loads(line)
+                if str(query["_id"]) in qrels:
+                    queries[str(query["_id"])] = query["text"]
+    return BeirSet(corpus, queries, qrels, paths["corpus"])
+
+
+def mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0

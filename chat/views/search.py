@@ -1,0 +1,127 @@
+"""The search page, /search/?q=…: the same `search()` as the chat and the API, for anyone.
+
+The window the query was read as is shown as a chip ("2024-11-21 → today, recency 0.6") with a
+plain GET form to change it and a link to drop it, so it works without JavaScript:
+
+- `from`, `to` (YYYY-MM-DD, blank = open) and `recency` (0..1) present in the URL replace what
+  the analysis found (the chip's form always sends all three);
+- `window=off` drops the window and recency; `authors=off` and `categories=off` drop those
+  filters.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from urllib.parse import urlencode
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.shortcuts import render
+from django.utils import timezone
+
+from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
+
+CHIP_FIELDS = ("from", "to", "recency")
+
+
+def _day(value: str, name: str) -> date | None:
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise SearchError(f"{name} must be a date like 2024-11-21, not {value!r}") from None
+
+
+def _weight(value: str) -> float:
+    value = value.strip()
+    if not value:
+        return 0.0
+    try:
+        return float(value)
+    except ValueError:
+        raise SearchError(f"recency must be a number from 0 to 1, not {value!r}") from None
+
+
+def overrides_from(params) -> dict:
+    """What the user changed on the chips, as `search(overrides=...)`."""
+    overrides: dict = {}
+    if params.get("window") == "off":
+        overrides.update(start=None, end=None, recency_weight=0.0)
+    elif any(field in params for field in CHIP_FIELDS):
+        overrides.update(
+            start=_day(params.get("from", ""), "from"),
+            end=_day(params.get("to", ""), "to"),
+            recency_weight=_weight(params.get("recency", "")),
+        )
+    if params.get("authors") == "off":
+        overrides["authors"] = []
+    if params.get("categories") == "off":
+        overrides["categories"] = []
+    return overrides
+
+
+def url_with(params, **changes) -> str:
+    """This page's query string with some parameters changed (None removes one)."""
+    merged = {key: params.get(key) for key in params}
+    for key, value in changes.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return "?" + urlencode({k: v for k, v in merged.items() if v is not None})
+
+
+def window_chip(analysis, today: date) -> dict | None:
+    """The chip's label and its form's values, or None when the query has no time intent."""
+    start, end, weight = analysis.start, analysis.end, analysis.recency_weight
+    if not (start or end or weight > 0):
+        return None
+    parts = []
+    if start or end:
+        left = f"{start:%Y-%m-%d}" if start else "…"
+        right = "today" if end is None or end.date() >= today else f"{end:%Y-%m-%d}"
+        parts.append(f"{left} → {right}")
+    if weight > 0:
+        parts.append(f"recency {weight:.1f}")
+    return {
+        "label": ", ".join(parts),
+        "from": f"{start:%Y-%m-%d}" if start else "",
+        "to": f"{end:%Y-%m-%d}" if end else "",
+        "recency": f"{weight:.1f}",
+    }
+
+
+async def search_page(request):
+    params = request.GET
+    query = params.get("q", "").strip()
+    context: dict = {"q": query, "max_chars": MAX_QUERY_CHARS}
+    status = 200
+    if query:
+        try:
+            response = await search(
+                query, k=settings.SEARCH_RESULTS, overrides=overrides_from(params) or None
+            )
+        except SearchError as exc:
+            context["error"] = str(exc)
+            status = 400
+        else:
+            analysis = response.analysis
+            context.update(
+                response=response,
+                hits=response.hits,
+                analysis=analysis,
+                chip=window_chip(analysis, timezone.now().date()),
+                remove_window_url=url_with(
+                    params, window="off", **{field: None for field in CHIP_FIELDS}
+                ),
+                remove_authors_url=url_with(params, authors="off"),
+                remove_categories_url=url_with(params, categories="off"),
+                total_ms=round(response.timings.get("total", 0.0)),
+                restore_window_url=url_with(params, window=None)
+                if params.get("window") == "off"
+                else None,
+            )
+    # Rendering reads request.user (the header): a database access, so not on the event loop.
+    return await sync_to_async(render)(request, "search.html", context, status=status)
