@@ -1,10 +1,12 @@
 """A second opinion from an LLM on the questions the rules are unsure about.
 
 `analyse_with_llm(text, now, complete)` runs the rules first and returns their result unless it
-is marked not confident ("since ChatGPT", "three years ago", "diffusion models by ho"). Then it
-asks the model for one JSON object, checks every field (types, dates inside 1900..next year, start
-not after end, weight in 0..1, categories in the arXiv taxonomy, a topical query made only of
-the question's own words) and returns source="llm". Anything else — an exception or a timeout
+is marked not confident ("since ChatGPT", "three years ago", "diffusion models by jonathan ho").
+Then it asks the model for one JSON object, checks every field (types, dates inside 1900..next
+year, start not after end, weight in 0..1) and keeps only what the question supports: categories
+of the arXiv taxonomy, authors and a topical query made of the question's own words (a model
+must not invent a filter that empties the results). The arXiv id always comes from the rules.
+It returns source="llm". Anything else — an exception or a timeout
 from `complete`, text that is not JSON, a field of the wrong type — falls back to the rules'
 result, logged, never raised: a model's bad output must not break a search.
 

@@ -57,8 +57,11 @@ What is understood, and the choices made where English is ambiguous:
 - `year` is the single calendar year of a window named by the calendar ("in 2021", "March 2024",
   "Q1 2025", "last year", "this month", "yesterday"); None for ranges, open bounds, decades and
   rolling windows ("past year").
+- "today" is a one-day window when it says so ("published today", "today's papers"); alone
+  ("quantum computing today") it means nowadays: recency 0.6, no window.
 - Not confident (so an LLM may look again): the cases marked above, and time words the rules saw
-  but could not place ("since ChatGPT", "before the pandemic", "three years ago", "last summer").
+  but could not place ("since ChatGPT", "before the pandemic", "last summer", "since March"
+  without a year, "summer 2023", "the next few years").
 """
 
 from __future__ import annotations
@@ -248,7 +251,8 @@ NUMBER = (
     r"|a\s+couple(?:\s+of)?|couple(?:\s+of)?|a\s+few|few|several|a\s+dozen|dozen|half\s+an?|an?)"
 )
 AND_A_HALF = r"(?:\s+and\s+a\s+half)"
-UNIT = r"(?:days?|weeks?|months?|quarters?|years?|decades?)"
+UNIT = r"(?:days?|weeks?|wks?|months?|mos?|quarters?|years?|yrs?|decades?)"
+UNIT_ABBREVIATIONS = {"wk": "week", "mo": "month", "yr": "year"}
 
 # Where a match may start and end: not glued to a word, a version number, money or a path.
 START = r"(?<![\w.$#/\\-])"
@@ -483,7 +487,8 @@ def _count(text: str | None) -> tuple[float | None, bool]:
 
 
 def _unit(text: str) -> str:
-    return text.lower().rstrip("s")
+    unit = text.lower().rstrip("s")
+    return UNIT_ABBREVIATIONS.get(unit, unit)
 
 
 def _whole_count(count: float, unit: str) -> tuple[int, str] | None:
@@ -899,8 +904,16 @@ UNPLACED = re.compile(
     r"(?:advent|release|introduction|rise|emergence|launch|invention|publication|pandemic|covid"
     r"|chatgpt|gpt|bert|transformers?|llms?|deep\s+learning|alexnet|imagenet|war|crisis)"
     r"|(?:this|last|next|past)\s+(?:summer|winter|spring|autumn|fall|semester|season|term)"
-    r"|(?:last|past|previous|recent|next|coming)\s+(?:few\s+|couple\s+of\s+|several\s+|many\s+)?(?:years|months|weeks|days|decades))(?!\w)",
+    r"|(?:last|past|previous|recent|next|coming)\s+(?:few\s+|couple\s+of\s+|several\s+|many\s+)?(?:years|months|weeks|days|decades)"
+    # a month without its year: "since March"
+    r"|(?:since|after|before|until|till|from|in|during)\s+(?:january|february|march|april|june|july"
+    r"|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
+    r"\.?(?!\w)(?!\s*,?\s*\d))(?!\w)",
     _FLAGS,
+)
+# A season's dates depend on the hemisphere: "summer 2023" keeps its year, not confidently.
+SEASON_OF_YEAR = re.compile(
+    r"(?<![\w-])(?:spring|summer|autumn|fall|winter)\s+(?:of\s+)?(?:19|20)\d\d(?!\w)", _FLAGS
 )
 UNPLACED_NAMED = re.compile(r"(?<![\w-])(?:since|after|before|until|pre|post)[\s-]+[A-Z][\w.-]*")
 FIRST_DIGIT = re.compile(r"\d")
@@ -934,7 +947,7 @@ def find_temporal(text: str, today: date) -> TemporalResult:
         not _overlaps(m.span(), taken)
         for pattern in (UNPLACED, UNPLACED_NAMED)
         for m in pattern.finditer(text)
-    )
+    ) or (first_digit is not None and SEASON_OF_YEAR.search(text) is not None)
     return combine(sorted(matches, key=lambda match: match.span), today, unplaced=unplaced)
 
 

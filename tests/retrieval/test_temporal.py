@@ -129,6 +129,8 @@ WINDOWS = [
     case("over the last year", "2025-11-21", "2026-11-21", weight=REL),
     case("the last month", "2026-10-21", "2026-11-21", weight=REL),
     case("recent 5 years", "2021-11-21", "2026-11-21", weight=REL),
+    case("past 3 yrs", "2023-11-21", "2026-11-21", weight=REL),
+    case("last 6 mos", "2026-05-21", "2026-11-21", weight=REL),
     # --- calendar units -----------------------------------------------------------------------
     case("last year", "2025-01-01", "2025-12-31", year=2025),
     case("last year's papers on LLM agents", "2025-01-01", "2025-12-31", year=2025),
@@ -296,6 +298,8 @@ UNSURE = [
     "what was published last summer on LLM agents",
     "progress in the deep learning era",
     "the next few years of quantum hardware",
+    "papers since March on protein design",
+    "results from summer 2023",
 ]
 
 
