@@ -243,6 +243,7 @@ TENS_WORDS = {
     "eighty": 80, "ninety": 90,
 }  # fmt: skip
 VAGUE_COUNTS = {"few": 3, "several": 5}
+PLAIN_COUNTS = {"a": 1, "an": 1, "couple": 2, "dozen": 12, "half a": 0.5, "half an": 0.5}
 _TEENS_FIRST = sorted(UNIT_WORDS, key=len, reverse=True)  # "seventeen" before "seven"
 NUMBER = (
     r"(?:\d{1,4}(?:\.5)?"
@@ -470,20 +471,15 @@ def _count(text: str | None) -> tuple[float | None, bool]:
     words = " ".join(text.lower().replace("-", " ").split())
     if words.replace(".", "", 1).isdigit():
         return float(words) if "." in words else int(words), True
-    words = words.removeprefix("a ").removesuffix(" of")
-    if words in ("a", "an", "dozen"):
-        return (12 if words == "dozen" else 1), True
-    if words in ("couple",):
-        return 2, True
+    words = words.removeprefix("a ").removesuffix(" of")  # "a couple of" -> "couple"
+    if words in PLAIN_COUNTS:
+        return PLAIN_COUNTS[words], True
     if words in VAGUE_COUNTS:
         return VAGUE_COUNTS[words], False
-    if words in ("half a", "half an"):
-        return 0.5, True
-    parts = words.split()
-    total = TENS_WORDS.get(parts[0], 0) + sum(UNIT_WORDS.get(p, 0) for p in parts[-1:])
-    if parts[0] in UNIT_WORDS:
-        total = UNIT_WORDS[parts[0]]
-    return total, True
+    tens, _, units = words.partition(" ")
+    if tens in TENS_WORDS:  # "twenty four"
+        return TENS_WORDS[tens] + UNIT_WORDS.get(units, 0), True
+    return UNIT_WORDS.get(words, 0), True
 
 
 def _unit(text: str) -> str:
