@@ -1,10 +1,11 @@
-"""/api/threads/... (included under "api/" by flatuniverse/urls.py)."""
+"""/api/search/ and /api/threads/... (included under "api/" by flatuniverse/urls.py)."""
 
 from django.urls import path
 
-from chat.api import messages, threads
+from chat.api import messages, search, threads
 
 urlpatterns = [
+    path("search/", search.SearchView.as_view(), name="api-search"),
     path("threads/", threads.ThreadListView.as_view(), name="api-threads"),
     path("threads/<uuid:thread_id>/", threads.ThreadDetailView.as_view(), name="api-thread"),
     path(

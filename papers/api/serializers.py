@@ -4,6 +4,7 @@ import datetime as dt
 
 from rest_framework import serializers
 
+from chat.api.search import SearchHitSerializer
 from papers.models import Paper
 
 CATEGORY_PATTERN = r"^[A-Za-z][A-Za-z-]*(\.[A-Za-z][A-Za-z-]*)?$"
@@ -55,20 +56,6 @@ class PaperDetailSerializer(PaperSerializer):
         }
 
 
-class SimilarPaperSerializer(serializers.Serializer):
-    score = serializers.FloatField(help_text="Cosine similarity to the paper, -1 to 1.")
-    paper = PaperSerializer(help_text="The similar paper.")
-
-
-class SimilarPapersSerializer(serializers.Serializer):
-    arxiv_id = serializers.CharField(help_text="The paper the neighbours are similar to.")
-    model = serializers.CharField(help_text="Embedding model whose vectors were compared.")
-    embedded = serializers.BooleanField(
-        help_text="False when the paper has no vector for this model yet (results are empty)."
-    )
-    results = SimilarPaperSerializer(many=True, help_text="Nearest papers, most similar first.")
-
-
 # Built with type() because `from` is a Python keyword but the natural parameter name.
 PaperFilterSerializer = type(
     "PaperFilterSerializer",
@@ -117,3 +104,17 @@ def day_end(day: dt.date) -> dt.datetime:
     # time.max rather than "next day": date.max + 1 day would overflow.
     return dt.datetime.combine(day, dt.time.max, tzinfo=dt.UTC)
 
+
+class SimilarParamsSerializer(serializers.Serializer):
+    k = serializers.IntegerField(
+        min_value=1, max_value=50, default=10, help_text="How many papers, 1 to 50."
+    )
+
+
+class SimilarPapersSerializer(serializers.Serializer):
+    arxiv_id = serializers.CharField(help_text="The paper the others are similar to.")
+    results = SearchHitSerializer(many=True, help_text="Most similar first; never the paper.")
+    notices = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="E.g. that the paper has no vector yet, so only its title was matched.",
+    )

@@ -10,6 +10,11 @@ register_converter(ArxivIdConverter, "arxiv")
 urlpatterns = [
     path("papers/", views.PaperListView.as_view(), name="api-papers"),
     path("papers/<arxiv:arxiv_id>/", views.PaperDetailView.as_view(), name="api-paper"),
+    path(
+        "papers/<arxiv:arxiv_id>/similar/",
+        views.PaperSimilarView.as_view(),
+        name="api-paper-similar",
+    ),
     path("ingest/", ingest.IngestStartView.as_view(), name="api-ingest"),
     re_path(
         r"^ingest/(?P<ingest_id>[0-9a-f]{32})/$",

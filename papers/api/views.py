@@ -1,17 +1,25 @@
 """Papers API: the catalogue with filters, one paper, and its nearest neighbours."""
 
+from dataclasses import replace
+
 from django.contrib.postgres.search import SearchQuery
 from django.db.models import Exists, OuterRef, Prefetch
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from chat.api.pagination import ApiCursorPagination
+from chat.api.search import SearchRateThrottle, run_search
+from chat.retrieval.analysis import analyse
 from papers.api.serializers import (
     PaperDetailSerializer,
     PaperFilterSerializer,
     PaperSerializer,
+    SimilarPapersSerializer,
+    SimilarParamsSerializer,
     day_end,
     day_start,
 )
@@ -116,3 +124,38 @@ class PaperDetailView(generics.RetrieveAPIView):
 
     def get_object(self):
         return get_paper_for(self.request.user, self.kwargs["arxiv_id"])
+
+
+class PaperSimilarView(APIView):
+    # The same engine and budget as /api/search/.
+    throttle_classes = [SearchRateThrottle]
+
+    @extend_schema(
+        operation_id="papers_similar",
+        summary="Papers similar to one paper",
+        description="Nearest papers by the paper's own embedding (the active model's vectors), "
+        "fused with a BM25 match on its title: the retrieval engine's \"papers like <id>\" "
+        "search. Hidden papers are never returned.",
+        parameters=[ARXIV_ID_PARAMETER, SimilarParamsSerializer],
+        responses=SimilarPapersSerializer,
+        tags=["papers"],
+    )
+    def get(self, request, arxiv_id):
+        params = SimilarParamsSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        paper = get_paper_for(request.user, arxiv_id)
+        # A "papers like <id>" reading with no topic: the engine searches with that paper's own
+        # vector and title, and leaves the paper itself out.
+        analysis = replace(analyse(paper.arxiv_id), query="", arxiv_id=paper.arxiv_id)
+        # Only staff reach a hidden paper here; the engine then has to look at hidden papers to
+        # find it, so any hidden neighbours are dropped afterwards.
+        result = run_search(paper.arxiv_id, k=params.validated_data["k"], analysis=analysis,
+                            include_hidden=paper.hidden)
+        hidden = set()
+        if paper.hidden:
+            hidden = set(
+                Paper.objects.filter(pk__in=[h.paper_id for h in result.hits], hidden=True)
+                .values_list("pk", flat=True)
+            )
+        hits = [hit.to_dict() for hit in result.hits if hit.paper_id not in hidden]
+        return Response({"arxiv_id": paper.arxiv_id, "results": hits, "notices": result.notices})

@@ -83,6 +83,17 @@ def papers(db):
 
 
 @pytest.fixture
+def indexed_papers(papers, settings):
+    """The papers embedded too (the fast deterministic hashing embedder), so searches, similar
+    papers and answers have vectors to work with."""
+    from papers.embedding import embed_missing
+
+    settings.EMBEDDING_BACKEND = "hashing"
+    embed_missing()
+    return papers
+
+
+@pytest.fixture
 def hidden_paper(papers):
     paper = papers["2402.00002"]
     paper.hidden = True

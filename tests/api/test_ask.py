@@ -70,7 +70,7 @@ def test_second_question_in_a_minute_gets_429_with_retry_after(owner_api, owner,
 
 
 @pytest.mark.django_db(transaction=True)
-def test_json_ask_returns_question_and_finished_answer(owner_api, thread, papers):
+def test_json_ask_returns_question_and_finished_answer(owner_api, thread, indexed_papers):
     response = ask(owner_api, thread, "diffusion models for text")
     assert response.status_code == 201, response.content
     body = response.json()
@@ -89,7 +89,7 @@ def test_json_ask_returns_question_and_finished_answer(owner_api, thread, papers
 
 
 @pytest.mark.django_db(transaction=True)
-def test_event_stream_ask_sends_the_websocket_events_in_order(owner_api, thread, papers):
+def test_event_stream_ask_sends_the_websocket_events_in_order(owner_api, thread, indexed_papers):
     response = ask(owner_api, thread, "diffusion models for text", HTTP_ACCEPT="text/event-stream")
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/event-stream")

@@ -87,7 +87,8 @@ def fuzz(operation, mode, app, headers: dict, path_parameters: dict) -> None:
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)  # asks close the connection (channels does)
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
-def test_every_operation_answers_as_documented(wsgi_app, api_schema, owner, staff, papers, mode):
+def test_every_operation_answers_as_documented(wsgi_app, api_schema, owner, staff, indexed_papers,
+                                               mode):
     thread = Thread.objects.create(owner=owner, title="fuzzed")
     Message.objects.create(thread=thread, role="user", content="seed question")
     as_owner = {"Authorization": f"Token {Token.objects.create(user=owner).key}"}
