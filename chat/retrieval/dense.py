@@ -152,20 +152,34 @@ def _hnsw(cursor, q: str, model: str, filters: SearchFilters, n: int) -> list[De
 
 
 def dense_search(
-    cursor, vector, model: str, filters: SearchFilters, n: int, *, exact_max: int | None = None
+    cursor,
+    vector,
+    model: str,
+    filters: SearchFilters,
+    n: int,
+    *,
+    exact_max: int | None = None,
+    plan: str | None = None,
 ) -> DenseResult:
     """The `n` papers whose passages (of `model`) are closest to `vector`, within `filters`.
 
     Must run inside a transaction (the HNSW settings are transaction-local). When at least `n`
-    papers pass the filters, exactly `n` come back.
+    papers pass the filters, exactly `n` come back. `plan` forces "exact" or "hnsw" (benchmarks);
+    by default the bounded count against `exact_max` (settings.DENSE_EXACT_MAX) decides.
     """
+    if plan not in (None, "exact", "hnsw"):
+        raise ValueError(f"unknown dense plan {plan!r}")
     if n <= 0:
         return DenseResult([], "none")
     if filters.paper_ids is not None and not filters.paper_ids:
         return DenseResult([], "none")
     q = vector_literal(vector)
     exact_max = settings.DENSE_EXACT_MAX if exact_max is None else exact_max
-    if filters.narrows and _bounded_count(cursor, model, filters, exact_max) <= exact_max:
+    if plan == "exact" or (
+        plan is None
+        and filters.narrows
+        and _bounded_count(cursor, model, filters, exact_max) <= exact_max
+    ):
         return DenseResult(_exact(cursor, q, model, filters, n), "exact")
     hits = _hnsw(cursor, q, model, filters, n)
     if len(hits) < n:

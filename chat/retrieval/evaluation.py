@@ -74,3 +74,10 @@ def load_beir(folder: Path, split: str = "test") -> BeirSet:
 
 def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    """The nearest-rank percentile (pct in 0..100) of a non-empty sequence."""
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[index]

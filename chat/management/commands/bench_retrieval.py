@@ -30,7 +30,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from chat.management.scratch_db import scratch_database
-from chat.retrieval.evaluation import load_beir, mean, ndcg_at, recall_at
+from chat.retrieval.evaluation import load_beir, mean, ndcg_at, percentile, recall_at
 
 CANDIDATES = 100
 PUBLISHED = datetime(2020, 1, 1, tzinfo=UTC)  # BEIR documents have no dates
@@ -220,7 +220,7 @@ class Command(BaseCommand):
         result["bm25_exact_share"] = round(exact_bm25 / max(len(query_ids), 1), 4)
         result["search_ms"] = {
             "p50": round(statistics.median(latencies), 1) if latencies else None,
-            "p95": round(_percentile(latencies, 95), 1) if latencies else None,
+            "p95": round(percentile(latencies, 95), 1) if latencies else None,
         }
         return result
 
@@ -241,12 +241,6 @@ class Command(BaseCommand):
             f"p50 {result['search_ms']['p50']} ms, p95 {result['search_ms']['p95']} ms; "
             f"setup {result['setup_seconds']} s"
         )
-
-
-def _percentile(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def _fingerprint(path: Path) -> str:

@@ -1,0 +1,431 @@
+"""Temporal correctness and speed of the whole search on the 57k arXiv sample.
+
+    manage.py bench_search [--snapshot ../shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz]
+                           [--now 2026-11-21] [--k 10] [--repeat 1] [--keep-db] [--json]
+
+The sample goes into a scratch database (`bench_search`) through the real snapshot import and
+BM25 index. Vectors: embedding 57k abstracts with MiniLM takes ~45 min of both cores, so passage
+vectors come from the hashing embedder (hashed words of the real text) but are *stored under the
+active embedder's name*: every timed search embeds its query with the real model (MiniLM, ~4 ms)
+and runs the real SQL over 57k real-sized vectors; only the relevance of dense hits is
+meaningless. Temporal correctness does not depend on the vectors at all.
+
+Measured:
+1. correctness: for every windowed query, all results inside the window, and exactly k results
+   whenever at least k visible papers exist in it (the count comes from SQL);
+2. speed: p50/p95 of `search()` end to end (analysis + query embedding + BM25 + dense + fusion +
+   hydration with snippets), over topic x time-phrase queries, after a warm-up;
+3. the dense plan: exact scan vs HNSW iterative scan over windows of growing size (time and
+   recall@10 of the index against the exact scan), which sets DENSE_EXACT_MAX;
+4. the BM25 candidate cap: time and top-10 agreement against exhaustive BM25.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection, transaction
+
+from chat.management.scratch_db import scratch_database
+from chat.retrieval.evaluation import percentile
+
+DEFAULT_SNAPSHOT = (
+    Path(settings.BASE_DIR).parent / "shared" / "data" / "arxiv-snapshot" / "arxiv-sample.jsonl.gz"
+)
+TOPICS = [
+    "diffusion models for image generation",
+    "quantum entanglement",
+    "graph neural networks",
+    "large language models reasoning",
+    "quantum error correction",
+    "reinforcement learning for robotics",
+    "bell inequality violation",
+    "retrieval augmented generation",
+    "quantum key distribution",
+    "transformer attention",
+    "federated learning privacy",
+    "speech recognition",
+    "image segmentation",
+    "decoherence of qubits",
+    "learning",
+    "neural network",
+]
+PHRASES = [
+    "",
+    "in the last two years",
+    "since 2023",
+    "in 2016",
+    "before 2005",
+    "between 2018 and 2020",
+    "latest",
+    "in the last 6 months",
+    "from March 2025",
+    "in the 2000s",
+    "in Q1 2026",
+    "this year",
+]
+# Windows for the dense plan experiment (start, end), from narrow to everything.
+PLAN_WINDOWS = [
+    ("2026-06-01", "2026-06-07"),
+    ("2026-05-01", "2026-05-31"),
+    ("2016-01-01", "2016-03-31"),
+    ("2016-01-01", "2016-12-31"),
+    ("2025-01-01", "2026-12-31"),
+    ("1992-01-01", "2009-12-31"),
+    (None, None),
+]
+
+
+class RelabelledEmbedder:
+    """The hashing embedder's vectors under another model's name (see the module docstring)."""
+
+    def __init__(self, inner, name: str):
+        self.inner, self.name = inner, name
+        self.dimensions, self.max_tokens = inner.dimensions, inner.max_tokens
+
+    def embed_documents(self, texts):
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+    def count_tokens(self, text):
+        return self.inner.count_tokens(text)
+
+
+class Command(BaseCommand):
+    help = "Temporal correctness and end-to-end speed of search() on the 57k arXiv sample."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--snapshot", type=Path, default=DEFAULT_SNAPSHOT)
+        parser.add_argument("--now", default="2026-11-21", help="the queries' today")
+        parser.add_argument("--k", type=int, default=10)
+        parser.add_argument("--repeat", type=int, default=1, help="timed passes over the queries")
+        parser.add_argument("--database", default="bench_search")
+        parser.add_argument("--keep-db", action="store_true", help="keep it for the next run")
+        parser.add_argument("--json", action="store_true")
+        parser.add_argument(
+            "--scale",
+            type=int,
+            default=None,
+            metavar="N",
+            help="instead: dense retrieval over N synthetic vectors (database bench_scale)",
+        )
+
+    def handle(self, *args, **options):
+        if not options["snapshot"].is_file():
+            raise CommandError(f"snapshot not found: {options['snapshot']}")
+        try:
+            now = datetime.combine(date.fromisoformat(options["now"]), datetime.min.time(), UTC)
+        except ValueError:
+            raise CommandError("--now must be YYYY-MM-DD") from None
+        now = now.replace(hour=12)
+        self.quiet = options["json"]
+        if options["scale"] is not None:
+            return self.scale(options)
+        with scratch_database(options["database"], keep=options["keep_db"]):
+            setup = self.load(options["snapshot"])
+            result = {"setup": setup}
+            result["correctness"], result["speed"] = self.run_queries(
+                now, options["k"], options["repeat"]
+            )
+            result["dense_plans"] = self.dense_plans(options["k"])
+            result["bm25_cap"] = self.bm25_cap()
+        result["settings"] = {
+            "k": options["k"],
+            "candidates": settings.SEARCH_CANDIDATES,
+            "dense_exact_max": settings.DENSE_EXACT_MAX,
+            "lexical_candidate_cap": settings.LEXICAL_CANDIDATE_CAP,
+            "hnsw_ef_search": settings.HNSW_EF_SEARCH,
+            "fusion": settings.SEARCH_FUSION,
+        }
+        if options["json"]:
+            self.stdout.write(json.dumps(result, indent=2, default=str))
+        else:
+            self.report(result)
+
+    def say(self, message: str) -> None:
+        if not self.quiet:
+            self.stderr.write(message)
+
+    # --- setup -----------------------------------------------------------------------------
+
+    def load(self, snapshot: Path) -> dict:
+        from papers.embedding import embed_missing
+        from papers.embeddings import get_embedder
+        from papers.ingest.snapshot import import_snapshot
+        from papers.lexical import index_missing
+        from papers.models import Paper, Passage
+
+        setup: dict = {}
+        model = get_embedder().name
+        if not Paper.objects.exists():
+            self.say(f"importing {snapshot}")
+            started = time.perf_counter()
+            import_snapshot(snapshot)
+            setup["import_s"] = round(time.perf_counter() - started, 1)
+        started = time.perf_counter()
+        setup["bm25_indexed"] = index_missing()
+        setup["bm25_index_s"] = round(time.perf_counter() - started, 1)
+        if not Passage.objects.filter(model=model).exists():
+            self.say("passage vectors: hashing embedder, stored as " + model)
+            with connection.cursor() as cursor:
+                cursor.execute("DROP INDEX IF EXISTS papers_passage_hnsw_idx")
+            started = time.perf_counter()
+            embed_missing(
+                embedder=RelabelledEmbedder(get_embedder("hashing"), model), batch_size=2000
+            )
+            setup["vectors_s"] = round(time.perf_counter() - started, 1)
+            self.say("building the HNSW index")
+            started = time.perf_counter()
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "CREATE INDEX papers_passage_hnsw_idx ON papers_passage"
+                    " USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+                )
+            setup["hnsw_build_s"] = round(time.perf_counter() - started, 1)
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
+            cursor.execute(
+                "SELECT (SELECT count(*) FROM papers_paper), (SELECT count(*) FROM papers_passage),"
+                " pg_size_pretty(pg_relation_size('papers_passage_hnsw_idx')),"
+                " pg_size_pretty(pg_total_relation_size('papers_paperlexicon')),"
+                " (SELECT min(published)::date FROM papers_paper),"
+                " (SELECT max(published)::date FROM papers_paper)"
+            )
+            papers, passages, hnsw, lexicon, first, last = cursor.fetchone()
+        setup.update(
+            papers=papers,
+            passages=passages,
+            hnsw_size=hnsw,
+            bm25_size=lexicon,
+            dates=f"{first} .. {last}",
+            vectors="hashing embedder of the real text, stored under " + model,
+        )
+        return setup
+
+    # --- end-to-end queries ----------------------------------------------------------------
+
+    def run_queries(self, now: datetime, k: int, repeat: int) -> tuple[dict, dict]:
+        from chat.retrieval.search import search
+
+        run = async_to_sync(search)
+        queries = [f"{topic} {phrase}".strip() for phrase in PHRASES for topic in TOPICS]
+        self.say(f"{len(queries)} queries, warm-up")
+        for query in queries[:20]:
+            run(query, k=k, now=now)
+        latencies, stages = [], {}
+        windowed = inside = exact_k = 0
+        failures = []
+        plans: dict[str, int] = {}
+        for _ in range(max(repeat, 1)):
+            for query in queries:
+                started = time.perf_counter()
+                response = run(query, k=k, now=now)
+                latencies.append((time.perf_counter() - started) * 1000)
+                for stage, ms in response.timings.items():
+                    stages.setdefault(stage, []).append(ms)
+                plan = response.plan.get("dense", "none")
+                plans[plan] = plans.get(plan, 0) + 1
+                analysis = response.analysis
+                if not (analysis.start or analysis.end):
+                    continue
+                windowed += 1
+                ok = all(
+                    (analysis.start is None or hit.published >= analysis.start)
+                    and (analysis.end is None or hit.published <= analysis.end)
+                    for hit in response.hits
+                )
+                available = _count_window(analysis.start, analysis.end)
+                want = min(k, available)
+                inside += ok
+                exact_k += len(response.hits) == want
+                if not ok or len(response.hits) != want:
+                    failures.append(
+                        {"query": query, "returned": len(response.hits), "available": available}
+                    )
+        correctness = {
+            "windowed_queries": windowed,
+            "all_results_inside_window": inside,
+            "k_results_when_k_exist": exact_k,
+            "failures": failures[:10],
+        }
+        speed = {
+            "queries": len(latencies),
+            "p50_ms": round(statistics.median(latencies), 1),
+            "p95_ms": round(percentile(latencies, 95), 1),
+            "max_ms": round(max(latencies), 1),
+            "stages_p50_ms": {s: round(statistics.median(v), 2) for s, v in stages.items()},
+            "stages_p95_ms": {s: round(percentile(v, 95), 2) for s, v in stages.items()},
+            "dense_plans": plans,
+        }
+        return correctness, speed
+
+    # --- dense plan: exact scan vs HNSW iterative scan ---------------------------------------
+
+    def dense_plans(self, k: int) -> list[dict]:
+        from chat.retrieval.dense import dense_search
+        from chat.retrieval.filters import SearchFilters
+        from papers.embeddings import get_embedder
+
+        hashing, model = get_embedder("hashing"), get_embedder().name
+        vectors = [hashing.embed_query(topic) for topic in TOPICS]
+        rows = []
+        for start, end in PLAN_WINDOWS:
+            filters = SearchFilters(start=_day(start, end=False), end=_day(end, end=True))
+            size = _count_window(filters.start, filters.end)
+            timings: dict[str, list[float]] = {"exact": [], "hnsw": []}
+            recalls, short = [], 0
+            for vector in vectors:
+                found = {}
+                for plan in ("exact", "hnsw"):
+                    with transaction.atomic(), connection.cursor() as cursor:
+                        started = time.perf_counter()
+                        result = dense_search(cursor, vector, model, filters, k, plan=plan)
+                        timings[plan].append((time.perf_counter() - started) * 1000)
+                    found[plan] = [h.paper_id for h in result.hits]
+                    if plan == "hnsw" and result.plan != "hnsw":
+                        short += 1  # the index came back short and the exact scan stepped in
+                truth = set(found["exact"])
+                if truth:
+                    recalls.append(len(truth.intersection(found["hnsw"])) / len(truth))
+            rows.append(
+                {
+                    "window": f"{start or '…'} → {end or '…'}",
+                    "papers": size,
+                    "exact_p50_ms": round(statistics.median(timings["exact"]), 2),
+                    "hnsw_p50_ms": round(statistics.median(timings["hnsw"]), 2),
+                    "hnsw_recall@k": round(statistics.mean(recalls), 3) if recalls else None,
+                    "hnsw_fell_back_to_exact": short,
+                }
+            )
+        return rows
+
+    # --- BM25 candidate cap -------------------------------------------------------------------
+
+    def bm25_cap(self) -> dict:
+        from chat.retrieval.filters import SearchFilters
+        from chat.retrieval.fulltext import lexical_search
+
+        capped_ms, full_ms, agree10, exact = [], [], [], 0
+        for topic in TOPICS:
+            for _ in range(3):
+                with connection.cursor() as cursor:
+                    started = time.perf_counter()
+                    capped = lexical_search(
+                        cursor, topic, SearchFilters(), settings.SEARCH_CANDIDATES
+                    )
+                    capped_ms.append((time.perf_counter() - started) * 1000)
+                    started = time.perf_counter()
+                    full = lexical_search(
+                        cursor, topic, SearchFilters(), settings.SEARCH_CANDIDATES, cap=10**9
+                    )
+                    full_ms.append((time.perf_counter() - started) * 1000)
+            exact += capped.exact
+            top = {h.paper_id for h in full.hits[:10]}
+            agree10.append(
+                len(top.intersection(h.paper_id for h in capped.hits[:10])) / max(len(top), 1)
+            )
+        return {
+            "cap": settings.LEXICAL_CANDIDATE_CAP,
+            "capped_p50_ms": round(statistics.median(capped_ms), 2),
+            "capped_p95_ms": round(percentile(capped_ms, 95), 2),
+            "exhaustive_p50_ms": round(statistics.median(full_ms), 2),
+            "exhaustive_p95_ms": round(percentile(full_ms, 95), 2),
+            "top10_agreement": round(statistics.mean(agree10), 3),
+            "provably_exact_queries": f"{exact}/{len(TOPICS)}",
+        }
+
+    # --- scale -------------------------------------------------------------------------------
+
+    def scale(self, options) -> None:
+        from chat.management import bench_scale
+        from papers.embeddings import get_embedder
+
+        n = options["scale"]
+        if n < 1000:
+            raise CommandError("--scale needs at least 1000 vectors")
+        database = "bench_scale" if options["database"] == "bench_search" else options["database"]
+        model = get_embedder().name
+        with scratch_database(database, keep=options["keep_db"]):
+            info = bench_scale.load(n, model, self.say)
+            result = {"setup": info, **bench_scale.measure(model, info, self.say)}
+        if options["json"]:
+            self.stdout.write(json.dumps(result, indent=2, default=str))
+            return
+        out = self.stdout.write
+        out(f"{n} synthetic 384-d vectors: {json.dumps(result['setup'], default=str)}")
+        for row in result["dense_search"]:
+            out(
+                f"  {row['window']:14s} {row['papers_wanted']:4d} papers: p50 {row['p50_ms']} ms,"
+                f" p95 {row['p95_ms']} ms, plans {row['plans']}, always full {row['always_full']}"
+            )
+        recall = result["recall"]
+        out(f"  exact scan (truth) p50 {recall['exact_scan_p50_ms']} ms")
+        for row in recall["sweep"]:
+            out(
+                f"  ef_search {row['ef_search']}: recall@10 {row['recall@10']}, p50 {row['p50_ms']} ms"
+            )
+
+    # --- report ------------------------------------------------------------------------------
+
+    def report(self, result: dict) -> None:
+        out = self.stdout.write
+        setup, corr, speed = result["setup"], result["correctness"], result["speed"]
+        out(f"catalogue: {setup['papers']} papers, {setup['passages']} passages ({setup['dates']})")
+        out(f"vectors: {setup['vectors']}; HNSW {setup['hnsw_size']}, BM25 {setup['bm25_size']}")
+        out(
+            f"correctness: {corr['all_results_inside_window']}/{corr['windowed_queries']} windowed "
+            f"queries with every result inside; {corr['k_results_when_k_exist']}/"
+            f"{corr['windowed_queries']} with k results whenever k exist"
+        )
+        for failure in corr["failures"]:
+            out(f"  FAIL {failure}")
+        out(
+            f"search() end to end over {speed['queries']} queries: p50 {speed['p50_ms']} ms, "
+            f"p95 {speed['p95_ms']} ms, max {speed['max_ms']} ms; dense plans {speed['dense_plans']}"
+        )
+        out("  stage p50 / p95 (ms): " + ", ".join(
+            f"{s} {speed['stages_p50_ms'][s]}/{speed['stages_p95_ms'][s]}"
+            for s in speed["stages_p50_ms"]
+        ))  # fmt: skip
+        out("dense plan by window (k papers; recall of HNSW vs exact):")
+        for row in result["dense_plans"]:
+            out(
+                f"  {row['window']:28s} {row['papers']:6d} papers  exact {row['exact_p50_ms']:6.2f} ms"
+                f"  hnsw {row['hnsw_p50_ms']:6.2f} ms  recall {row['hnsw_recall@k']}"
+                f"  fallbacks {row['hnsw_fell_back_to_exact']}"
+            )
+        cap = result["bm25_cap"]
+        out(
+            f"BM25 cap {cap['cap']}: p50 {cap['capped_p50_ms']} ms (p95 {cap['capped_p95_ms']}) vs "
+            f"exhaustive p50 {cap['exhaustive_p50_ms']} ms (p95 {cap['exhaustive_p95_ms']}); "
+            f"top-10 agreement {cap['top10_agreement']}, provably exact {cap['provably_exact_queries']}"
+        )
+
+
+def _day(value: str | None, *, end: bool) -> datetime | None:
+    if value is None:
+        return None
+    day = date.fromisoformat(value)
+    return datetime.combine(day, datetime.max.time() if end else datetime.min.time(), UTC)
+
+
+def _count_window(start, end) -> int:
+    """Visible papers with a passage in [start, end]."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM papers_paper p WHERE NOT p.hidden"
+            " AND (%s::timestamptz IS NULL OR p.published >= %s)"
+            " AND (%s::timestamptz IS NULL OR p.published <= %s)"
+            " AND EXISTS (SELECT 1 FROM papers_passage s WHERE s.paper_id = p.id)",
+            [start, start, end, end],
+        )
+        return cursor.fetchone()[0]
