@@ -1,5 +1,6 @@
 """`manage.py import_arxiv_snapshot PATH`: bulk import of the arXiv metadata snapshot."""
 
+import os
 import sys
 from datetime import date
 
@@ -55,7 +56,8 @@ class Command(BaseCommand):
             )
             if limit
             else tqdm(
-                total=None,
+                # Bytes of the file on disk (compressed for .gz): what the ETA is computed from.
+                total=os.path.getsize(path) if os.path.isfile(path) else None,
                 unit="B",
                 unit_scale=True,
                 file=sys.stderr,
