@@ -100,35 +100,39 @@ WITH dl AS (
     WHERE id = 1
     RETURNING total_length / GREATEST(documents, 1) AS avg_length
 )
-INSERT INTO papers_paperlexicon (paper_id, published, length, terms, weights, indexed_at)
+INSERT INTO papers_paperlexicon
+    (paper_id, published, length, terms, weights, indexed_at, source_version, source_modified)
 SELECT tf.paper_id, p.published, dl.length,
        array_agg(t.id ORDER BY t.id),
        format('{%%s}/%(dims)s', string_agg(
            t.id || ':' || (tf.tf * (%(k1)s + 1)
                / (tf.tf + %(k1)s * (1 - %(b)s + %(b)s * dl.length / GREATEST(stats.avg_length, 1)))
            )::real, ',' ORDER BY t.id))::sparsevec,
-       now()
+       now(), p.version, p.modified_at
 FROM lexicon_tf tf
 JOIN papers_lexicalterm t ON t.lexeme = tf.lexeme
 JOIN dl ON dl.paper_id = tf.paper_id
 JOIN papers_paper p ON p.id = tf.paper_id
 CROSS JOIN stats
-GROUP BY tf.paper_id, p.published, dl.length
+GROUP BY tf.paper_id, p.published, dl.length, p.version, p.modified_at
 """
 
 # Papers without any lexeme still get a row, so `index_missing` does not pick them up forever.
 _WRITE_EMPTY = """
-INSERT INTO papers_paperlexicon (paper_id, published, length, terms, weights, indexed_at)
-SELECT p.id, p.published, 0, '{}', '{}/%(dims)s'::sparsevec, now()
+INSERT INTO papers_paperlexicon
+    (paper_id, published, length, terms, weights, indexed_at, source_version, source_modified)
+SELECT p.id, p.published, 0, '{}', '{}/%(dims)s'::sparsevec, now(), p.version, p.modified_at
 FROM papers_paper p
 WHERE p.id = ANY(%(ids)s) AND NOT EXISTS (SELECT 1 FROM papers_paperlexicon l WHERE l.paper_id = p.id)
 """
 
-# New papers, and papers whose row changed (new version, new title) since they were indexed.
+# New papers, and papers whose row changed (new version, edited) since they were indexed.
 _STALE = """
 SELECT p.id FROM papers_paper p
 LEFT JOIN papers_paperlexicon l ON l.paper_id = p.id
-WHERE l.paper_id IS NULL OR p.modified_at > l.indexed_at
+WHERE l.paper_id IS NULL
+   OR l.source_version <> p.version
+   OR l.source_modified IS DISTINCT FROM p.modified_at
 ORDER BY p.id LIMIT %s
 """
 
@@ -189,7 +193,12 @@ def rebuild() -> int:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(_ENSURE_STATS)
         cursor.execute(_LOCK_STATS)
-        cursor.execute("TRUNCATE papers_paperlexicon, papers_lexicalterm RESTART IDENTITY")
+        # DELETE, not TRUNCATE: it also works inside a caller's transaction.
+        cursor.execute("DELETE FROM papers_paperlexicon")
+        cursor.execute("DELETE FROM papers_lexicalterm")
+        cursor.execute(
+            "SELECT setval(pg_get_serial_sequence('papers_lexicalterm', 'id'), 1, false)"
+        )
         cursor.execute("UPDATE papers_lexicalstats SET documents = 0, total_length = 0")
     count = index_missing()
     log.info("lexical index rebuilt papers=%d", count)

@@ -273,6 +273,10 @@ class PaperLexicon(models.Model):
     # BM25 weight per term id: tf*(k1+1) / (tf + k1*(1 - b + b*length/avg_length)).
     weights = SparseVectorField()
     indexed_at = models.DateTimeField()
+    # The paper row this entry was built from: a different version or modification time means
+    # the entry is stale (compared by value, so it also holds within one transaction).
+    source_version = models.PositiveIntegerField(default=0)
+    source_modified = models.DateTimeField(null=True)
 
     class Meta:
         indexes = [

@@ -1,0 +1,175 @@
+"""The BM25 index (papers.lexical) and lexical retrieval (chat.retrieval.fulltext) in PostgreSQL."""
+
+import math
+from collections import Counter
+
+import pytest
+from django.db import connection
+
+from chat.retrieval.filters import SearchFilters
+from chat.retrieval.fulltext import lexical_search, split_selective
+from papers import lexical
+from papers.ingest.upsert import upsert_papers
+from papers.models import LexicalStats, LexicalTerm, Paper, PaperLexicon
+
+from .search_corpus import build_corpus, record
+
+
+@pytest.fixture
+def corpus(db, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    return build_corpus()
+
+
+def expected_bm25(query: str) -> dict[int, float]:
+    """BM25 computed here in Python from the papers' tsvectors: the formula, independently."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT p.id, u.lexeme, u.weights FROM papers_paper p, unnest(p.search_vector) u"
+        )
+        rows = cursor.fetchall()
+        cursor.execute("SELECT tsvector_to_array(to_tsvector('english', %s))", [query])
+        query_lexemes = cursor.fetchone()[0]
+    tf: dict[int, Counter] = {}
+    for paper_id, lexeme, weights in rows:
+        count = sum(lexical.TITLE_WEIGHT if w == "A" else 1 for w in weights)
+        tf.setdefault(paper_id, Counter())[lexeme] = count
+    documents = len(tf)
+    avg = sum(sum(c.values()) for c in tf.values()) / documents
+    df = Counter(lexeme for counts in tf.values() for lexeme in counts)
+    scores = {}
+    for paper_id, counts in tf.items():
+        length = sum(counts.values())
+        score = 0.0
+        for lexeme in query_lexemes:
+            if counts[lexeme]:
+                idf = math.log(1 + (documents - df[lexeme] + 0.5) / (df[lexeme] + 0.5))
+                t = counts[lexeme]
+                norm = t + lexical.K1 * (1 - lexical.B + lexical.B * length / avg)
+                score += idf * t * (lexical.K1 + 1) / norm
+        if score:
+            scores[paper_id] = score
+    return scores
+
+
+def search(text, n=50, **filters):
+    with connection.cursor() as cursor:
+        return lexical_search(cursor, text, SearchFilters(include_hidden=True, **filters), n)
+
+
+def test_scores_are_bm25(corpus):
+    query = "quantum error correction surface codes diffusion"
+    want = expected_bm25(query)
+
+    got = {hit.paper_id: hit.score for hit in search(query).hits}
+
+    assert set(got) == set(want)
+    for paper_id, score in want.items():
+        assert got[paper_id] == pytest.approx(score, rel=1e-4)
+
+
+def test_reindexing_counts_each_paper_once(corpus):
+    terms = dict(LexicalTerm.objects.values_list("lexeme", "df"))
+    stats = LexicalStats.objects.values_list("documents", "total_length").get()
+
+    lexical.index_papers(Paper.objects.values_list("id", flat=True))
+    lexical.index_papers(Paper.objects.values_list("id", flat=True)[:3])
+
+    assert dict(LexicalTerm.objects.values_list("lexeme", "df")) == terms
+    assert LexicalStats.objects.values_list("documents", "total_length").get() == pytest.approx(
+        stats
+    )
+    assert PaperLexicon.objects.count() == Paper.objects.count()
+
+
+def test_a_new_version_moves_document_frequencies(corpus):
+    before = dict(LexicalTerm.objects.values_list("lexeme", "df"))
+    changed = record(
+        "1805.00009",
+        "Photonic lattices",
+        "Photonic lattices guide light.",
+        [],
+        ["physics.optics"],
+        "2018-05-01",
+    )
+    changed.version = 2
+    upsert_papers([changed])
+
+    assert lexical.index_missing() == 1
+
+    after = dict(LexicalTerm.objects.values_list("lexeme", "df"))
+    assert after["photon"] == 1 and after["lattic"] == 1
+    assert after["surfac"] == before["surfac"] - 1
+    assert search("photonic lattices").hits[0].paper_id == corpus["1805.00009"]
+    assert corpus["1805.00009"] not in {h.paper_id for h in search("surface codes").hits}
+
+
+def test_index_missing_is_idempotent(corpus):
+    assert lexical.index_missing() == 0
+
+
+def test_rebuild_gives_the_same_scores(corpus):
+    query = "graph neural networks molecules"
+    before = [(h.paper_id, round(h.score, 5)) for h in search(query).hits]
+
+    lexical.rebuild()
+
+    assert [(h.paper_id, round(h.score, 5)) for h in search(query).hits] == before
+
+
+def test_hidden_and_excluded_papers_are_filtered_even_beyond_the_ranked_head(corpus):
+    diffusion = Paper.objects.filter(title__icontains="diffusion").order_by("id")
+    ids = list(diffusion.values_list("id", flat=True))
+    # Hide five of the best matches: more than the 2n head the first query looks at for n=1.
+    Paper.objects.filter(id__in=ids[:5]).update(hidden=True)
+    with connection.cursor() as cursor:
+        hits = lexical_search(
+            cursor, "diffusion image generation", SearchFilters(exclude_ids=(ids[5],)), 1
+        ).hits
+
+    assert len(hits) == 1
+    assert hits[0].paper_id not in ids[:6]
+    assert not Paper.objects.get(id=hits[0].paper_id).hidden
+
+
+def test_window_and_category_filters(corpus):
+    from .search_corpus import day
+
+    hits = search("diffusion", start=day("2025-01-01"), categories=("cs.LG",)).hits
+
+    papers = Paper.objects.in_bulk([h.paper_id for h in hits])
+    assert {p.arxiv_id for p in papers.values()} == {"2512.00006", "2610.00008"}
+
+
+def test_common_words_only_are_capped_and_marked_inexact(corpus):
+    with connection.cursor() as cursor:
+        capped = lexical_search(cursor, "diffusion models", SearchFilters(), 50, cap=3)
+        full = lexical_search(cursor, "diffusion models", SearchFilters(), 50, cap=10**9)
+
+    assert capped.generator == "all" and not capped.exact
+    assert full.generator == "any" and full.exact
+    assert 0 < len(capped.hits) <= 3
+    scores = {h.paper_id: h.score for h in full.hits}
+    for hit in capped.hits:  # the same BM25 score, only fewer papers scored
+        assert hit.score == pytest.approx(scores[hit.paper_id])
+
+
+def test_selective_terms_are_the_rarest_within_the_cap():
+    from chat.retrieval.fulltext import QueryTerm
+
+    terms = [
+        QueryTerm(1, "model", 900, 0.1),
+        QueryTerm(2, "sketch", 3, 5.0),
+        QueryTerm(3, "tensor", 40, 3.0),
+    ]
+
+    selective, rest = split_selective(terms, cap=100)
+
+    assert [t.lexeme for t in selective] == ["sketch", "tensor"]
+    assert [t.lexeme for t in rest] == ["model"]
+
+
+def test_unknown_words_find_nothing(corpus):
+    result = search("zyxwvut")
+
+    assert result.hits == [] and result.lexemes == ["zyxwvut"] and result.terms == []
