@@ -33,7 +33,7 @@ CHECKS = [
     response_headers_conformance,
     response_schema_conformance,
 ]
-EXAMPLES = {GenerationMode.POSITIVE: 20, GenerationMode.NEGATIVE: 15}
+EXAMPLES = {GenerationMode.POSITIVE: 15, GenerationMode.NEGATIVE: 10}
 
 
 @pytest.fixture
