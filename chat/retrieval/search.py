@@ -38,6 +38,7 @@ from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
 from chat.retrieval.fulltext import LexicalResult, lexical_search
 from chat.retrieval.fusion import DENSE_WEIGHT, Fused, Ranked, fuse
+from chat.retrieval.multiquery import rewrite
 from chat.retrieval.recency import blend
 from chat.retrieval.rerank import get_reranker
 from chat.retrieval.snippets import make_snippet, matching_words
@@ -124,6 +125,10 @@ class _Query:
     similar_to: int | None = None  # paper id for "papers like <arXiv id>"
     vector: Any = None
     lexical: LexicalResult = field(default_factory=lambda: LexicalResult([]))
+    # Multi-query: LLM rewrites of the topic, their vectors and BM25 results.
+    rewrites: list[str] = field(default_factory=list)
+    rewrite_vectors: list = field(default_factory=list)
+    rewrite_lexical: list[LexicalResult] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     plan: dict[str, Any] = field(default_factory=dict)
@@ -241,6 +246,7 @@ async def _retrieve(q: _Query) -> None:
             return vector
 
         embedding = asyncio.ensure_future(sync_to_async(embed, thread_sensitive=False)())
+    rewriting = _start_rewrites(q)
     try:
         lexical = await sync_to_async(_lexical_stage)(q)
     finally:
@@ -249,6 +255,39 @@ async def _retrieve(q: _Query) -> None:
     q.timings["embed+lexical"] = _ms(step)
     q.plan["lexical"] = {"generator": lexical.generator, "exact": lexical.exact}
     q.lexical = lexical
+    if rewriting is not None:
+        await _retrieve_rewrites(q, rewriting, embedder)
+
+
+def _start_rewrites(q: _Query):
+    """The LLM's rewrites as a running task, when multi-query is on and a model can complete."""
+    if not (settings.SEARCH_MULTI_QUERY and q.text and not q.analysis.arxiv_id):
+        return None
+    from chat.llm import get_llm
+
+    llm = get_llm()
+    if not getattr(llm, "supports_complete", False):
+        return None
+    return asyncio.ensure_future(rewrite(q.text, llm))
+
+
+async def _retrieve_rewrites(q: _Query, rewriting, embedder) -> None:
+    step = time.perf_counter()
+    q.rewrites = await rewriting
+    if q.rewrites:
+        q.rewrite_vectors = await sync_to_async(
+            lambda: [embedder.embed_query(text) for text in q.rewrites], thread_sensitive=False
+        )()
+
+        def lexical_rewrites():
+            with connection.cursor() as cursor:
+                return [
+                    lexical_search(cursor, text, q.filters, q.candidates) for text in q.rewrites
+                ]
+
+        q.rewrite_lexical = await sync_to_async(lexical_rewrites)()
+    q.timings["multiquery"] = _ms(step)
+    q.plan["rewrites"] = list(q.rewrites)
 
 
 def _lexical_stage(q: _Query) -> LexicalResult:
@@ -322,13 +361,34 @@ def _dense_and_fuse(q: _Query) -> tuple[list[Fused], DenseResult | None]:
             1.0 - DENSE_WEIGHT if settings.SEARCH_FUSION == "convex" else 1.0,
         )
     )
+    published = {h.paper_id: h.published for h in lexical.hits}
+    if dense is not None:
+        published.update({h.paper_id: h.published for h in dense.hits})
+    for number, (vector, rewritten) in enumerate(
+        zip(q.rewrite_vectors, q.rewrite_lexical, strict=True), start=2
+    ):
+        with transaction.atomic(), connection.cursor() as cursor:
+            more = dense_search(cursor, vector, q.model, q.filters, q.candidates)
+        lists.append(
+            Ranked(
+                f"dense:{number}",
+                [h.paper_id for h in more.hits],
+                [h.similarity for h in more.hits],
+            )
+        )
+        lists.append(
+            Ranked(
+                f"fulltext:{number}",
+                [h.paper_id for h in rewritten.hits],
+                [h.score for h in rewritten.hits],
+            )
+        )
+        published.update({h.paper_id: h.published for h in more.hits})
+        published.update({h.paper_id: h.published for h in rewritten.hits})
     step = time.perf_counter()
     fused = fuse(lists)
     weight = q.analysis.recency_weight
     if weight > 0 and fused:
-        published = {h.paper_id: h.published for h in lexical.hits}
-        if dense is not None:
-            published.update({h.paper_id: h.published for h in dense.hits})
         order = blend([(f.paper_id, f.score, published[f.paper_id]) for f in fused], weight, q.now)
         by_id = {f.paper_id: f for f in fused}
         fused = []
