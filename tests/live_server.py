@@ -41,8 +41,12 @@ def test_database_url() -> str:
 class LiveServer:
     """One daphne process on a free loopback port; stopped (and waited for) on exit."""
 
-    def __init__(self, env: dict[str, str] | None = None, port: int | None = None):
+    def __init__(
+        self, env: dict[str, str] | None = None, port: int | None = None, start_timeout: float = 60
+    ):
         self.port = port or free_port()
+        # Importing Django and the app takes 2 s on an idle machine, 10-30 s on a loaded one.
+        self.start_timeout = start_timeout
         self.url = f"http://127.0.0.1:{self.port}"
         self.ws_url = f"ws://127.0.0.1:{self.port}"
         self.extra_env = env or {}
@@ -64,7 +68,7 @@ class LiveServer:
              "flatuniverse.asgi:application"],
             cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"daphne exited early:\n{self.log_path.read_text()}")
@@ -74,7 +78,9 @@ class LiveServer:
             except httpx.HTTPError:
                 time.sleep(0.1)
         self.__exit__(None, None, None)
-        raise RuntimeError(f"daphne did not start in 30 s:\n{self.log_path.read_text()}")
+        raise RuntimeError(
+            f"daphne did not start in {self.start_timeout:.0f} s:\n{self.log_path.read_text()}"
+        )
 
     def __exit__(self, *exc) -> None:
         if self.process and self.process.poll() is None:
