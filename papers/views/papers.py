@@ -7,11 +7,11 @@ from datetime import UTC, date, datetime, time
 
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.paginator import Paginator
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from papers.models import Paper, active_embedding_model
+from papers.models import Authorship, Paper, active_embedding_model
 from papers.text import InvalidArxivId, author_key, parse_arxiv_id, split_version, tex_to_plain
 
 PAGE_SIZE = 20
@@ -70,7 +70,10 @@ def paper_list(request):
         else:
             errors.append(f"“{category}” is not an arXiv category (like cs.CL or hep-th).")
     if author:
-        papers = papers.filter(authorships__author__key=author_key(author))
+        # Exists, not a join: an author listed twice on a paper must not list it twice.
+        papers = papers.filter(
+            Exists(Authorship.objects.filter(paper=OuterRef("pk"), author__key=author_key(author)))
+        )
 
     plain_query = tex_to_plain(query)
     if plain_query:
