@@ -8,6 +8,7 @@ errors keep the per-field messages under `error.fields` so a program can point a
 import logging
 import math
 
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
@@ -43,6 +44,13 @@ def _first_message(detail) -> str:
 
 def api_exception_handler(exc, context):
     """REST_FRAMEWORK["EXCEPTION_HANDLER"]: every failure in a DRF view becomes one JSON shape."""
+    if isinstance(exc, RequestDataTooBig):
+        return Response(
+            error_body("too_large", "The request body is too large."),
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    if isinstance(exc, SuspiciousOperation):  # malformed input Django refuses (e.g. too many fields)
+        return Response(error_body("bad_request", str(exc) or "Malformed request."), status=400)
     response = drf_exception_handler(exc, context)
     if response is None:
         # A bug, not bad input: keep the traceback in the log, give the client the same shape.

@@ -15,7 +15,8 @@ class ErrorDetailSerializer(serializers.Serializer):
     code = serializers.CharField(
         help_text="Stable machine-readable reason: not_found, invalid, not_authenticated, "
         "authentication_failed, permission_denied, method_not_allowed, throttled, "
-        "unsupported_media_type, not_acceptable, parse_error, server_error."
+        "unsupported_media_type, not_acceptable, parse_error, too_large, bad_request, "
+        "server_error; asking also: busy, rate_limited."
     )
     message = serializers.CharField(help_text="One sentence for a human.")
     fields = serializers.DictField(
@@ -57,6 +58,7 @@ class ApiAutoSchema(AutoSchema):
         if "{" in self.path:
             errors["404"] = "Nothing with this id, or it belongs to another user."
         if self.method in ("POST", "PUT", "PATCH"):
+            errors["413"] = "The body is larger than the server accepts (2.5 MB)."
             errors["415"] = "The body is not JSON (send `Content-Type: application/json`)."
         if view.get_throttles() or self.method in getattr(view, "rate_limited_methods", ()):
             errors["429"] = "Too many requests: wait `Retry-After` seconds."

@@ -74,3 +74,18 @@ def test_forged_cursor_gets_400_not_500(owner_api, papers):
     forged = base64.b64encode(b"p=not-a-date&o=0").decode()
     error = assert_error(owner_api.get("/api/papers/", {"cursor": forged}), 400, "invalid")
     assert "cursor" in error["fields"]
+
+
+@pytest.mark.django_db
+def test_oversized_body_gets_413(owner_api):
+    body = '{"title": "' + "a" * (3 * 1024 * 1024) + '"}'
+    response = owner_api.generic("POST", "/api/threads/", body, content_type="application/json")
+    assert_error(response, 413, "too_large")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("body", ['"just text"', "[]", '{"title": null}', '{"title": "a\\u0000b"}',
+                                  '{"title": "\\ud800"}'])
+def test_odd_json_bodies_get_400(owner_api, body):
+    response = owner_api.generic("POST", "/api/threads/", body, content_type="application/json")
+    assert_error(response, 400, "invalid")
