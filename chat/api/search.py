@@ -78,26 +78,35 @@ class SearchResultSerializer(serializers.Serializer):
     plan = serializers.DictField(help_text="How the retrievers ran (for diagnosis).")
 
 
-class SearchParamsSerializer(serializers.Serializer):
-    q = serializers.CharField(
-        max_length=MAX_QUERY_CHARS,
-        help_text='The question or keywords; dates are understood: "diffusion models from the '
-        'last 2 years", "papers by Hinton since 2020", "papers like 2401.12345".',
-    )
-    k = serializers.IntegerField(
-        min_value=1, max_value=MAX_K, required=False,
-        help_text=f"How many papers, 1 to {MAX_K} (default: the SEARCH_RESULTS setting).",
-    )
-    start = serializers.DateField(
-        required=False, help_text="Overrides the window start read from the query."
-    )
-    end = serializers.DateField(
-        required=False, help_text="Overrides the window end read from the query."
-    )
-    recency_weight = serializers.FloatField(
-        min_value=0, max_value=1, required=False,
-        help_text="Overrides how much newer papers are favoured, 0 to 1.",
-    )
+# Built with type() because `from` is a Python keyword; the names match /api/papers/ and the
+# search page's chip.
+SearchParamsSerializer = type(
+    "SearchParamsSerializer",
+    (serializers.Serializer,),
+    {
+        "q": serializers.CharField(
+            max_length=MAX_QUERY_CHARS,
+            help_text='The question or keywords; dates are understood: "diffusion models from '
+            'the last 2 years", "papers by Hinton since 2020", "papers like 2401.12345".',
+        ),
+        "k": serializers.IntegerField(
+            min_value=1, max_value=MAX_K, required=False,
+            help_text=f"How many papers, 1 to {MAX_K} (default: the SEARCH_RESULTS setting).",
+        ),
+        "from": serializers.DateField(
+            required=False, help_text="Replaces the window start read from the query (UTC day)."
+        ),
+        "to": serializers.DateField(
+            required=False, help_text="Replaces the window end read from the query (UTC day)."
+        ),
+        "recency": serializers.FloatField(
+            min_value=0, max_value=1, required=False,
+            help_text="Replaces how much newer papers are favoured, 0 to 1.",
+        ),
+    },
+)
+# Parameter name -> search() override name.
+OVERRIDES = {"from": "start", "to": "end", "recency": "recency_weight"}
 
 
 def run_search(text: str, *, k: int, **kwargs):
@@ -129,7 +138,7 @@ class SearchView(APIView):
         params = SearchParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         data = params.validated_data
-        overrides = {key: data[key] for key in ("start", "end", "recency_weight") if key in data}
+        overrides = {name: data[param] for param, name in OVERRIDES.items() if param in data}
         result = run_search(
             data["q"], k=data.get("k", settings.SEARCH_RESULTS), overrides=overrides or None
         )

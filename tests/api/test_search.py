@@ -32,7 +32,7 @@ def test_search_reads_the_date_window(owner_api, indexed_papers):
 @pytest.mark.django_db
 def test_search_window_can_be_overridden(owner_api, indexed_papers):
     response = owner_api.get(
-        "/api/search/", {"q": "diffusion", "start": "2023-01-01", "end": "2023-12-31"}
+        "/api/search/", {"q": "diffusion", "from": "2023-01-01", "to": "2023-12-31"}
     )
     assert arxiv_ids(response) == ["2305.00003"]  # the only paper of 2023
 
@@ -48,7 +48,7 @@ def test_hidden_papers_are_never_found(owner_api, indexed_papers, hidden_paper):
 @pytest.mark.parametrize("params, field", [
     ({}, "q"), ({"q": ""}, "q"), ({"q": "x", "k": 0}, "k"), ({"q": "x", "k": 101}, "k"),
     ({"q": "x", "k": "many"}, "k"), ({"q": "x" * 2001}, "q"),
-    ({"q": "x", "recency_weight": 2}, "recency_weight"), ({"q": "x", "start": "soon"}, "start"),
+    ({"q": "x", "recency": 2}, "recency"), ({"q": "x", "from": "soon"}, "from"),
 ])
 def test_bad_search_parameters_get_400(owner_api, indexed_papers, params, field):
     response = owner_api.get("/api/search/", params)
@@ -58,7 +58,7 @@ def test_bad_search_parameters_get_400(owner_api, indexed_papers, params, field)
 
 @pytest.mark.django_db
 def test_window_that_ends_before_it_starts_gets_400(owner_api, indexed_papers):
-    response = owner_api.get("/api/search/", {"q": "x", "start": "2024-01-01", "end": "2023-01-01"})
+    response = owner_api.get("/api/search/", {"q": "x", "from": "2024-01-01", "to": "2023-01-01"})
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid"
 
