@@ -1,0 +1,98 @@
+"""The retrieval benchmarks run end to end on small data, in scratch databases of their own."""
+
+import json
+import os
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from papers.models import Paper
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+CORPUS = [
+    {"_id": "d1", "title": "Surface codes", "text": "Quantum error correction with surface codes."},
+    {
+        "_id": "d2",
+        "title": "Bell tests",
+        "text": "Bell inequality violation with entangled photons.",
+    },
+    {"_id": "d3", "title": "Diffusion", "text": "Denoising diffusion models generate images."},
+    {"_id": "d4", "title": "Graphs", "text": "Graph neural networks for molecules."},
+    {"_id": "d5", "title": "Decoders", "text": "Fast decoders for surface code error correction."},
+]
+QUERIES = [
+    {"_id": "q1", "text": "surface code error correction"},
+    {"_id": "q2", "text": "image generation with diffusion"},
+    {"_id": "q3", "text": "not judged"},
+]
+QRELS = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td5\t1\nq2\td3\t1\n"
+
+
+@pytest.fixture
+def beir(tmp_path):
+    folder = tmp_path / "tiny"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in CORPUS))
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in QUERIES))
+    (folder / "qrels" / "test.tsv").write_text(QRELS)
+    return folder
+
+
+def scratch_name(prefix: str) -> str:
+    return f"{prefix}_{os.getpid()}"
+
+
+def test_bench_retrieval_json_on_a_tiny_beir_folder(beir, tmp_path, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    catalogue = connection.settings_dict["NAME"]
+    out = StringIO()
+
+    call_command(
+        "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(tmp_path / "cache"),
+        "--database", scratch_name("bench_beir_t"), stdout=out,
+    )  # fmt: skip
+
+    data = json.loads(out.getvalue())
+    for run in ("hybrid", "dense", "fulltext"):
+        assert set(data[run]) == {"ndcg@10", "recall@100"}
+        assert 0 <= data[run]["ndcg@10"] <= 1
+    assert data["fulltext"]["recall@100"] == 1.0  # every judged document shares words
+    assert data["hybrid"]["ndcg@10"] > 0.5
+    assert data["dataset"] == {
+        "folder": str(beir), "split": "test", "documents": 5, "queries": 2
+    }  # fmt: skip
+    # The catalogue is untouched and the connection is back on it.
+    assert connection.settings_dict["NAME"] == catalogue
+    assert not Paper.objects.filter(arxiv_id="d1").exists()
+    # The vectors were cached for the next run.
+    assert list((tmp_path / "cache").glob("*-hashing-test.npz"))
+
+
+def test_bench_retrieval_reports_a_missing_folder(tmp_path):
+    with pytest.raises(CommandError, match="corpus file not found"):
+        call_command("bench_retrieval", "--beir", str(tmp_path / "nowhere"))
+
+
+def test_bench_search_on_the_snapshot_head(shared_data, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    snapshot = shared_data / "arxiv-snapshot" / "arxiv-metadata-oai-snapshot.head200.jsonl"
+    out = StringIO()
+
+    call_command(
+        "bench_search", "--snapshot", str(snapshot), "--json",
+        "--database", scratch_name("bench_search_t"), stdout=out,
+    )  # fmt: skip
+
+    data = json.loads(out.getvalue())
+    correctness = data["correctness"]
+    assert correctness["windowed_queries"] > 0
+    assert correctness["all_results_inside_window"] == correctness["windowed_queries"]
+    assert correctness["k_results_when_k_exist"] == correctness["windowed_queries"]
+    assert data["speed"]["p50_ms"] > 0
+    assert data["setup"]["papers"] == 200
+    assert all(
+        row["hnsw_recall@k"] is None or row["hnsw_recall@k"] >= 0 for row in data["dense_plans"]
+    )
