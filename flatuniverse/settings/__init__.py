@@ -138,7 +138,13 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": envstr("CHANNELS_PREFIX", "flatuniverse")},
+            "CONFIG": {
+                # redis-py 8 gives up on a socket read after 5 s, as long as channels-redis
+                # blocks in BZPOPMIN: every socket idle for 5 s would crash its consumer
+                # (django/channels_redis#422). Reads must outlast that block.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+                "prefix": envstr("CHANNELS_PREFIX", "flatuniverse"),
+            },
         }
     }
 else:
