@@ -219,9 +219,7 @@ async def _analyse(text: str, now: datetime) -> QueryAnalysis:
     analysis = analyse(text, now)
     if analysis.confident:
         return analysis
-    from chat.llm import get_llm
-
-    llm = get_llm()
+    llm = await _llm()
     if not getattr(llm, "supports_complete", False):
         return analysis
     from chat.retrieval.llm_analysis import analyse_with_llm
@@ -229,11 +227,19 @@ async def _analyse(text: str, now: datetime) -> QueryAnalysis:
     return await analyse_with_llm(text, now, llm.complete)
 
 
+async def _llm():
+    """The configured LLM backend, built off the event loop (the first build imports an SDK)."""
+    from chat.llm import get_llm
+
+    return await sync_to_async(get_llm, thread_sensitive=False)()
+
+
 async def _retrieve(q: _Query) -> None:
     """Fill q with both candidate lists (stages 2 and 3)."""
     from papers.embeddings import get_embedder
 
-    embedder = get_embedder()
+    # Loads the model on a process's first search: not on the event loop.
+    embedder = await sync_to_async(get_embedder, thread_sensitive=False)()
     q.model = embedder.name
     step = time.perf_counter()
     embedding = None
@@ -246,7 +252,7 @@ async def _retrieve(q: _Query) -> None:
             return vector
 
         embedding = asyncio.ensure_future(sync_to_async(embed, thread_sensitive=False)())
-    rewriting = _start_rewrites(q)
+    rewriting = await _start_rewrites(q)
     try:
         lexical = await sync_to_async(_lexical_stage)(q)
     finally:
@@ -259,13 +265,11 @@ async def _retrieve(q: _Query) -> None:
         await _retrieve_rewrites(q, rewriting, embedder)
 
 
-def _start_rewrites(q: _Query):
+async def _start_rewrites(q: _Query):
     """The LLM's rewrites as a running task, when multi-query is on and a model can complete."""
     if not (settings.SEARCH_MULTI_QUERY and q.text and not q.analysis.arxiv_id):
         return None
-    from chat.llm import get_llm
-
-    llm = get_llm()
+    llm = await _llm()
     if not getattr(llm, "supports_complete", False):
         return None
     return asyncio.ensure_future(rewrite(q.text, llm))
@@ -323,7 +327,7 @@ def _lexical_stage(q: _Query) -> LexicalResult:
 async def _rank(q: _Query) -> list[SearchHit]:
     fused, dense = await sync_to_async(_dense_and_fuse)(q)
     step = time.perf_counter()
-    reranker = get_reranker()
+    reranker = await sync_to_async(get_reranker, thread_sensitive=False)()
     pool = fused[: max(q.k, 20 if reranker.name != "fusion" else q.k)]
     hits = await sync_to_async(_hydrate)(q, pool, dense)
     q.timings["hydrate"] = _ms(step)
