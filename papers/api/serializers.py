@@ -4,7 +4,6 @@ import datetime as dt
 
 from rest_framework import serializers
 
-from chat.api.search import SearchHitSerializer
 from papers.models import Paper
 
 CATEGORY_PATTERN = r"^[A-Za-z][A-Za-z-]*(\.[A-Za-z][A-Za-z-]*)?$"
@@ -113,8 +112,10 @@ class SimilarParamsSerializer(serializers.Serializer):
 
 class SimilarPapersSerializer(serializers.Serializer):
     arxiv_id = serializers.CharField(help_text="The paper the others are similar to.")
-    results = SearchHitSerializer(many=True, help_text="Most similar first; never the paper.")
-    notices = serializers.ListField(
-        child=serializers.CharField(),
-        help_text="E.g. that the paper has no vector yet, so only its title was matched.",
+    model = serializers.CharField(
+        allow_blank=True, help_text="The embedding model whose vectors were compared."
     )
+    embedded = serializers.BooleanField(
+        help_text="False when the paper has no vector for this model yet (then no results)."
+    )
+    results = PaperSerializer(many=True, help_text="Most similar first; never the paper itself.")

@@ -1,7 +1,5 @@
 """Papers API: the catalogue with filters, one paper, and its nearest neighbours."""
 
-from dataclasses import replace
-
 from django.contrib.postgres.search import SearchQuery
 from django.db.models import Exists, OuterRef, Prefetch
 from drf_spectacular.types import OpenApiTypes
@@ -12,8 +10,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat.api.pagination import ApiCursorPagination
-from chat.api.search import SearchRateThrottle, run_search
-from chat.retrieval.analysis import analyse
 from papers.api.serializers import (
     PaperDetailSerializer,
     PaperFilterSerializer,
@@ -23,7 +19,7 @@ from papers.api.serializers import (
     day_end,
     day_start,
 )
-from papers.models import Authorship, Paper
+from papers.models import Authorship, Paper, Passage, active_embedding_model
 from papers.text import ARXIV_ID, author_key, split_version, tex_to_plain
 
 ARXIV_ID_PARAMETER = OpenApiParameter(
@@ -44,12 +40,16 @@ class PaperPagination(ApiCursorPagination):
     ordering = ("-published", "-id")
 
 
-def papers_for(user):
-    """The papers a user may see, with authors prefetched in order: staff see hidden ones too."""
-    qs = Paper.objects.all() if user.is_staff else Paper.objects.visible()
-    return qs.prefetch_related(
+def with_authors(papers):
+    """Papers with their authors prefetched in order (one query, not one per paper)."""
+    return papers.prefetch_related(
         Prefetch("authorships", queryset=Authorship.objects.select_related("author"))
     )
+
+
+def papers_for(user):
+    """The papers a user may see: staff see hidden ones too."""
+    return with_authors(Paper.objects.all() if user.is_staff else Paper.objects.visible())
 
 
 def get_paper_for(user, arxiv_id: str) -> Paper:
@@ -127,15 +127,12 @@ class PaperDetailView(generics.RetrieveAPIView):
 
 
 class PaperSimilarView(APIView):
-    # The same engine and budget as /api/search/.
-    throttle_classes = [SearchRateThrottle]
-
     @extend_schema(
         operation_id="papers_similar",
         summary="Papers similar to one paper",
-        description="Nearest papers by the paper's own embedding (the active model's vectors), "
-        "fused with a BM25 match on its title: the retrieval engine's \"papers like <id>\" "
-        "search. Hidden papers are never returned.",
+        description="The paper's nearest neighbours by embedding (cosine distance between "
+        "passage vectors of the active embedding model only): the same list as the paper's "
+        "page. Hidden papers are never returned.",
         parameters=[ARXIV_ID_PARAMETER, SimilarParamsSerializer],
         responses=SimilarPapersSerializer,
         tags=["papers"],
@@ -144,18 +141,16 @@ class PaperSimilarView(APIView):
         params = SimilarParamsSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         paper = get_paper_for(request.user, arxiv_id)
-        # A "papers like <id>" reading with no topic: the engine searches with that paper's own
-        # vector and title, and leaves the paper itself out.
-        analysis = replace(analyse(paper.arxiv_id), query="", arxiv_id=paper.arxiv_id)
-        # Only staff reach a hidden paper here; the engine then has to look at hidden papers to
-        # find it, so any hidden neighbours are dropped afterwards.
-        result = run_search(paper.arxiv_id, k=params.validated_data["k"], analysis=analysis,
-                            include_hidden=paper.hidden)
-        hidden = set()
-        if paper.hidden:
-            hidden = set(
-                Paper.objects.filter(pk__in=[h.paper_id for h in result.hits], hidden=True)
-                .values_list("pk", flat=True)
-            )
-        hits = [hit.to_dict() for hit in result.hits if hit.paper_id not in hidden]
-        return Response({"arxiv_id": paper.arxiv_id, "results": hits, "notices": result.notices})
+        model = active_embedding_model()
+        embedded = bool(model) and Passage.objects.filter(paper=paper, model=model).exists()
+        similar = (
+            with_authors(Paper.objects.visible()).similar_to(paper, model, params.validated_data["k"])
+            if embedded
+            else []
+        )
+        return Response(
+            SimilarPapersSerializer(
+                {"arxiv_id": paper.arxiv_id, "model": model or "", "embedded": embedded,
+                 "results": similar}
+            ).data
+        )

@@ -82,19 +82,35 @@ def test_search_needs_a_user(anonymous_api):
     assert anonymous_api.get("/api/search/", {"q": "diffusion"}).status_code == 401
 
 
+def similar_ids(response) -> list[str]:
+    assert response.status_code == 200, response.content
+    return [paper["arxiv_id"] for paper in response.json()["results"]]
+
+
 @pytest.mark.django_db
-def test_similar_papers_exclude_the_paper_itself(owner_api, indexed_papers):
+def test_similar_papers_are_vector_neighbours_without_the_paper(owner_api, indexed_papers):
     response = owner_api.get("/api/papers/2401.00001/similar/", {"k": 3})
-    found = arxiv_ids(response)
-    assert response.json()["arxiv_id"] == "2401.00001"
-    assert "2401.00001" not in found
+    body = response.json()
+    assert body["arxiv_id"] == "2401.00001"
+    assert body["embedded"] is True and body["model"] == "hashing-test"
+    found = similar_ids(response)
+    assert len(found) == 3 and "2401.00001" not in found
     assert found[0] == "2305.00003"  # the other diffusion paper
+    neighbour = indexed_papers["2305.00003"]
+    assert body["results"][0]["authors"] == [a.name for a in neighbour.authors.all()] != []
 
 
 @pytest.mark.django_db
 def test_similar_papers_of_an_old_style_id(owner_api, indexed_papers):
-    response = owner_api.get("/api/papers/hep-th/9901001/similar/")
-    assert "hep-th/9901001" not in arxiv_ids(response)
+    found = similar_ids(owner_api.get("/api/papers/hep-th/9901001/similar/"))
+    assert found and "hep-th/9901001" not in found
+
+
+@pytest.mark.django_db
+def test_paper_without_a_vector_says_so(owner_api, papers, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    body = owner_api.get("/api/papers/2401.00001/similar/").json()
+    assert body["embedded"] is False and body["results"] == []
 
 
 @pytest.mark.django_db
@@ -104,11 +120,13 @@ def test_similar_of_a_hidden_paper_is_404_for_users(owner_api, indexed_papers, h
 
 
 @pytest.mark.django_db
-def test_similar_never_returns_hidden_papers(staff_api, indexed_papers, hidden_paper):
-    response = staff_api.get(f"/api/papers/{hidden_paper.arxiv_id}/similar/")
-    found = arxiv_ids(response)
-    assert hidden_paper.arxiv_id not in found
-    assert found  # staff can look at a hidden paper's neighbours
+def test_similar_never_returns_hidden_papers(owner_api, staff_api, indexed_papers, hidden_paper):
+    assert hidden_paper.arxiv_id not in similar_ids(
+        owner_api.get("/api/papers/2401.00001/similar/", {"k": 50})
+    )
+    # Staff may look at a hidden paper's neighbours; they are visible papers only.
+    found = similar_ids(staff_api.get(f"/api/papers/{hidden_paper.arxiv_id}/similar/"))
+    assert found and hidden_paper.arxiv_id not in found
 
 
 @pytest.mark.django_db
