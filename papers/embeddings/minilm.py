@@ -23,9 +23,9 @@ TOKENIZER_IN_PACKAGE = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.jso
 
 # Texts are sorted by length and run in groups of at most this many tokens (rows x longest row),
 # so a short text is never padded to the length of a long one, and no run is so big that its
-# attention matrices fall out of the CPU caches. Measured on 2 cores (255 abstract passages,
-# passages per CPU-second): 512 -> 33, 2048 -> 28.5, 4096 -> 25.6; unsorted groups of 32 ran at
-# 0.68x the sorted speed (docs/BENCHMARKS.md).
+# attention matrices fall out of the CPU caches. `bench_embed --budgets` measures it
+# (docs/BENCHMARKS.md): 256-512 tokens are fastest, 4096 about 20% slower; unsorted groups of 32
+# cost twice the CPU of sorted ones.
 TOKENS_PER_RUN = 512
 MAX_TEXTS_PER_RUN = 32
 
@@ -47,6 +47,7 @@ def package_file(package: str, relative: str) -> Path:
 class MiniLMEmbedder:
     name = "all-MiniLM-L6-v2-int8"
     max_tokens = 256
+    tokens_per_run = TOKENS_PER_RUN  # bench_embed --budgets tries others
 
     def __init__(self, threads: int | None = None):
         import onnxruntime as ort
@@ -125,7 +126,8 @@ class MiniLMEmbedder:
             if groups:
                 group = groups[-1]
                 longest = len(token_ids[group[0]])  # sorted: the first is the longest
-                if len(group) < MAX_TEXTS_PER_RUN and longest * (len(group) + 1) <= TOKENS_PER_RUN:
+                fits = longest * (len(group) + 1) <= self.tokens_per_run
+                if len(group) < MAX_TEXTS_PER_RUN and fits:
                     group.append(i)
                     continue
             groups.append([i])

@@ -26,6 +26,7 @@ from django.db import connection
 
 from papers.embedding import embed_missing
 from papers.embeddings import get_embedder
+from papers.embeddings.minilm import TOKENS_PER_RUN
 from papers.models import Paper, Passage
 from papers.passages import document_text, split_passages
 
@@ -55,8 +56,19 @@ class Command(BaseCommand):
         parser.add_argument("--n", type=_positive, default=500, help="papers (default 500)")
         parser.add_argument("--path", type=Path, default=DEFAULT_SAMPLE, help="snapshot sample")
         parser.add_argument("--batch-size", type=_positive, help="embed_missing batch size")
+        parser.add_argument(
+            "--budgets",
+            default="",
+            help="also time the raw model at these tokens-per-run budgets, e.g. 256,512,2048",
+        )
 
-    def handle(self, *args, n, path, batch_size, **options):
+    def handle(self, *args, n, path, batch_size, budgets, **options):
+        try:
+            budgets = [int(b) for b in budgets.split(",") if b.strip()]
+        except ValueError:
+            raise CommandError(
+                f"--budgets takes numbers separated by commas, not {budgets!r}"
+            ) from None
         if not path.is_file():
             raise CommandError(f"sample file not found: {path}")
         embedder = get_embedder("minilm")
@@ -74,7 +86,7 @@ class Command(BaseCommand):
         )
         try:
             self._import(records)
-            report = self._measure(embedder, batch_size)
+            report = self._measure(embedder, batch_size, budgets)
         finally:
             connection.creation.destroy_test_db(old_name, verbosity=0)
         self._print(report)
@@ -111,7 +123,7 @@ class Command(BaseCommand):
                 for r in records
             )
 
-    def _measure(self, embedder, batch_size) -> dict:
+    def _measure(self, embedder, batch_size, budgets) -> dict:
         # The exact passages the pipeline will embed, from the rows it will read.
         texts = []
         for title, abstract in Paper.objects.order_by("pk").values_list("title", "abstract"):
@@ -138,10 +150,31 @@ class Command(BaseCommand):
         report["rss_pipeline"] = _peak_rss_mb()
         report["raw_after"] = raw()
         report["raw_unsorted"] = raw(sort_by_length=False)
+        default_budget, report["budgets"] = embedder.tokens_per_run, {}
+        try:
+            for budget in budgets:
+                embedder.tokens_per_run = budget
+                report["budgets"][budget] = raw()
+        finally:
+            embedder.tokens_per_run = default_budget
         report["pipeline"] = pipeline
         report["stored"] = Passage.objects.filter(model=embedder.name).count()
         report["second_run"] = embed_missing(embedder=embedder).papers
+        report["query_ms"] = self._query_latency(embedder)
         return report
+
+    def _query_latency(self, embedder) -> float:
+        """Median milliseconds of embed_query on short questions (chat's per-message cost)."""
+        questions = [
+            f"recent papers on {topic}"
+            for topic in ("diffusion models", "protein folding", "quantum error correction")
+        ] * 20
+        times = []
+        for question in questions:
+            started = time.perf_counter()
+            embedder.embed_query(question)
+            times.append(time.perf_counter() - started)
+        return 1000 * sorted(times)[len(times) // 2]
 
     def _print(self, r: dict) -> None:
         papers, pipeline = r["papers"], r["pipeline"]
@@ -156,13 +189,20 @@ class Command(BaseCommand):
         )
         w(
             f"raw model: {r['raw_before'][0]:.1f} s before, {r['raw_after'][0]:.1f} s after the "
-            f"pipeline = {raw_rate:.1f} papers/s (mean); {raw_cpu:.1f} CPU s"
+            f"pipeline = {raw_rate:.1f} papers/s (mean); {raw_cpu:.1f} CPU s = "
+            f"{r['passages'] / raw_cpu:.1f} passages per CPU second "
+            f"(groups of at most {TOKENS_PER_RUN} tokens)"
         )
         w(
             f"raw model, unsorted groups of 32: {r['raw_unsorted'][0]:.1f} s, "
             f"{r['raw_unsorted'][1]:.1f} CPU s = {raw_cpu / r['raw_unsorted'][1]:.2f} of the "
             "sorted speed per CPU second"
         )
+        for budget, (wall, cpu) in r["budgets"].items():
+            w(
+                f"raw model, groups of at most {budget} tokens: {wall:.1f} s, {cpu:.1f} CPU s = "
+                f"{r['passages'] / cpu:.1f} passages per CPU second"
+            )
         t = pipeline.timings
         w(
             f"pipeline: {pipeline.papers} papers, {pipeline.passages} passages in "
@@ -179,6 +219,7 @@ class Command(BaseCommand):
             f"peak RSS: {r['rss_raw']:.0f} MB after the raw run, {r['rss_pipeline']:.0f} MB "
             f"after the pipeline (target < 1500 MB)"
         )
+        w(f"embed_query: {r['query_ms']:.1f} ms median over 60 short questions")
         w(f"stored passages {r['stored']}; a second embed_missing embedded {r['second_run']}")
         if r["stored"] != r["passages"] or r["second_run"]:
             raise CommandError("the pipeline did not store exactly the passages of the sample")
