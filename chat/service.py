@@ -16,19 +16,20 @@ marked failed when someone next asks or stops, so a crash never locks a thread.
 """
 
 import asyncio
+import functools
 import logging
 import math
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, connections, transaction
 from django.utils import timezone
 
 from chat.markdown import render_answer
@@ -99,6 +100,39 @@ def validate_question(text: Any) -> str:
 
 
 # --- The database side (sync, each in one transaction) -------------------------------------------
+# Django's async ORM sends every query of a process through one thread (asgiref's thread-sensitive
+# executor), which retrieval uses too. The service's writes (new turns, partial and final saves)
+# go through a thread of their own instead, so they do not queue behind searches nor searches
+# behind them. One thread is enough for short writes, and its connection can be closed on demand.
+_db_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chat-db")
+
+
+def _guarded(fn, *args):
+    try:
+        return fn(*args)
+    except (InterfaceError, OperationalError):
+        connections.close_all()  # a broken connection (database restarted) is replaced next call
+        raise
+
+
+async def run_db(fn, *args):
+    """Run `fn(*args)` (sync ORM code) on the service's database thread."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_db_executor, functools.partial(_guarded, fn, *args))
+
+
+async def close_db_connections() -> None:
+    """Close the service thread's connection (tests, before the test database is dropped)."""
+    await run_db(connections.close_all)
+
+
+def _update_message(message_id, only_streaming: bool = False, **fields) -> int:
+    rows = Message.objects.filter(pk=message_id)
+    if only_streaming:
+        rows = rows.filter(status=Status.STREAMING)
+    return rows.update(**fields)
+
+
 @dataclass
 class NewTurn:
     thread_id: uuid.UUID
@@ -225,6 +259,7 @@ class RunningAnswer:
         self.generation: asyncio.Task | None = None
         self.task: asyncio.Task | None = None
         self.done = asyncio.Event()
+        self.pending_saves: list[asyncio.Task] = []
 
     # Snapshot for a socket that joins mid-answer.
     def snapshot(self) -> dict:
@@ -281,15 +316,12 @@ class RunningAnswer:
                 self.wakeup.set()
             elif kind == "analysis":
                 self.query, self.analysis = event["query"], event["analysis"]
-                await Message.objects.filter(pk=self.message_id).aupdate(
-                    query=self.query, analysis=self.analysis, updated_at=timezone.now()
-                )
                 await publish(self.thread_id, {**event, "message_id": str(self.message_id)})
             elif kind == "sources":
                 self.sources = event["sources"]
-                await Message.objects.filter(pk=self.message_id).aupdate(
-                    sources=self.sources, updated_at=timezone.now()
-                )
+                # Saved beside the LLM's start, not before it: a socket joining now reads them
+                # from the running answer anyway, and the final save writes them again.
+                self._save_soon(query=self.query, analysis=self.analysis, sources=self.sources)
                 await publish(self.thread_id, {**event, "message_id": str(self.message_id)})
             elif kind == "done":
                 return self._final_event("done", Status.COMPLETE, pipeline=event)
@@ -299,6 +331,11 @@ class RunningAnswer:
                     code=event["code"], message=event["message"],
                 )
         raise RuntimeError("the answer pipeline ended without done or error")
+
+    def _save_soon(self, **fields) -> None:
+        fields["updated_at"] = timezone.now()
+        update = run_db(functools.partial(_update_message, self.message_id, **fields))
+        self.pending_saves.append(asyncio.create_task(update))
 
     def _final_event(self, kind: str, status: str, pipeline: dict | None = None, **extra) -> dict:
         """The last event of an answer; `pipeline` is the pipeline's own done/error if it got
@@ -340,9 +377,15 @@ class RunningAnswer:
         return event
 
     async def _save_final(self, final: dict) -> None:
+        await asyncio.gather(*self.pending_saves, return_exceptions=True)
         usage, timings = final["usage"] or {}, final["timings"]
-        await Message.objects.filter(pk=self.message_id).aupdate(
+        save = functools.partial(
+            _update_message,
+            self.message_id,
             status=final["status"],
+            query=self.query,
+            analysis=self.analysis,
+            sources=self.sources,
             content=final["content"],
             citations=final["citations"],
             timings=timings,
@@ -355,7 +398,10 @@ class RunningAnswer:
             error=final.get("message", "") if final["type"] == "error" else "",
             updated_at=timezone.now(),
         )
-        await Thread.objects.filter(pk=self.thread_id).aupdate(updated_at=timezone.now())
+        await run_db(save)
+        await run_db(
+            lambda: Thread.objects.filter(pk=self.thread_id).update(updated_at=timezone.now())
+        )
 
     async def _flush_tokens(self) -> None:
         if self.sent >= len(self.text):
@@ -381,8 +427,11 @@ class RunningAnswer:
             changed = self.text != self.saved
             if changed or time.monotonic() - last_write >= HEARTBEAT_INTERVAL:
                 text = self.text
-                await Message.objects.filter(pk=self.message_id, status=Status.STREAMING).aupdate(
-                    content=text, updated_at=timezone.now()
+                await run_db(
+                    functools.partial(
+                        _update_message, self.message_id, only_streaming=True,
+                        content=text, updated_at=timezone.now(),
+                    )
                 )
                 self.saved, last_write = text, time.monotonic()
 
@@ -410,7 +459,7 @@ async def ask(user, thread_id, text: Any) -> RunningAnswer:
     """Start answering `text` in the user's thread; raises AskRefused with the reason."""
     asked_at = time.perf_counter()
     question = validate_question(text)
-    turn = await database_sync_to_async(_create_turn)(user.pk, thread_id, question)
+    turn = await run_db(_create_turn, user.pk, thread_id, question)
     await publish(
         turn.thread_id,
         {
@@ -437,7 +486,7 @@ async def stop(user, thread_id) -> None:
         stale = fail_stale(thread_id, now)
         return stale, Message.objects.filter(thread_id=thread_id, status=Status.STREAMING).first()
 
-    stale, message = await database_sync_to_async(streaming_state)()
+    stale, message = await run_db(streaming_state)
     if message is None:
         if stale:  # nobody was running it: the row is marked failed; tell the sockets
             await publish(thread_id, {"type": "error", "code": "interrupted",
@@ -453,7 +502,7 @@ async def request_snapshot(thread_id, reply_channel: str) -> dict | None:
     """What a socket joining the thread should see of an answer in progress: the saved state now,
     and (through the control group) the live text from the process running it, sent later to
     `reply_channel` as a second `resume` event."""
-    snapshot = await database_sync_to_async(_streaming_snapshot)(thread_id)
+    snapshot = await run_db(_streaming_snapshot, thread_id)
     if snapshot is not None:
         await get_channel_layer().group_send(
             control_group_name(thread_id),

@@ -9,6 +9,7 @@ Failures: if the configured backend fails before its first token, the fallback b
 after text was streamed, the partial text is kept and the generator ends with `error`.
 """
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -105,7 +106,9 @@ async def answer_events(
 
     started = time.perf_counter()
     now = now or timezone.now()
-    backend = backend or get_llm()
+    # The first call builds the backend (importing its SDK or loading a model): off the loop, so
+    # a cold process does not freeze every other socket meanwhile.
+    backend = backend or await asyncio.to_thread(get_llm)
     timings: dict[str, Any] = {}
 
     step = time.perf_counter()
@@ -174,7 +177,7 @@ async def answer_events(
         try:
             stream, delta = await first_delta(backend)
         except LLMError as exc:
-            fallback = fallback or get_fallback()
+            fallback = fallback or await asyncio.to_thread(get_fallback)
             if fallback is None or fallback.name == backend.name:
                 raise
             logger.warning("llm_fallback from=%s code=%s", backend.name, exc.code)

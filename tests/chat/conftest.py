@@ -23,13 +23,16 @@ SCRIPT_ABSTRACT = (
 
 @pytest.fixture(autouse=True)
 async def close_async_connections():
-    """The async ORM runs on asgiref's executor thread, whose connection outlives the test and
-    would keep the test database from being dropped: close it after each test."""
+    """The async ORM runs on asgiref's executor thread and chat.service on its own; their
+    connections outlive the test and would keep the test database from being dropped."""
     yield
     from asgiref.sync import sync_to_async
     from django.db import connections
 
     await sync_to_async(connections.close_all)()
+    from chat.service import close_db_connections
+
+    await close_db_connections()
 
 
 @pytest.fixture
