@@ -252,7 +252,9 @@ LLM_FALLBACK = envstr("LLM_FALLBACK", "extractive")
 LLM_MAX_TOKENS = envint("LLM_MAX_TOKENS", 700)
 LLM_RETRY_MAX_WAIT = envfloat("LLM_RETRY_MAX_WAIT", 20.0)  # total backoff before the first token
 LLM_LOCAL_CONTEXT = envint("LLM_LOCAL_CONTEXT", 4096)  # context window of the `local` model
-LLM_LOCAL_THREADS = envint("LLM_LOCAL_THREADS", 0)  # 0: llama.cpp picks
+# Leave a core to the web server and database: llama.cpp's threads spin-wait, and on busy cores
+# generation collapsed from 14 to 1 token/s with 2 threads on 2 cores (measured). 0: llama.cpp picks.
+LLM_LOCAL_THREADS = envint("LLM_LOCAL_THREADS", max(1, (os.cpu_count() or 2) - 1))
 
 # --- Retrieval knobs ----------------------------------------------------------------------------
 SEARCH_CANDIDATES = envint("SEARCH_CANDIDATES", 100)  # per retriever, before fusion

@@ -1,0 +1,98 @@
+"""Measure the extractive answerer on SciFact: does it quote the right paper, and does it say
+"not enough" when no paper fits? (This produced MIN_COVERAGE in chat/llm/extractive.py.)
+
+    .venv/bin/python -m chat.llm.bench_extractive [--claims 400] [--min-coverage 0.3]
+                                                  [--data ../shared/data/scifact]
+
+For each training claim with a gold abstract: 8 sources = the gold abstract + 7 random ones
+(answerable), then 8 random non-gold abstracts (unanswerable). Reports how often the answer
+cites the gold paper (and cites it first), how often it refuses the unanswerable set, and the
+time to compose one answer. Deterministic (seeded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import time
+from pathlib import Path
+
+DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact"
+
+
+def _load(folder: Path):
+    corpus = {}
+    with open(folder / "corpus.jsonl") as lines:
+        for line in lines:
+            doc = json.loads(line)
+            corpus[doc["_id"]] = doc
+    with open(folder / "queries.jsonl") as lines:
+        queries = {q["_id"]: q["text"] for q in map(json.loads, lines)}
+    gold: dict[str, list[str]] = {}
+    for line in (folder / "qrels" / "train.tsv").read_text().splitlines()[1:]:
+        query_id, corpus_id, _ = line.split("\t")
+        gold.setdefault(query_id, []).append(corpus_id)
+    return corpus, queries, gold
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--claims", type=int, default=400)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--min-coverage", type=float, help="try another MIN_COVERAGE")
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "flatuniverse.settings")
+    import django
+
+    django.setup()
+    from chat.llm import SourceText, extractive
+    from chat.llm.extractive import compose_answer
+
+    if args.min_coverage is not None:
+        extractive.MIN_COVERAGE = args.min_coverage
+
+    corpus, queries, gold = _load(args.data)
+    ids = sorted(corpus)
+    rng = random.Random(0)
+
+    def sources(doc_ids):
+        return [
+            SourceText(
+                n,
+                corpus[d]["title"],
+                "",
+                "2020-01-01",
+                f"{corpus[d]['title']}\n\n{corpus[d]['text']}",
+            )
+            for n, d in enumerate(doc_ids, start=1)
+        ]
+
+    cited = first = refused = 0
+    times = []
+    claims = list(gold.items())[: args.claims]
+    for query_id, gold_ids in claims:
+        docs = [gold_ids[0], *rng.sample(ids, 7)]
+        rng.shuffle(docs)
+        started = time.perf_counter()
+        answer = compose_answer(queries[query_id], sources(docs))
+        times.append(time.perf_counter() - started)
+        numbers = [int(n) for n in re.findall(r"\[(\d+)\]", answer)]
+        gold_number = docs.index(gold_ids[0]) + 1
+        cited += gold_number in numbers
+        first += bool(numbers) and numbers[0] == gold_number
+        unrelated = [d for d in rng.sample(ids, 9) if d not in gold_ids][:8]
+        refused += "not enough" in compose_answer(queries[query_id], sources(unrelated))
+    n = len(claims)
+    print(f"claims: {n}, MIN_COVERAGE {extractive.MIN_COVERAGE}")
+    print(f"answerable: gold paper cited {cited / n:.3f}, cited first {first / n:.3f}")
+    print(f"unanswerable: says 'not enough' {refused / n:.3f}")
+    print(f"compose time per answer (8 abstracts): p50 {1000 * statistics.median(times):.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
