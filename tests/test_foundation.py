@@ -175,3 +175,13 @@ def test_production_mode_refuses_to_start_without_secret_key():
     result = _run_manage("check", env_extra=env)
     assert result.returncode != 0
     assert "SECRET_KEY" in result.stderr
+
+
+@pytest.mark.django_db
+def test_healthz_is_503_when_the_llm_backend_cannot_answer(anonymous, settings):
+    settings.LLM_BACKEND = "openai"
+    settings.OPENAI_API_KEY = ""
+    response = anonymous.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["llm"]["ready"] is False
+    assert "OPENAI_API_KEY" in response.json()["llm"]["detail"]

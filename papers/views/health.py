@@ -26,15 +26,32 @@ def _database_status() -> dict:
     return status
 
 
+def _embedding_status() -> dict:
+    from papers.embeddings import get_embedder
+
+    status = {"backend": settings.EMBEDDING_BACKEND, "ready": False}
+    try:
+        embedder = get_embedder()  # created once per process; the model itself loads lazily
+        status.update(model=embedder.name, dimensions=embedder.dimensions, ready=True)
+    except Exception as exc:  # a misconfigured backend must show here, not crash the check
+        status["detail"] = str(exc)
+    return status
+
+
 @never_cache
 def healthz(request):
+    from chat.llm import backend_info
+
     database = _database_status()
+    embedding = _embedding_status()
+    llm = backend_info()
+    healthy = database["ok"] and embedding["ready"] and llm["ready"]
     body = {
-        "status": "ok" if database["ok"] else "unhealthy",
+        "status": "ok" if healthy else "unhealthy",
         "database": database,
-        "embedding": {"backend": settings.EMBEDDING_BACKEND},
-        "llm": {"backend": settings.LLM_BACKEND, "fallback": settings.LLM_FALLBACK},
+        "embedding": embedding,
+        "llm": llm,
         "channel_layer": "redis" if settings.REDIS_URL else "in-memory",
         "job_broker": "redis" if settings.REDIS_URL else "orm",
     }
-    return JsonResponse(body, status=200 if database["ok"] else 503)
+    return JsonResponse(body, status=200 if healthy else 503)
