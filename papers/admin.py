@@ -106,8 +106,15 @@ class PaperAdmin(admin.ModelAdmin):
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
-        # Title, abstract or authors may have been edited: keep search in step.
+        text_changed = bool({"title", "abstract"} & set(form.changed_data))
+        authors_changed = any(formset.has_changed() for formset in formsets)
+        if not (text_changed or authors_changed or not change):
+            return
+        # Keep search in step with the edit: full-text now, BM25 and vectors by the index job.
         refresh_text_index([form.instance.pk])
+        if text_changed:
+            Passage.objects.filter(paper=form.instance).delete()  # they embed the old text
+        enqueue_indexing("paper edited in the admin")
 
     @admin.action(description="Hide selected papers (not shown or searched)")
     def hide(self, request, queryset):

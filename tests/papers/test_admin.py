@@ -149,6 +149,7 @@ def test_editing_a_title_in_the_admin_updates_search(staff_client, catalogue):
     found = Paper.objects.filter(search_vector=SearchQuery("schrodinger", config="english"))
     assert list(found) == [paper]
     assert Paper.objects.get(pk=paper.pk).authors_text == "Alan Turing"
+    assert _queued() == [("papers.jobs.index_new_papers_job", ())]
 
 
 def test_ingest_runs_list_counts_and_escaped_errors(staff_client):
