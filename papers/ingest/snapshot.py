@@ -107,9 +107,14 @@ def _authors(data: dict) -> list[str]:
         names = []
         for parts in parsed:
             if isinstance(parts, list) and parts:
-                # [last, first, suffix] -> "first last suffix"
-                last, first, *rest = [*parts, ""] if len(parts) == 1 else parts
-                names.append(" ".join(p.strip() for p in (first, last, *rest) if p and p.strip()))
+                # [last, first, suffix, affiliation...] -> "first last suffix"; affiliations
+                # are not part of a name.
+                last, first, suffix = [*parts[:3], "", ""][:3]
+                names.append(
+                    " ".join(
+                        p.strip() for p in (first, last, suffix) if isinstance(p, str) and p.strip()
+                    )
+                )
         return [n for n in names if n]
     raw = data.get("authors")
     if isinstance(raw, str) and raw.strip():

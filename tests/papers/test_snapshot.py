@@ -155,6 +155,25 @@ def test_withdrawn_lines_are_kept_and_marked(tmp_path):
     assert Paper.objects.filter(withdrawn=True).count() == 2
 
 
+def test_author_names_come_from_authors_parsed_without_affiliations():
+    record = parse_snapshot_record(
+        json.loads(
+            _line(
+                authors_parsed=[
+                    ["Jaffe", "Arthur", "", "Harvard University"],
+                    ["Smith", "J.", "Jr"],
+                    ["Collaboration"],
+                ]
+            )
+        )
+    )
+    assert record.authors == ["Arthur Jaffe", "J. Smith Jr", "Collaboration"]
+    fallback = parse_snapshot_record(
+        json.loads(_line(authors="A. One, B. Two and C. Three", authors_parsed=[]))
+    )
+    assert fallback.authors == ["A. One", "B. Two", "C. Three"]
+
+
 def test_versions_fall_back_to_update_date():
     record = parse_snapshot_record(json.loads(_line(versions=[], update_date="2020-02-03")))
     assert record.published == datetime(2020, 2, 3, tzinfo=UTC) and record.version == 1
