@@ -7,10 +7,28 @@ goes through the real token authentication, not a forced login.
 import datetime as dt
 
 import pytest
+from asgiref.sync import async_to_sync
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from papers.ingest.upsert import PaperRecord, upsert_papers
+
+
+@pytest.fixture(autouse=True)
+def close_chat_lane_connections():
+    """Answers query the database on chat.lanes' threads, whose connections outlive a test and
+    would keep the test database from being dropped: close them after each test."""
+    yield
+    try:
+        from chat.lanes import search_lanes, write_lane
+    except ImportError:  # an older chat service without lanes
+        return
+
+    async def close():
+        await search_lanes.close_connections()
+        await write_lane.close_connections()
+
+    async_to_sync(close)()
 
 
 @pytest.fixture
