@@ -139,10 +139,13 @@ if REDIS_URL:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                # redis-py 8 gives up on a socket read after 5 s, as long as channels-redis
-                # blocks in BZPOPMIN: every socket idle for 5 s would crash its consumer
-                # (django/channels_redis#422). Reads must outlast that block.
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 30}],
+                # No socket timeout, as before redis-py 8 (whose 5 s default is as long as the
+                # BZPOPMIN channels-redis blocks in, so every idle socket's consumer crashed:
+                # django/channels_redis#422). Any timeout also sends each command through
+                # asyncio.wait_for, which on Python 3.11 swallows a task's cancellation
+                # (python/cpython#86296): an answer's helper tasks then never stopped.
+                # Keepalive still finds a dead Redis.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": None, "socket_keepalive": True}],
                 "prefix": envstr("CHANNELS_PREFIX", "flatuniverse"),
             },
         }
