@@ -168,7 +168,9 @@ else:
 
 # --- Jobs: django-q2, ORM broker by default, Redis when configured ------------------------------
 Q_CLUSTER = {
-    "name": "flatuniverse",
+    # The queue's name in Redis: sites sharing one Redis need one each. django-q2 reads the same
+    # variable itself, but then fails unless ALT_CLUSTERS is configured.
+    "name": envstr("Q_CLUSTER_NAME", "flatuniverse"),
     "workers": envint("Q_WORKERS", 2),
     "recycle": 50,
     "timeout": envint("Q_TIMEOUT", 4 * 3600),
