@@ -77,19 +77,95 @@ class _Renicer:
         return thread
 
 
-def load(n: int, model: str, say) -> dict:
-    """Write n synthetic papers and passages; build the HNSW index. Returns timings and sizes."""
+def centres(seed: int = 42) -> np.ndarray:
+    """The cluster centres every synthetic vector is drawn around (unit length)."""
+    rng = np.random.default_rng(seed)
+    points = rng.normal(size=(CLUSTERS, 384))
+    return points / np.linalg.norm(points, axis=1, keepdims=True)
+
+
+def draw(count: int, seed: int) -> np.ndarray:
+    """`count` synthetic vectors (queries use another seed than the stored passages)."""
+    return _vectors(np.random.default_rng(seed), centres(), count)
+
+
+def write_passages(model: str, say, seed: int = 42) -> int:
+    """One synthetic passage vector for every paper without one, by binary COPY."""
     from pgvector.psycopg import register_vector
 
-    rng = np.random.default_rng(42)
-    centres = rng.normal(size=(CLUSTERS, 384))
-    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    rng = np.random.default_rng(seed)
+    points = centres()
+    raw = connection.connection
+    register_vector(raw)
+    with raw.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, published FROM papers_paper p WHERE NOT EXISTS"
+            " (SELECT 1 FROM papers_passage s WHERE s.paper_id = p.id AND s.model = %s)"
+            " ORDER BY id",
+            [model],
+        )
+        papers = cursor.fetchall()
+    columns = ["int8", "varchar", "int2", "int4", "int4", "timestamptz", "vector", "timestamptz"]
+    now = datetime.now(UTC)
+    with raw.cursor() as cursor:
+        with cursor.copy(
+            'COPY papers_passage (paper_id, model, position, start, "end", published,'
+            " embedding, created_at) FROM STDIN (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(columns)
+            for offset in range(0, len(papers), BATCH):
+                chunk = papers[offset : offset + BATCH]
+                vectors = _vectors(rng, points, len(chunk))
+                for (paper_id, published), vector in zip(chunk, vectors, strict=True):
+                    copy.write_row((paper_id, model, 0, 0, 0, published, vector, now))
+                say(f"  {offset + len(chunk)}/{len(papers)} vectors")
+    if not raw.autocommit:
+        raw.commit()
+    return len(papers)
+
+
+def build_index(say) -> dict:
+    """(Re)create the production HNSW index, reniced; its build time and size."""
     renicer = _Renicer()
+    info = {}
+    with connection.cursor() as cursor:
+        cursor.execute("DROP INDEX IF EXISTS papers_passage_hnsw_idx")
+        say("building the HNSW index (m=16, ef_construction=64)")
+        cursor.execute("VACUUM ANALYZE papers_passage")
+        cursor.execute("SET maintenance_work_mem = '4GB'")
+        cursor.execute("SET max_parallel_maintenance_workers = 1")
+        watcher = renicer.watch_workers()
+        started = time.perf_counter()
+        try:
+            cursor.execute(
+                "CREATE INDEX papers_passage_hnsw_idx ON papers_passage"
+                " USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+            )
+        finally:
+            renicer.stop.set()
+            watcher.join()
+        info["hnsw_build_s"] = round(time.perf_counter() - started, 1)
+        cursor.execute("RESET maintenance_work_mem")
+        cursor.execute("RESET max_parallel_maintenance_workers")
+        cursor.execute("VACUUM ANALYZE")
+        cursor.execute(
+            "SELECT pg_size_pretty(pg_relation_size('papers_passage_hnsw_idx')),"
+            " pg_size_pretty(pg_total_relation_size('papers_passage'))"
+        )
+        info["hnsw_size"], info["passages_total_size"] = cursor.fetchone()
+    return info
+
+
+def load(n: int, model: str, say) -> dict:
+    """n synthetic papers with one synthetic passage each, and the HNSW index over them."""
     info: dict = {"papers": n}
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM papers_passage WHERE model = %s", [model])
         have = cursor.fetchone()[0]
+        cursor.execute("SELECT to_regclass('papers_passage_hnsw_idx') IS NOT NULL")
+        indexed = cursor.fetchone()[0]
     if have != n:
+        _Renicer()
         started = time.perf_counter()
         say(f"writing {n} synthetic papers")
         span = (END - START).total_seconds()
@@ -109,69 +185,18 @@ def load(n: int, model: str, say) -> dict:
                 """,
                 [START, span, n, START, span, n, n],
             )
-            cursor.execute("SELECT min(id), max(id) FROM papers_paper")
-            first, _ = cursor.fetchone()
-        say("writing passage vectors")
-        raw = connection.connection
-        register_vector(raw)
-        written = 0
-        with raw.cursor() as cursor:
-            cursor.execute("SELECT id, published FROM papers_paper ORDER BY id")
-            papers = cursor.fetchall()
-        with raw.cursor() as cursor:
-            with cursor.copy(
-                'COPY papers_passage (paper_id, model, position, start, "end", published,'
-                " embedding, created_at) FROM STDIN (FORMAT BINARY)"
-            ) as copy:
-                copy.set_types(
-                    [
-                        "int8",
-                        "varchar",
-                        "int2",
-                        "int4",
-                        "int4",
-                        "timestamptz",
-                        "vector",
-                        "timestamptz",
-                    ]
-                )
-                now = datetime.now(UTC)
-                for offset in range(0, n, BATCH):
-                    chunk = papers[offset : offset + BATCH]
-                    vectors = _vectors(rng, centres, len(chunk))
-                    for (paper_id, published), vector in zip(chunk, vectors, strict=True):
-                        copy.write_row((paper_id, model, 0, 0, 0, published, vector, now))
-                    written += len(chunk)
-                    say(f"  {written}/{n}")
-        raw.commit() if not raw.autocommit else None
+        write_passages(model, say)
         info["write_s"] = round(time.perf_counter() - started, 1)
-        info["first_id"] = first
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT to_regclass('papers_passage_hnsw_idx')")
-        exists = cursor.fetchone()[0]
-        if not exists:
-            say("building the HNSW index (m=16, ef_construction=64)")
-            cursor.execute("VACUUM ANALYZE papers_passage")
-            cursor.execute("SET maintenance_work_mem = '4GB'")
-            cursor.execute("SET max_parallel_maintenance_workers = 1")
-            watcher = renicer.watch_workers()
-            started = time.perf_counter()
-            try:
-                cursor.execute(
-                    "CREATE INDEX papers_passage_hnsw_idx ON papers_passage"
-                    " USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-                )
-            finally:
-                renicer.stop.set()
-                watcher.join()
-            info["hnsw_build_s"] = round(time.perf_counter() - started, 1)
-        cursor.execute("VACUUM ANALYZE")
-        cursor.execute(
-            "SELECT pg_size_pretty(pg_relation_size('papers_passage_hnsw_idx')),"
-            " pg_size_pretty(pg_total_relation_size('papers_passage'))"
-        )
-        info["hnsw_size"], info["passages_total_size"] = cursor.fetchone()
-    info["centres"] = centres
+        indexed = False
+    if not indexed:
+        info.update(build_index(say))
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_size_pretty(pg_relation_size('papers_passage_hnsw_idx')),"
+                " pg_size_pretty(pg_total_relation_size('papers_passage'))"
+            )
+            info["hnsw_size"], info["passages_total_size"] = cursor.fetchone()
     return info
 
 
@@ -182,8 +207,7 @@ def measure(model: str, info: dict, say, queries: int = 100, recall_queries: int
     from chat.retrieval.dense import dense_search
     from chat.retrieval.filters import SearchFilters
 
-    rng = np.random.default_rng(7)
-    vectors = _vectors(rng, info.pop("centres"), queries)
+    vectors = draw(queries, seed=7)
     result: dict = {}
 
     def timed(filters, n, plan=None, count=queries):
