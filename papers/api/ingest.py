@@ -8,6 +8,7 @@ IngestRun that holds the counts and errors.
 """
 
 from django.conf import settings
+from django.core.cache import cache
 from django.utils import timezone
 from django_q.models import OrmQ, Task
 from django_q.tasks import async_task
@@ -22,6 +23,9 @@ from papers.api.serializers import CATEGORY_PATTERN
 from papers.models import IngestRun
 
 INGEST_JOB = "papers.jobs.ingest_recent_job"
+REMEMBER_KEY = "api-ingest:{}"
+# Longer than any ingest may run (Q_TIMEOUT), so a pending task is never forgotten.
+REMEMBER_SECONDS = 7 * 24 * 3600
 
 
 class IngestRequestSerializer(serializers.Serializer):
@@ -62,8 +66,8 @@ class IngestStatusSerializer(serializers.Serializer):
     id = serializers.CharField(help_text="The ingest's id (the job cluster's task id).")
     status = serializers.ChoiceField(
         choices=["queued", "running", "succeeded", "failed"],
-        help_text="queued: waiting for a worker; running: a worker has it; succeeded or "
-        "failed: finished (see `result` and `run`).",
+        help_text="queued: waiting for a worker (with the Redis broker also while running); "
+        "running: a worker has it; succeeded or failed: finished (see `result` and `run`).",
     )
     started_at = serializers.DateTimeField(
         allow_null=True, help_text="When a worker started it; null while queued."
@@ -96,6 +100,16 @@ def _pending_ingest() -> str | None:
     return None
 
 
+def _remember(task_id: str, user) -> None:
+    """Note the task in the shared cache: with the Redis broker a queued task cannot be looked up
+    by id until it has finished, and its status must not read 404 meanwhile."""
+    cache.set(
+        REMEMBER_KEY.format(task_id),
+        {"enqueued_at": timezone.now().isoformat(), "by": user.get_username()},
+        REMEMBER_SECONDS,
+    )
+
+
 def ingest_status(task_id: str) -> dict | None:
     task = Task.objects.filter(id=task_id).first()
     if task is not None:
@@ -114,6 +128,12 @@ def ingest_status(task_id: str) -> dict | None:
             "run": run,
         }
     row = _queued(task_id)
+    if row is None and cache.get(REMEMBER_KEY.format(task_id)) is not None:
+        # Started through this API but not finished, and no ORM queue to look in (Redis).
+        return {
+            "id": task_id, "status": "queued",
+            "started_at": None, "finished_at": None, "result": None, "run": None,
+        }
     if row is not None:
         # The ORM broker stamps `lock` with "now" on enqueue and pushes it into the future
         # (the retry deadline) when a worker takes the task.
@@ -162,6 +182,7 @@ class IngestStartView(APIView):
             INGEST_JOB, task_name=f"api-ingest ({request.user.get_username()})"[:100],
             group="ingest", **kwargs,
         )
+        _remember(task_id, request.user)
         current = ingest_status(task_id) or {
             "id": task_id, "status": "queued", "started_at": None, "finished_at": None,
             "result": None, "run": None,
