@@ -4,6 +4,7 @@ httpx reads the server-sent events as they come."""
 
 import json
 import time
+import uuid
 
 import httpx
 import pytest
@@ -12,6 +13,7 @@ from rest_framework.authtoken.models import Token
 from chat.models import Message, Thread
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.live_server import LiveServer
+from tests.ops.conftest import redis_url  # noqa: F401  (a fixture: a Redis db, or skip)
 
 ANSWER = "Diffusion models now generate text [1]. Schrodinger bridges connect them to transport [2]."
 
@@ -27,10 +29,8 @@ def normal_speed(fake_llm):
     fake_llm.default = Reply(ANSWER, tokens_per_second=12)
 
 
-@pytest.fixture(scope="module")
-def server(fake_llm, django_db_setup):
-    """One daphne for the module (starting one takes seconds); each test writes its own rows."""
-    env = {
+def app_env(fake_llm) -> dict[str, str]:
+    return {
         "EMBEDDING_BACKEND": "hashing",
         "LLM_BACKEND": "openai",
         "OPENAI_API_KEY": "test-key",
@@ -38,7 +38,12 @@ def server(fake_llm, django_db_setup):
         "OPENAI_MAX_RETRIES": "0",
         "LLM_MODEL": "fake-gpt",
     }
-    with LiveServer(env=env) as live:
+
+
+@pytest.fixture(scope="module")
+def server(fake_llm, django_db_setup):
+    """One daphne for the module (starting one takes seconds); each test writes its own rows."""
+    with LiveServer(env=app_env(fake_llm)) as live:
         yield live
 
 
@@ -65,17 +70,20 @@ def read_events(response: httpx.Response, stop_after: str = "done"):
                 return
 
 
-@pytest.mark.slow
-@pytest.mark.django_db(transaction=True)
-def test_event_stream_is_read_to_done_as_it_is_written(server, indexed_papers, owner, thread):
+def ask_streaming(server, user, thread, text="diffusion models for text generation"):
     with httpx.Client(base_url=server.url, timeout=30) as http, http.stream(
-        "POST", f"/api/threads/{thread.pk}/messages/",
-        json={"text": "diffusion models for text generation"},
-        headers={**auth(owner), "Accept": "text/event-stream"},
+        "POST", f"/api/threads/{thread.pk}/messages/", json={"text": text},
+        headers={**auth(user), "Accept": "text/event-stream"},
     ) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
-        events = list(read_events(response))
+        return list(read_events(response))
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_event_stream_is_read_to_done_as_it_is_written(server, indexed_papers, owner, thread):
+    events = ask_streaming(server, owner, thread)
 
     kinds = [kind for _, kind, _ in events]
     assert kinds[0] == "start" and kinds[-1] == "done", kinds
@@ -89,6 +97,21 @@ def test_event_stream_is_read_to_done_as_it_is_written(server, indexed_papers, o
     assert "".join(d["text"] for _, kind, d in events if kind == "token").strip()
     saved = Message.objects.get(pk=done["message_id"])
     assert saved.status == "complete" and saved.content == done["content"]
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_event_stream_over_the_redis_channel_layer(fake_llm, redis_url, indexed_papers, owner,  # noqa: F811
+                                                   thread):
+    """With REDIS_URL (several processes), the events travel through Redis groups."""
+    env = {**app_env(fake_llm), "REDIS_URL": redis_url,
+           "CHANNELS_PREFIX": f"api-sse-{uuid.uuid4().hex[:8]}"}
+    with LiveServer(env=env) as live:
+        events = ask_streaming(live, owner, thread)
+    kinds = [kind for _, kind, _ in events]
+    assert kinds[0] == "start" and kinds[-1] == "done", kinds
+    assert "token" in kinds
+    assert Message.objects.get(pk=events[-1][2]["message_id"]).status == "complete"
 
 
 @pytest.mark.slow
