@@ -1,6 +1,8 @@
 """Token authentication: tokens from the settings page or `drf_create_token` work; revoked and
 regenerated-away tokens are refused at once."""
 
+import re
+
 import pytest
 from django.core.management import call_command
 from rest_framework.authtoken.models import Token
@@ -89,5 +91,9 @@ def test_api_docs_and_schema_are_served(anonymous):
     assert {"/api/papers/", "/api/threads/{thread_id}/messages/"} <= set(paths)
     docs = anonymous.get("/api/docs/")
     assert docs.status_code == 200
-    # Swagger UI comes from the sidecar package, not a CDN (the app runs offline).
-    assert "cdn.jsdelivr" not in docs.content.decode()
+    # Swagger UI comes from the sidecar package, served by the app itself (it runs offline).
+    page = docs.content.decode()
+    assets = re.findall(r'(?:src|href)="(/static/[^"]+)"', page)
+    assert any(a.endswith("swagger-ui-bundle.js") for a in assets), page
+    assert all(anonymous.get(asset).status_code == 200 for asset in assets)
+    assert "cdn.jsdelivr" not in page
