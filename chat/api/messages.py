@@ -101,6 +101,7 @@ class ThreadMessagesView(generics.ListAPIView):
         description="Questions and answers of one of your threads, oldest first, with each "
         "answer's sources. Cursor-paginated.",
         parameters=[THREAD_ID_PARAMETER],
+        responses=OpenApiResponse(MessageSerializer(many=True), description="A page of messages."),
         tags=["threads"],
     )
     def get(self, request, *args, **kwargs):

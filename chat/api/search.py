@@ -3,7 +3,7 @@ with its temporal analysis and ranked papers, limited per user."""
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
@@ -127,7 +127,8 @@ class SearchView(APIView):
         "query asks for recent work): the same engine as the search page and the chat. Returns "
         "how the query was read and the ranked papers.",
         parameters=[SearchParamsSerializer],
-        responses=SearchResultSerializer,
+        responses=OpenApiResponse(SearchResultSerializer,
+                                  description="The reading of the query and the papers."),
         examples=[OpenApiExample(
             "temporal", parameter_only=("q", "query"),
             value="diffusion models from the last 2 years",

@@ -6,6 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
+    OpenApiResponse,
     extend_schema,
     extend_schema_view,
 )
@@ -44,6 +45,7 @@ def get_thread_for(user, thread_id) -> Thread:
         operation_id="threads_list",
         summary="List your threads",
         description="Your chat threads, most recently active first. Cursor-paginated.",
+        responses=OpenApiResponse(ThreadSerializer(many=True), description="A page of threads."),
         tags=["threads"],
     ),
     post=extend_schema(
@@ -52,6 +54,7 @@ def get_thread_for(user, thread_id) -> Thread:
         description="Creates an empty thread; ask in it with `POST /api/threads/{id}/messages/`.",
         examples=[OpenApiExample("titled", value={"title": "Diffusion models"},
                                  request_only=True)],
+        responses={201: OpenApiResponse(ThreadSerializer, description="The new thread.")},
         tags=["threads"],
     ),
 )
@@ -68,11 +71,18 @@ class ThreadListView(generics.ListCreateAPIView):
 
 
 @extend_schema_view(
-    get=extend_schema(operation_id="threads_retrieve", parameters=[THREAD_ID_PARAMETER], summary="One of your threads",
+    get=extend_schema(operation_id="threads_retrieve", parameters=[THREAD_ID_PARAMETER],
+                      summary="One of your threads",
+                      description="The thread's title, dates and message count.",
+                      responses=OpenApiResponse(ThreadSerializer, description="The thread."),
                       tags=["threads"]),
-    patch=extend_schema(operation_id="threads_update", parameters=[THREAD_ID_PARAMETER], summary="Rename a thread",
-                        description="Only `title` can change.", tags=["threads"]),
-    delete=extend_schema(operation_id="threads_destroy", parameters=[THREAD_ID_PARAMETER], summary="Delete a thread",
+    patch=extend_schema(operation_id="threads_update", parameters=[THREAD_ID_PARAMETER],
+                        summary="Rename a thread", description="Only `title` can change.",
+                        responses=OpenApiResponse(ThreadSerializer,
+                                                  description="The renamed thread."),
+                        tags=["threads"]),
+    delete=extend_schema(operation_id="threads_destroy", parameters=[THREAD_ID_PARAMETER],
+                         summary="Delete a thread",
                          description="Deletes the thread and all its messages.",
                          tags=["threads"]),
 )

@@ -199,7 +199,7 @@ class IngestStatusView(APIView):
         description="Staff only. Where a started ingest is, and once finished its result and "
         "ingest run (counts, errors, timings).",
         parameters=[INGEST_ID_PARAMETER],
-        responses=IngestStatusSerializer,
+        responses=OpenApiResponse(IngestStatusSerializer, description="Where it is."),
         tags=["ingest"],
     )
     def get(self, request, ingest_id):

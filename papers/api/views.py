@@ -3,7 +3,12 @@
 from django.contrib.postgres.search import SearchQuery
 from django.db.models import Exists, OuterRef, Prefetch
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+)
 from rest_framework import generics
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
@@ -71,6 +76,7 @@ class PaperListView(generics.ListAPIView):
         description="The catalogue newest first, filtered by any combination of full-text "
         "query, category, author and first-publication window. Cursor-paginated.",
         parameters=[PaperFilterSerializer],
+        responses=OpenApiResponse(PaperSerializer(many=True), description="A page of papers."),
         tags=["papers"],
     )
     def get(self, request, *args, **kwargs):
@@ -117,6 +123,7 @@ class PaperDetailView(generics.RetrieveAPIView):
         summary="One paper",
         description="A paper with its authors (in order), categories and arXiv metadata.",
         parameters=[ARXIV_ID_PARAMETER],
+        responses=OpenApiResponse(PaperDetailSerializer, description="The paper."),
         tags=["papers"],
     )
     def get(self, request, *args, **kwargs):
@@ -134,7 +141,7 @@ class PaperSimilarView(APIView):
         "passage vectors of the active embedding model only): the same list as the paper's "
         "page. Hidden papers are never returned.",
         parameters=[ARXIV_ID_PARAMETER, SimilarParamsSerializer],
-        responses=SimilarPapersSerializer,
+        responses=OpenApiResponse(SimilarPapersSerializer, description="The neighbours."),
         tags=["papers"],
     )
     def get(self, request, arxiv_id):
