@@ -1,13 +1,17 @@
 """Fusing ranked lists (dense, BM25, reformulations) into one ranking of papers.
 
-Two methods, chosen by `settings.SEARCH_FUSION` and compared on SciFact in docs/BENCHMARKS.md:
+Two methods, chosen by `settings.SEARCH_FUSION`, compared on SciFact (train, 809 claims, the
+same dense and BM25 lists; docs/BENCHMARKS.md):
 
+- "convex" (default): each list's scores min-max normalised over its own head (its best paper 1,
+  its last 0), then a weighted sum, DENSE_WEIGHT for dense lists and the rest for BM25 lists; a
+  paper missing from a list gets 0 there. nDCG@10 0.738 at DENSE_WEIGHT 0.5 (0.730-0.736 from
+  0.3 to 0.6: not a knife edge).
 - "rrf", reciprocal rank fusion: score = sum over lists of 1 / (RRF_K + rank). Needs no
-  calibration, ignores how far apart the scores are.
-- "convex": each list's scores min-max normalised over its own head, then a weighted sum
-  (DENSE_WEIGHT for dense, the rest for lexical); a paper missing from a list gets 0 there.
+  calibration and ignores how far apart the scores are: nDCG@10 0.725 at RRF_K=60.
 
-Ties are broken by paper id, never by date: with no time intent a query is never ordered by date.
+Both beat either list alone (dense 0.684, BM25 0.699). Ties are broken by paper id, never by
+date: with no time intent a query is never ordered by date.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-# Weight of the dense list in convex fusion (measured on SciFact, see docs/BENCHMARKS.md).
+# Weight of the dense lists in convex fusion (measured on SciFact, see docs/BENCHMARKS.md).
 DENSE_WEIGHT = 0.5
 
 
@@ -66,7 +70,8 @@ def convex_fusion(lists: Sequence[Ranked]) -> list[Fused]:
 
 
 def fuse(lists: Sequence[Ranked], method: str | None = None) -> list[Fused]:
-    """One ranking of every paper in `lists`, best first."""
+    """One ranking of every paper in `lists`, best first. For "convex", give dense lists
+    weight DENSE_WEIGHT and BM25 lists 1 - DENSE_WEIGHT (`list_weight`)."""
     method = (method or settings.SEARCH_FUSION).lower()
     if method == "rrf":
         return reciprocal_rank_fusion(lists)
@@ -77,3 +82,11 @@ def fuse(lists: Sequence[Ranked], method: str | None = None) -> list[Fused]:
 
 def _ordered(fused: dict[int, Fused]) -> list[Fused]:
     return sorted(fused.values(), key=lambda f: (-f.score, f.paper_id))
+
+
+def list_weight(kind: str, method: str | None = None) -> float:
+    """The weight of a "dense" or "fulltext" list under `method` (RRF weighs lists equally)."""
+    method = (method or settings.SEARCH_FUSION).lower()
+    if method != "convex":
+        return 1.0
+    return DENSE_WEIGHT if kind == "dense" else 1.0 - DENSE_WEIGHT

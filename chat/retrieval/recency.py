@@ -8,9 +8,9 @@ Age counts from the query's `now`; a paper dated after `now` counts as new (rece
 Recency reorders relevant papers; it must not make irrelevant ones relevant. With w = 0.8
 ("latest …") a brand-new paper that merely filled the tail of the dense list would otherwise beat
 every older paper on the topic. So only candidates with relevance >= RELEVANCE_FLOOR get the
-recency term (about: in the top 20 of one retriever, or anywhere in both); the others keep
-(1 - w) * relevance and stay below. On the fused RRF scores of two 100-long lists the floor of
-0.25 is roughly "rank 20 in one list" (docs/BENCHMARKS.md, temporal section).
+recency term; the others keep (1 - w) * relevance and stay below. With convex fusion (equal
+weights) 0.25 means about "half-way up one retriever's list, or a quarter-way up both"; with
+RRF over two 100-long lists, about "rank 20 in one list".
 
 A weight of 0 returns the ranking untouched: a query with no time intent is never reordered by
 date, and ties are broken by paper id, never by date.

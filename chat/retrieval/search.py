@@ -37,7 +37,7 @@ from chat.retrieval.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
 from chat.retrieval.fulltext import LexicalResult, lexical_search
-from chat.retrieval.fusion import DENSE_WEIGHT, Fused, Ranked, fuse
+from chat.retrieval.fusion import Fused, Ranked, fuse, list_weight
 from chat.retrieval.multiquery import rewrite
 from chat.retrieval.recency import blend
 from chat.retrieval.rerank import get_reranker
@@ -354,7 +354,7 @@ def _dense_and_fuse(q: _Query) -> tuple[list[Fused], DenseResult | None]:
                 "dense",
                 [h.paper_id for h in dense.hits],
                 [h.similarity for h in dense.hits],
-                DENSE_WEIGHT if settings.SEARCH_FUSION == "convex" else 1.0,
+                list_weight("dense"),
             )
         )
     lists.append(
@@ -362,7 +362,7 @@ def _dense_and_fuse(q: _Query) -> tuple[list[Fused], DenseResult | None]:
             "fulltext",
             [h.paper_id for h in lexical.hits],
             [h.score for h in lexical.hits],
-            1.0 - DENSE_WEIGHT if settings.SEARCH_FUSION == "convex" else 1.0,
+            list_weight("fulltext"),
         )
     )
     published = {h.paper_id: h.published for h in lexical.hits}
@@ -378,6 +378,7 @@ def _dense_and_fuse(q: _Query) -> tuple[list[Fused], DenseResult | None]:
                 f"dense:{number}",
                 [h.paper_id for h in more.hits],
                 [h.similarity for h in more.hits],
+                list_weight("dense"),
             )
         )
         lists.append(
@@ -385,6 +386,7 @@ def _dense_and_fuse(q: _Query) -> tuple[list[Fused], DenseResult | None]:
                 f"fulltext:{number}",
                 [h.paper_id for h in rewritten.hits],
                 [h.score for h in rewritten.hits],
+                list_weight("fulltext"),
             )
         )
         published.update({h.paper_id: h.published for h in more.hits})

@@ -270,7 +270,7 @@ RECENCY_HALF_LIFE_DAYS = envfloat("RECENCY_HALF_LIFE_DAYS", 365.0)
 HNSW_EF_SEARCH = envint("HNSW_EF_SEARCH", 100)
 RERANKER = envstr("RERANKER", "fusion")
 # Retrieval internals (chat/retrieval): measured in docs/BENCHMARKS.md.
-SEARCH_FUSION = envstr("SEARCH_FUSION", "rrf")  # how dense and BM25 lists combine: rrf | convex
+SEARCH_FUSION = envstr("SEARCH_FUSION", "convex")  # dense + BM25 lists: convex | rrf
 DENSE_EXACT_MAX = envint("DENSE_EXACT_MAX", 5000)  # filtered dense search: exact scan up to N papers
 LEXICAL_CANDIDATE_CAP = envint("LEXICAL_CANDIDATE_CAP", 5000)  # papers BM25 scores per query, at most
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused
