@@ -77,7 +77,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             content = json.loads(text_data)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[[[[…" nested too deep
             await self.send_error("invalid_json", "The message is not valid JSON.")
             return
         if not isinstance(content, dict) or not isinstance(content.get("type"), str):
