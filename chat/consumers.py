@@ -8,7 +8,7 @@ socket: closing it mid-answer changes nothing for the answer.
 import json
 import logging
 
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 from django.conf import settings
 
 from chat import service
@@ -107,3 +107,11 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
     # Group messages published by chat.service.
     async def chat_event(self, message):
         await self.send_json(message["event"])
+
+
+class UnknownSocketConsumer(AsyncWebsocketConsumer):
+    """Any other socket path (a thread id that is not a UUID, a typo): refused at the handshake
+    (403) like a stranger's thread. Without it the router raises, and daphne answers 500."""
+
+    async def connect(self):
+        await self.close()
