@@ -197,7 +197,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "chat.api.schema.ApiAutoSchema",
     # JSON in and out only: one media type to document, validate and fuzz.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["chat.api.parsers.JSONParser"],  # DRF's, deep nesting a 400
     # Every failure as {"error": {"code", "message"}}.
     "EXCEPTION_HANDLER": "chat.api.errors.api_exception_handler",
 }
