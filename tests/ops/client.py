@@ -5,7 +5,9 @@ browser would: the session cookie from the login form, an Origin the server allo
 """
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import httpx
@@ -16,17 +18,25 @@ from websockets.asyncio.client import ClientConnection, connect
 EVENT_TIMEOUT = 20.0
 
 
-def login_cookie(base_url: str, username: str, password: str) -> str:
-    """Log in through the login form (CSRF token and all); returns a `Cookie` header value."""
-    with httpx.Client(base_url=base_url, follow_redirects=False, timeout=20) as http:
+@contextlib.contextmanager
+def logged_in_client(base_url: str, username: str, password: str) -> Iterator[httpx.Client]:
+    """An HTTP client logged in through the login form (CSRF token and all), keeping its cookies
+    (session and CSRF) like a browser."""
+    with httpx.Client(base_url=base_url, follow_redirects=False, timeout=30) as http:
         page = http.get("/accounts/login/")
-        token = page.cookies["csrftoken"]
         response = http.post(
             "/accounts/login/",
-            data={"username": username, "password": password, "csrfmiddlewaretoken": token},
+            data={"username": username, "password": password,
+                  "csrfmiddlewaretoken": page.cookies["csrftoken"]},
             headers={"Referer": base_url + "/accounts/login/"},
         )
         assert response.status_code == 302, f"login failed: {response.status_code}"
+        yield http
+
+
+def login_cookie(base_url: str, username: str, password: str) -> str:
+    """A `Cookie` header value for a session logged in through the login form."""
+    with logged_in_client(base_url, username, password) as http:
         session = http.cookies[settings.SESSION_COOKIE_NAME]
     return f"{settings.SESSION_COOKIE_NAME}={session}"
 
