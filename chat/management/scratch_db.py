@@ -10,8 +10,9 @@ the next run (which migrates it and reuses what is already loaded).
 
 from __future__ import annotations
 
+import io
 import re
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 
 from django.db import connections
 
@@ -36,9 +37,12 @@ def scratch_database(name: str, *, keep: bool = False):
     saved_test_name = test_settings.get("NAME")
     test_settings["NAME"] = name
     try:
-        connection.creation.create_test_db(
-            verbosity=0, autoclobber=True, serialize=False, keepdb=keep
-        )
+        # Django's createcachetable prints "already exists" on a kept database: keep stdout
+        # clean for the benchmarks' --json output.
+        with redirect_stdout(io.StringIO()):
+            connection.creation.create_test_db(
+                verbosity=0, autoclobber=True, serialize=False, keepdb=keep
+            )
         try:
             yield name
         finally:
