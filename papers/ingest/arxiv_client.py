@@ -69,6 +69,12 @@ def error_feed_message(content: bytes) -> str | None:
     return None
 
 
+def is_complete_feed(content: bytes) -> bool:
+    """Whether an Atom feed got to its end. A page cut off half-way (a proxy or arXiv giving up
+    mid-response, with a Content-Length that matches what was sent) lacks its closing tag."""
+    return content.rstrip().endswith(b"</feed>")
+
+
 def short_reason(error: BaseException) -> str:
     """One readable line for a network error: "[Errno 111] Connection refused", not a repr."""
     text = str(error)
@@ -130,11 +136,16 @@ class PoliteClient(arxiv.Client):
                 if response.status_code == 200:
                     if message := error_feed_message(response.content):
                         raise ArxivQueryError(url, message)
-                    feed = _feed.parse(response.content)
-                    if feed.results or first_page:
-                        return feed
-                    # arXiv sometimes answers a page in the middle with nothing: ask again.
-                    failure = "unexpectedly empty page"
+                    if not is_complete_feed(response.content):
+                        # The parser would recover the entries before the cut and the cursor
+                        # would move past the rest of the page for good: ask again instead.
+                        failure = "truncated feed"
+                    else:
+                        feed = _feed.parse(response.content)
+                        if feed.results or first_page:
+                            return feed
+                        # arXiv sometimes answers a page in the middle with nothing: ask again.
+                        failure = "unexpectedly empty page"
                 elif response.status_code in RETRYABLE_STATUSES:
                     failure = f"HTTP {response.status_code}"
                     retry_after = _retry_after_seconds(response)
