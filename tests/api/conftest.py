@@ -15,20 +15,13 @@ from papers.ingest.upsert import PaperRecord, upsert_papers
 
 
 @pytest.fixture(autouse=True)
-def close_chat_lane_connections():
-    """Answers query the database on chat.lanes' threads, whose connections outlive a test and
-    would keep the test database from being dropped: close them after each test."""
+def close_chat_service_connections():
+    """Answers query the database on chat.service's own threads, whose connections outlive a
+    test and would keep the test database from being dropped: close them after each test."""
     yield
-    try:
-        from chat.lanes import search_lanes, write_lane
-    except ImportError:  # an older chat service without lanes
-        return
+    from chat import service
 
-    async def close():
-        await search_lanes.close_connections()
-        await write_lane.close_connections()
-
-    async_to_sync(close)()
+    async_to_sync(service.close_db_connections)()
 
 
 @pytest.fixture
