@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, F, OuterRef, QuerySet
 from tqdm import tqdm
 
 from papers.embeddings import Embedder, get_embedder
@@ -68,11 +68,22 @@ def embed_missing(
     limit: int | None = None,
     progress: bool = False,
     embedder: Embedder | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> EmbedResult:
-    """Embed every paper lacking passages for the embedder's model (at most `limit` papers)."""
+    """Embed every paper lacking passages for the embedder's model (at most `limit` papers).
+
+    `shard=(i, n)` takes only papers whose id is i modulo n, so n runs on n machines share a
+    backfill without claiming rows (the embedding itself runs outside any transaction).
+    """
     embedder = embedder or get_embedder()
+    candidates = papers_lacking_passages(embedder.name)
+    if shard is not None:
+        index, count = shard
+        if count < 1 or not 0 <= index < count:
+            raise ValueError(f"shard must be i/n with 0 <= i < n, not {index}/{count}")
+        candidates = candidates.alias(shard_key=F("pk") % count).filter(shard_key=index)
     return _embed_in_batches(
-        papers_lacking_passages(embedder.name),
+        candidates,
         embedder=embedder,
         batch_size=batch_size,
         limit=limit,

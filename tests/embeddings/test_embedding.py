@@ -161,3 +161,19 @@ def test_command_reports_a_missing_api_key(settings):
     _cache.pop("openai", None)
     with pytest.raises(CommandError, match="OPENAI_API_KEY"):
         call_command("embed_papers", "--backend", "openai")
+
+
+def test_shards_split_a_backfill_without_overlap(make_paper, hashing):
+    papers = [make_paper(title=f"Paper {i}", abstract=f"Abstract number {i}.") for i in range(7)]
+    first = embed_missing(embedder=hashing, shard=(0, 2))
+    second = embed_missing(embedder=hashing, shard=(1, 2))
+    assert first.papers + second.papers == len(papers)
+    embedded = set(Passage.objects.filter(model=hashing.name).values_list("paper_id", flat=True))
+    assert embedded == {p.pk for p in papers}
+    assert {p.pk % 2 for p in papers if p.pk in embedded} == {0, 1}
+    assert embed_missing(embedder=hashing).papers == 0
+
+
+def test_command_refuses_a_bad_shard():
+    with pytest.raises(CommandError):
+        call_command("embed_papers", "--shard", "3/2")

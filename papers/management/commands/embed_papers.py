@@ -5,6 +5,14 @@ from papers.embedding import embed_missing, reembed_all
 from papers.embeddings import BACKENDS, EmbeddingError, get_embedder
 
 
+def _shard(text: str) -> tuple[int, int]:
+    index, _, count = text.partition("/")
+    index, count = int(index), int(count)
+    if count < 1 or not 0 <= index < count:
+        raise ValueError(text)
+    return index, count
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -25,22 +33,29 @@ class Command(BaseCommand):
             "--backend", choices=BACKENDS, help="embedding backend (default EMBEDDING_BACKEND)"
         )
         parser.add_argument(
+            "--shard",
+            type=_shard,
+            metavar="I/N",
+            help="only papers whose id is I modulo N: run N of these (on N machines) to share a backfill",
+        )
+        parser.add_argument(
             "--reembed-all",
             action="store_true",
             dest="replace_all",
             help="replace the passages of every paper for this model (e.g. after a splitter change)",
         )
 
-    def handle(self, *args, limit, batch_size, backend, replace_all: bool, **options):
+    def handle(self, *args, limit, batch_size, backend, replace_all: bool, shard, **options):
+        if shard and replace_all:
+            raise CommandError("--shard shares a backfill of missing vectors; not with --reembed-all")
         try:
             embedder = get_embedder(backend)
-            run = reembed_all if replace_all else embed_missing
-            result = run(
-                batch_size=batch_size,
-                limit=limit,
-                progress=options["verbosity"] > 0,
-                embedder=embedder,
-            )
+            kwargs = {"batch_size": batch_size, "limit": limit,
+                      "progress": options["verbosity"] > 0, "embedder": embedder}
+            if replace_all:
+                result = reembed_all(**kwargs)
+            else:
+                result = embed_missing(shard=shard, **kwargs)
         except (EmbeddingError, ImproperlyConfigured) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(
