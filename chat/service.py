@@ -16,12 +16,12 @@ marked failed when someone next asks or stops, so a crash never locks a thread.
 """
 
 import asyncio
+import contextlib
 import functools
 import logging
 import math
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -29,9 +29,10 @@ from typing import Any
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, InterfaceError, OperationalError, connections, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from chat.lanes import search_lanes, write_lane
 from chat.markdown import render_answer
 from chat.models import Message, Thread
 from chat.pipeline.citations import check_citations
@@ -40,9 +41,11 @@ from chat.pipeline.rewrite import HISTORY_TURNS, Turn
 
 logger = logging.getLogger(__name__)
 
-# At most one token message per thread this often: enough for smooth text, and it keeps a fast
-# backend (the extractive one streams as fast as it can) from flooding the channel layer.
-TOKEN_INTERVAL = 0.03
+# At most one token message per thread this often: 20 updates a second read as smooth text, and
+# it keeps a fast backend (the extractive one streams as fast as it can) from flooding the channel
+# layer. Each frame costs the server about as much as parsing an LLM chunk does (profiled with
+# `bench_chat concurrent`), so merging tokens frees the event loop for more concurrent answers.
+TOKEN_INTERVAL = 0.05
 # Partial text is written this often while streaming; a crash loses at most this much.
 SAVE_INTERVAL = 1.0
 # A streaming row is also touched this often when no text came, as a heartbeat.
@@ -100,30 +103,16 @@ def validate_question(text: Any) -> str:
 
 
 # --- The database side (sync, each in one transaction) -------------------------------------------
-# Django's async ORM sends every query of a process through one thread (asgiref's thread-sensitive
-# executor), which retrieval uses too. The service's writes (new turns, partial and final saves)
-# go through a thread of their own instead, so they do not queue behind searches nor searches
-# behind them. One thread is enough for short writes, and its connection can be closed on demand.
-_db_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chat-db")
-
-
-def _guarded(fn, *args):
-    try:
-        return fn(*args)
-    except (InterfaceError, OperationalError):
-        connections.close_all()  # a broken connection (database restarted) is replaced next call
-        raise
-
-
-async def run_db(fn, *args):
-    """Run `fn(*args)` (sync ORM code) on the service's database thread."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_db_executor, functools.partial(_guarded, fn, *args))
+# Work before the first token runs on chat.lanes.search_lanes (in parallel across answers), saves
+# while streaming on chat.lanes.write_lane; see chat/lanes.py for why not Django's default thread.
+run_db = search_lanes.run
+save_db = write_lane.run
 
 
 async def close_db_connections() -> None:
-    """Close the service thread's connection (tests, before the test database is dropped)."""
-    await run_db(connections.close_all)
+    """Close the service threads' connections (tests, before the test database is dropped)."""
+    await search_lanes.close_connections()
+    await write_lane.close_connections()
 
 
 def _update_message(message_id, only_streaming: bool = False, **fields) -> int:
@@ -260,6 +249,7 @@ class RunningAnswer:
         self.task: asyncio.Task | None = None
         self.done = asyncio.Event()
         self.pending_saves: list[asyncio.Task] = []
+        self.closing = False
 
     # Snapshot for a socket that joins mid-answer.
     def snapshot(self) -> dict:
@@ -276,9 +266,9 @@ class RunningAnswer:
         }
 
     async def run(self) -> None:
+        publisher = asyncio.create_task(self._publish_tokens())
         helpers = [
             asyncio.create_task(self._listen_control()),
-            asyncio.create_task(self._publish_tokens()),
             asyncio.create_task(self._save_periodically()),
         ]
         self.generation = asyncio.create_task(self._generate())
@@ -294,9 +284,13 @@ class RunningAnswer:
                 "error", Status.FAILED, code="internal_error",
                 message="Something went wrong while answering; what was written is kept.",
             )
+        # The publisher is asked to finish, never cancelled: a cancel in the middle of a send
+        # (an await with the Redis layer) would lose the text it was sending.
+        self.closing = True
+        self.wakeup.set()
         for helper in helpers:
             helper.cancel()
-        await asyncio.gather(*helpers, return_exceptions=True)
+        await asyncio.gather(publisher, *helpers, return_exceptions=True)
         try:
             await self._flush_tokens()
             await self._save_final(final)
@@ -309,32 +303,37 @@ class RunningAnswer:
         from chat.pipeline.answer import answer_events
 
         self.started = time.perf_counter()
-        async for event in answer_events(self.turn.question, history=self.turn.history):
-            kind = event["type"]
-            if kind == "token":
-                self.text += event["text"]
-                self.wakeup.set()
-            elif kind == "analysis":
-                self.query, self.analysis = event["query"], event["analysis"]
-                await publish(self.thread_id, {**event, "message_id": str(self.message_id)})
-            elif kind == "sources":
-                self.sources = event["sources"]
-                # Saved beside the LLM's start, not before it: a socket joining now reads them
-                # from the running answer anyway, and the final save writes them again.
-                self._save_soon(query=self.query, analysis=self.analysis, sources=self.sources)
-                await publish(self.thread_id, {**event, "message_id": str(self.message_id)})
-            elif kind == "done":
-                return self._final_event("done", Status.COMPLETE, pipeline=event)
-            elif kind == "error":
-                return self._final_event(
-                    "error", Status.FAILED, pipeline=event,
-                    code=event["code"], message=event["message"],
-                )
+        # A database lane for rewriting and searching, given back once the sources are known
+        # (the LLM needs none): see chat/lanes.py.
+        async with contextlib.AsyncExitStack() as lane:
+            await lane.enter_async_context(search_lanes.context())
+            async for event in answer_events(self.turn.question, history=self.turn.history):
+                kind = event["type"]
+                if kind == "token":
+                    self.text += event["text"]
+                    self.wakeup.set()
+                elif kind == "analysis":
+                    self.query, self.analysis = event["query"], event["analysis"]
+                    await publish(self.thread_id, {**event, "message_id": str(self.message_id)})
+                elif kind == "sources":
+                    await lane.aclose()
+                    self.sources = event["sources"]
+                    # Saved beside the LLM's start, not before it: a socket joining now reads
+                    # them from the running answer anyway, and the final save writes them again.
+                    self._save_soon(query=self.query, analysis=self.analysis, sources=self.sources)
+                    await publish(self.thread_id, {**event, "message_id": str(self.message_id)})
+                elif kind == "done":
+                    return self._final_event("done", Status.COMPLETE, pipeline=event)
+                elif kind == "error":
+                    return self._final_event(
+                        "error", Status.FAILED, pipeline=event,
+                        code=event["code"], message=event["message"],
+                    )
         raise RuntimeError("the answer pipeline ended without done or error")
 
     def _save_soon(self, **fields) -> None:
         fields["updated_at"] = timezone.now()
-        update = run_db(functools.partial(_update_message, self.message_id, **fields))
+        update = save_db(functools.partial(_update_message, self.message_id, **fields))
         self.pending_saves.append(asyncio.create_task(update))
 
     def _final_event(self, kind: str, status: str, pipeline: dict | None = None, **extra) -> dict:
@@ -398,8 +397,8 @@ class RunningAnswer:
             error=final.get("message", "") if final["type"] == "error" else "",
             updated_at=timezone.now(),
         )
-        await run_db(save)
-        await run_db(
+        await save_db(save)
+        await save_db(
             lambda: Thread.objects.filter(pk=self.thread_id).update(updated_at=timezone.now())
         )
 
@@ -418,6 +417,8 @@ class RunningAnswer:
             await self.wakeup.wait()
             self.wakeup.clear()
             await self._flush_tokens()
+            if self.closing:
+                return
             await asyncio.sleep(TOKEN_INTERVAL)
 
     async def _save_periodically(self) -> None:
@@ -427,7 +428,7 @@ class RunningAnswer:
             changed = self.text != self.saved
             if changed or time.monotonic() - last_write >= HEARTBEAT_INTERVAL:
                 text = self.text
-                await run_db(
+                await save_db(
                     functools.partial(
                         _update_message, self.message_id, only_streaming=True,
                         content=text, updated_at=timezone.now(),

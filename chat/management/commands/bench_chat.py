@@ -48,6 +48,15 @@ QUESTIONS = [
     "instruction tuning of language models in 2024",
 ]
 BENCH_USER_PREFIX = "bench-chat-"
+# The fake LLM in a process of its own (args: answer text, tokens per second); prints its URL.
+FAKE_SERVER = """
+import sys, time
+from tests.fake_openai import FakeOpenAI, Reply
+fake = FakeOpenAI(default=Reply(sys.argv[1], tokens_per_second=float(sys.argv[2]))).start()
+print(fake.base_url, flush=True)
+while True:
+    time.sleep(3600)
+"""
 
 
 def percentile(values, p):
@@ -79,7 +88,10 @@ class Command(BaseCommand):
             "--ramp", type=float, default=0.0,
             help="concurrent: spread the asks over this many seconds (0: all at once)",
         )
-        parser.add_argument("--port", type=int, default=0, help="concurrent: daphne port")
+        parser.add_argument(
+            "--servers", type=int, default=1,
+            help="concurrent: daphne processes, clients spread over them (>1 needs REDIS_URL)",
+        )
 
     def handle(self, *args, mode, **options):
         from papers.models import Paper
@@ -87,7 +99,10 @@ class Command(BaseCommand):
         papers = Paper.objects.count()
         if not papers:
             raise CommandError("The catalogue is empty: import papers first (README).")
-        self.stdout.write(f"catalogue: {papers} papers; embedding backend {settings.EMBEDDING_BACKEND}")
+        self.stdout.write(
+            f"catalogue: {papers} papers; embedding backend {settings.EMBEDDING_BACKEND}; "
+            f"load average {os.getloadavg()[0]:.1f}"
+        )
         try:
             if mode == "overhead":
                 self._overhead(options["rounds"])
@@ -122,6 +137,16 @@ class Command(BaseCommand):
         rows = list(rows.order_by("created_at"))[3:]  # the first three warm caches up
         self._timings(rows)
         self.stdout.write(f"answers: {len(rows)} complete of {len(QUESTIONS) * rounds}")
+        # Same-run baseline: retrieval alone (chat.retrieval.search) for the same questions.
+        alone = asyncio.run(self._search_alone(rounds))
+        self.stdout.write(summary("baseline: search() alone", alone))
+        overhead = [m.timings["overhead_ms"] for m in rows if "overhead_ms" in m.timings]
+        if overhead and alone:
+            ratio = percentile(overhead, 50) / percentile(alone, 50)
+            extra = percentile(overhead, 50) - percentile(alone, 50)
+            self.stdout.write(
+                f"overhead p50 / search p50 = {ratio:.2f} (the chat adds {extra:.0f} ms at p50)"
+            )
 
     async def _overhead_run(self, user, threads, rounds):
         from chat import service
@@ -131,12 +156,23 @@ class Command(BaseCommand):
             answer = await service.ask(user, thread.pk, question)
             await answer.done.wait()
 
+    async def _search_alone(self, rounds) -> list[float]:
+        from chat.lanes import search_lanes
+        from chat.retrieval.search import search
+
+        times = []
+        for question in QUESTIONS * rounds:
+            async with search_lanes.context():  # the same database lanes the chat uses
+                started = time.perf_counter()
+                await search(question, k=settings.CHAT_SOURCES)
+                times.append((time.perf_counter() - started) * 1000)
+        return times
+
     # --- concurrent ---------------------------------------------------------------------------
-    def _concurrent(self, chats, tokens_per_second, answer_words, ramp, port, **_):
+    def _concurrent(self, chats, tokens_per_second, answer_words, ramp, servers, **_):
         from django.test import Client
 
         from chat.models import Message, Thread
-        from tests.fake_openai import FakeOpenAI, Reply
         from tests.live_server import free_port
 
         users = self._users(chats + 2)  # two more warm the server up
@@ -148,35 +184,45 @@ class Command(BaseCommand):
             cookies.append(client.cookies[settings.SESSION_COOKIE_NAME].value)
         text = " ".join(f"w{i}" for i in range(answer_words - 1)) + " [1]."
 
-        with FakeOpenAI() as fake:
-            fake.default = Reply(text, tokens_per_second=tokens_per_second)
-            port = port or free_port()
-            env = {
-                **os.environ,
-                "LLM_BACKEND": "openai",
-                "OPENAI_API_KEY": "bench",
-                "OPENAI_BASE_URL": fake.base_url,
-                "LLM_MODEL": "fake-gpt",
-                "CHAT_RATE_LIMIT_PER_MINUTE": "0",
-                "LOG_LEVEL": "WARNING",
-            }
-            out = settings.BASE_DIR / "bench-out"  # gitignored
-            out.mkdir(exist_ok=True)
-            log = open(out / "bench_chat_daphne.log", "w")
-            server = subprocess.Popen(
+        out = settings.BASE_DIR / "bench-out"  # gitignored
+        out.mkdir(exist_ok=True)
+        # Three processes, so none steals the others' interpreter: the fake LLM, daphne, and
+        # the clients (this one).
+        fake = subprocess.Popen(
+            [sys.executable, "-c", FAKE_SERVER, text, str(tokens_per_second)],
+            cwd=settings.BASE_DIR, stdout=subprocess.PIPE, text=True,
+        )
+        fake_url = fake.stdout.readline().strip()
+        if servers > 1 and not settings.REDIS_URL:
+            raise CommandError("--servers > 1 needs REDIS_URL: the processes share the channel layer")
+        ports = [free_port() for _ in range(servers)]
+        env = {
+            **os.environ,
+            "LLM_BACKEND": "openai",
+            "OPENAI_API_KEY": "bench",
+            "OPENAI_BASE_URL": fake_url,
+            "LLM_MODEL": "fake-gpt",
+            "CHAT_RATE_LIMIT_PER_MINUTE": "0",
+            "LOG_LEVEL": "WARNING",
+        }
+        log = open(out / "bench_chat_daphne.log", "w")
+        children = [
+            subprocess.Popen(
                 [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
                  "flatuniverse.asgi:application"],
                 cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
             )
-            try:
+            for port in ports
+        ]
+        try:
+            for port, server in zip(ports, children, strict=True):
                 self._wait_for(port, server)
-                results = asyncio.run(
-                    self._concurrent_run(port, threads, cookies, ramp)
-                )
-            finally:
-                server.terminate()
-                server.wait(timeout=15)
-                log.close()
+            results = asyncio.run(self._concurrent_run(ports, threads, cookies, ramp))
+        finally:
+            for child in [*children, fake]:
+                child.terminate()
+                child.wait(timeout=15)
+            log.close()
 
         ttft = [r["ttft"] for r in results if r.get("ttft") is not None]
         total = [r["total"] for r in results if r.get("total") is not None]
@@ -188,7 +234,8 @@ class Command(BaseCommand):
         streamed_ok = sum(1 for r in results if r.get("text", "").endswith("[1]."))
         self.stdout.write(
             f"chats: {chats}, fake LLM {tokens_per_second:g} tokens/s, {answer_words} words each, "
-            f"ramp {ramp:g} s"
+            f"ramp {ramp:g} s, {servers} daphne process(es), channel layer "
+            f"{'redis' if settings.REDIS_URL else 'in-memory'}, load average {os.getloadavg()[0]:.1f}"
         )
         if ttft:
             self.stdout.write(summary("ttft (socket send -> first token)", ttft))
@@ -200,6 +247,16 @@ class Command(BaseCommand):
         )
         for r in errors[:5]:
             self.stdout.write(f"  error: {r['error']}")
+        # Where client and server clocks meet (one machine): socket send -> question row saved.
+        saved_at = dict(
+            Message.objects.filter(thread__in=threads, role="user").values_list("thread", "created_at")
+        )
+        to_saved = [
+            (saved_at[r["thread"]].timestamp() - r["sent_epoch"]) * 1000
+            for r in results if r.get("thread") in saved_at
+        ]
+        if to_saved:
+            self.stdout.write(summary("send -> question saved", to_saved))
         self.stdout.write("server-side timings of the same answers:")
         self._timings(Message.objects.filter(thread__in=threads, role="assistant"))
 
@@ -232,21 +289,22 @@ class Command(BaseCommand):
                 time.sleep(0.2)
         raise CommandError("daphne did not start within 60 s")
 
-    async def _concurrent_run(self, port, threads, cookies, ramp):
+    async def _concurrent_run(self, ports, threads, cookies, ramp):
 
         # The first answers of a fresh process load the embedding model and import the LLM SDK:
         # warm the server up with two chats (not measured), as a running server would be.
-        warm = await self._chats(port, threads[:2], cookies[:2], 0)
+        warm = await self._chats(ports, threads[:2], cookies[:2], 0)
         if any(r.get("error") for r in warm):
             raise CommandError(f"warm-up failed: {warm}")
-        return await self._chats(port, threads[2:], cookies[2:], ramp)
+        return await self._chats(ports, threads[2:], cookies[2:], ramp)
 
-    async def _chats(self, port, threads, cookies, ramp):
+    async def _chats(self, ports, threads, cookies, ramp):
         import aiohttp
 
         async def one(i, session):
             result = {}
             await asyncio.sleep(ramp * i / max(len(threads), 1))
+            port = ports[i % len(ports)]  # round robin, as a load balancer would
             url = f"ws://127.0.0.1:{port}/ws/threads/{threads[i].pk}/"
             headers = {"Origin": f"http://127.0.0.1:{port}", "Cookie": f"{settings.SESSION_COOKIE_NAME}={cookies[i]}"}
             try:
@@ -254,6 +312,8 @@ class Command(BaseCommand):
                     while (await ws.receive_json(timeout=30))["type"] != "ready":
                         pass
                     sent = time.perf_counter()
+                    result["sent_epoch"] = time.time()
+                    result["thread"] = threads[i].pk
                     await ws.send_json({"type": "ask", "text": QUESTIONS[i % len(QUESTIONS)]})
                     text = ""
                     while True:
@@ -273,6 +333,13 @@ class Command(BaseCommand):
                 result["error"] = f"{type(exc).__name__}: {exc}"
             return result
 
+        async def bounded(i, session):
+            # A chat that hangs (a handshake never answered) is an error, not a stuck benchmark.
+            try:
+                return await asyncio.wait_for(one(i, session), timeout=180)
+            except TimeoutError:
+                return {"error": "no answer within 180 s"}
+
         connector = aiohttp.TCPConnector(limit=0)
         async with aiohttp.ClientSession(connector=connector) as session:
-            return await asyncio.gather(*(one(i, session) for i in range(len(threads))))
+            return await asyncio.gather(*(bounded(i, session) for i in range(len(threads))))

@@ -1,0 +1,92 @@
+"""Database lanes: a few threads, each with its own PostgreSQL connection, lent to one job at a
+time, so concurrent chat answers query the database in parallel.
+
+Django's async ORM (and every `sync_to_async` call, retrieval's included) runs the queries of a
+whole process on ONE thread unless the caller sets a `ThreadSensitiveContext`, as Django's ASGI
+handler does per HTTP request. Answers run outside any request, so without lanes a hundred
+concurrent questions would search one after another. Here each answer borrows a lane for what
+needs the database before its first token (saving the turn, rewriting, searching) and gives it
+back before the LLM streams; `DB_LANES` bounds the parallelism (and the connections used) to what
+two cores and PostgreSQL can use. A lane keeps its connection between jobs (no reconnect per
+question) and drops it after a database error, so a restarted database heals on the next job.
+"""
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+
+from asgiref.sync import ThreadSensitiveContext
+from django.db import InterfaceError, OperationalError, connections
+
+# Searches in parallel: PostgreSQL and the Python side of retrieval share two cores, so more lanes
+# only add waiting (measured with `manage.py bench_chat concurrent`, docs/BENCHMARKS.md).
+DB_LANES = 3
+
+
+def _guarded(fn, *args):
+    try:
+        return fn(*args)
+    except (InterfaceError, OperationalError):
+        connections.close_all()  # a broken connection is replaced on the lane's next job
+        raise
+
+
+class Lanes:
+    def __init__(self, count: int, name: str):
+        self.executors = [
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-{i}") for i in range(count)
+        ]
+        self._free: tuple[asyncio.AbstractEventLoop, asyncio.Queue] | None = None
+
+    def _queue(self) -> asyncio.Queue:
+        # A queue belongs to one event loop: the server has one, a test suite one per test.
+        loop = asyncio.get_running_loop()
+        if self._free is None or self._free[0] is not loop:
+            queue: asyncio.Queue = asyncio.Queue()
+            for executor in self.executors:
+                queue.put_nowait(executor)
+            self._free = (loop, queue)
+        return self._free[1]
+
+    @contextlib.asynccontextmanager
+    async def lane(self) -> AsyncIterator[ThreadPoolExecutor]:
+        queue = self._queue()
+        executor = await queue.get()
+        try:
+            yield executor
+        finally:
+            queue.put_nowait(executor)
+
+    async def run(self, fn, *args):
+        """`fn(*args)` (sync ORM code) on a free lane."""
+        async with self.lane() as executor:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(executor, functools.partial(_guarded, fn, *args))
+
+    @contextlib.asynccontextmanager
+    async def context(self) -> AsyncIterator[None]:
+        """Borrow a lane for a block of async code: its thread-sensitive calls (the async ORM,
+        `sync_to_async`) run on the lane's thread, with the lane's connection."""
+        async with self.lane() as executor:
+            try:
+                async with ThreadSensitiveContext(executor=executor):
+                    yield
+            except (InterfaceError, OperationalError):
+                loop = asyncio.get_running_loop()
+                await loop.run_in_executor(executor, connections.close_all)
+                raise
+
+    async def close_connections(self) -> None:
+        """Close every lane's connection (tests, before the test database is dropped)."""
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(
+            *(loop.run_in_executor(e, connections.close_all) for e in self.executors)
+        )
+
+
+# Saving the turn, searching and rewriting: the work before the first token.
+search_lanes = Lanes(DB_LANES, "chat-lane")
+# Partial and final saves of streaming answers: short writes that should never wait for a search.
+write_lane = Lanes(1, "chat-write")
