@@ -3,21 +3,28 @@
 One result per paper (its closest passage). Filters are applied inside the SQL. Two plans:
 
 - HNSW (`papers_passage_hnsw_idx`) with `hnsw.iterative_scan = relaxed_order`: the index keeps
-  producing neighbours until enough rows pass the filters (model, window, hidden, categories),
-  instead of stopping after `ef_search` candidates and returning fewer than k. Relaxed order
-  means the rows come back nearly sorted; they are sorted again here.
+  producing neighbours until enough rows pass the filters (model, window, ids) instead of
+  stopping after `ef_search` candidates and returning fewer than k. Relaxed order means the rows
+  come back nearly sorted; they are sorted again here.
 - Exact scan: every passage that passes the filters, ordered by true distance. Chosen when a
   bounded count says at most `settings.DENSE_EXACT_MAX` papers pass (a narrow window, a rare
   category, an author), where it is both exact and faster than walking the graph past thousands
-  of filtered-out neighbours (measured in docs/BENCHMARKS.md), and as the fallback whenever the
-  index returns fewer papers than asked although more exist.
+  of filtered-out neighbours (docs/BENCHMARKS.md: exact wins below a few thousand papers, HNSW
+  above), and as the fallback whenever the index returns fewer papers than asked.
+
+What is filtered where. The window, the model and paper-id lists are columns of Passage and stay
+in the scan. Joining every scanned passage to its paper (a wide row) to read `hidden` cost more
+than the distances themselves (10 us a row), so hidden papers are dropped after the scan, from
+a slightly longer list, with a retry on the rare occasion that leaves fewer than n. A category
+filter is turned into the list of matching paper ids when that list is short (it then feeds the
+exact scan); a broad category is joined inside the HNSW scan.
 
 Vectors of another model share the index but never the results: `model = %s` is always a filter.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
@@ -25,8 +32,9 @@ from django.conf import settings
 
 from .filters import SearchFilters
 
-# Passages fetched per wanted paper before de-duplication (most papers have one or two).
-PASSAGES_PER_PAPER = 2
+# Extra rows asked for, beyond n papers: papers with several passages, and hidden papers.
+SLACK = 1.25
+MARGIN = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +67,21 @@ def vector_literal(vector) -> str:
     return "[" + ",".join(f"{v:.9g}" for v in values.tolist()) + "]"
 
 
-def _where(filters: SearchFilters, params: dict) -> str:
-    paper_sql, _ = filters.paper_conditions("p", params)
-    date_sql = filters.date_conditions("ps.published", params)
-    return f"ps.model = %(model)s AND {date_sql} AND {paper_sql}"
+def _passage_where(filters: SearchFilters, params: dict) -> str:
+    """Conditions on Passage columns only: model, window, paper ids, exclusions."""
+    clauses = ["ps.model = %(model)s", filters.date_conditions("ps.published", params)]
+    if filters.paper_ids is not None:
+        params["f_paper_ids"] = list(filters.paper_ids)
+        clauses.append("ps.paper_id = ANY(%(f_paper_ids)s)")
+    if filters.exclude_ids:
+        params["f_exclude"] = list(filters.exclude_ids)
+        clauses.append("ps.paper_id <> ALL(%(f_exclude)s)")
+    return " AND ".join(clauses)
 
 
 _HNSW = """
 SELECT ps.paper_id, ps.id, ps.embedding <=> %(q)s::vector AS distance, ps.published
-FROM papers_passage ps JOIN papers_paper p ON p.id = ps.paper_id
+FROM papers_passage ps {join}
 WHERE {where}
 ORDER BY ps.embedding <=> %(q)s::vector
 LIMIT %(limit)s
@@ -78,7 +92,7 @@ _EXACT = """
 SELECT paper_id, passage_id, distance, published FROM (
     SELECT DISTINCT ON (ps.paper_id) ps.paper_id, ps.id AS passage_id,
            ps.embedding <=> %(q)s::vector AS distance, ps.published
-    FROM papers_passage ps JOIN papers_paper p ON p.id = ps.paper_id
+    FROM papers_passage ps
     WHERE {where}
     ORDER BY ps.paper_id, distance
 ) best
@@ -86,34 +100,33 @@ ORDER BY distance, paper_id
 LIMIT %(limit)s
 """
 
-# Bounded counts: their cost grows with the cap, not with the catalogue.
+# Bounded counts and lists: their cost grows with the cap, not with the catalogue.
 _COUNT_WINDOW = """
 SELECT count(*) FROM (
     SELECT 1 FROM papers_passage ps WHERE ps.model = %(model)s AND {dates} LIMIT %(cap)s
 ) s
 """
-_COUNT_PAPERS = """
-SELECT count(*) FROM (
-    SELECT 1 FROM papers_paper p WHERE {dates} AND {papers} LIMIT %(cap)s
-) s
+_CATEGORY_PAPERS = """
+SELECT p.id FROM papers_paper p WHERE {dates} AND {papers} LIMIT %(cap)s
 """
 
 
-def _bounded_count(cursor, model: str, filters: SearchFilters, cap: int) -> int:
-    """min(papers or passages passing the filters, cap + 1), from the cheapest index."""
+def _window_count(cursor, model: str, filters: SearchFilters, cap: int) -> int:
+    """min(passages of `model` in the window, cap + 1), from the (model, published) index."""
     params: dict = {"model": model, "cap": cap + 1}
-    count = cap + 1
-    if filters.has_window:
-        dates = filters.date_conditions("ps.published", params)
-        cursor.execute(_COUNT_WINDOW.format(dates=dates), params)
-        count = min(count, cursor.fetchone()[0])
-    if filters.categories or filters.paper_ids is not None:
-        params = {"cap": cap + 1}
-        dates = filters.date_conditions("p.published", params)
-        papers, params = filters.paper_conditions("p", params)
-        cursor.execute(_COUNT_PAPERS.format(dates=dates, papers=papers), params)
-        count = min(count, cursor.fetchone()[0])
-    return count
+    dates = filters.date_conditions("ps.published", params)
+    cursor.execute(_COUNT_WINDOW.format(dates=dates), params)
+    return cursor.fetchone()[0]
+
+
+def _category_papers(cursor, filters: SearchFilters, cap: int) -> tuple[int, ...] | None:
+    """Visible papers in the categories (and window, ids), or None when more than `cap`."""
+    params: dict = {"cap": cap + 1}
+    dates = filters.date_conditions("p.published", params)
+    papers, params = filters.paper_conditions("p", params)
+    cursor.execute(_CATEGORY_PAPERS.format(dates=dates, papers=papers), params)
+    ids = tuple(row[0] for row in cursor.fetchall())
+    return ids if len(ids) <= cap else None
 
 
 def _best_per_paper(rows) -> list[DenseHit]:
@@ -125,30 +138,63 @@ def _best_per_paper(rows) -> list[DenseHit]:
     return sorted(best.values(), key=lambda h: (h.distance, h.paper_id))
 
 
+def _hidden(cursor, paper_ids: list[int]) -> set[int]:
+    if not paper_ids:
+        return set()
+    cursor.execute("SELECT id FROM papers_paper WHERE id = ANY(%s) AND hidden", [paper_ids])
+    return {row[0] for row in cursor.fetchall()}
+
+
+def _visible(cursor, hits: list[DenseHit], filters: SearchFilters) -> list[DenseHit]:
+    if filters.include_hidden:
+        return hits
+    hidden = _hidden(cursor, [h.paper_id for h in hits])
+    return [h for h in hits if h.paper_id not in hidden]
+
+
 def _exact(cursor, q: str, model: str, filters: SearchFilters, n: int) -> list[DenseHit]:
-    params: dict = {"q": q, "model": model, "limit": n}
-    cursor.execute(_EXACT.format(where=_where(filters, params)), params)
-    return [DenseHit(pid, sid, float(d), pub) for pid, sid, d, pub in cursor.fetchall()]
+    if filters.categories:  # the scan reads Passage only: categories become paper ids
+        ids = _category_papers(cursor, filters, cap=10**9) or ()
+        if not ids:
+            return []
+        filters = replace(filters, categories=(), paper_ids=ids)
+    limit = n + MARGIN
+    while True:
+        params: dict = {"q": q, "model": model, "limit": limit}
+        cursor.execute(_EXACT.format(where=_passage_where(filters, params)), params)
+        rows = cursor.fetchall()
+        hits = _visible(cursor, _best_per_paper(rows), filters)
+        if len(hits) >= n or len(rows) < limit:
+            return hits[:n]
+        limit *= 4  # more hidden papers than the margin
 
 
 def _hnsw(cursor, q: str, model: str, filters: SearchFilters, n: int) -> list[DenseHit]:
     """Up to `n` papers from the index (fewer when its iterative scan gave up)."""
-    limit = n * PASSAGES_PER_PAPER
-    ef_search = min(1000, max(settings.HNSW_EF_SEARCH, n))
-    # Local to the caller's transaction: other queries on this connection keep the defaults.
-    cursor.execute(
-        "SELECT set_config('hnsw.ef_search', %s, true),"
-        " set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-        [str(ef_search)],
-    )
+    limit = int(n * SLACK) + MARGIN
+    join, where_papers, category_params = "", "", {}
+    if filters.categories:  # broad categories (narrow ones went to the exact scan)
+        categories_only = replace(filters, include_hidden=True, paper_ids=None, exclude_ids=())
+        where_papers, category_params = categories_only.paper_conditions("p", {})
+        join = "JOIN papers_paper p ON p.id = ps.paper_id"
     while True:
-        params: dict = {"q": q, "model": model, "limit": limit}
-        cursor.execute(_HNSW.format(where=_where(filters, params)), params)
+        # Local to the caller's transaction: other queries on this connection keep the defaults.
+        ef_search = min(1000, max(settings.HNSW_EF_SEARCH, limit))
+        cursor.execute(
+            "SELECT set_config('hnsw.ef_search', %s, true),"
+            " set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+            [str(ef_search)],
+        )
+        params = {"q": q, "model": model, "limit": limit, **category_params}
+        where = _passage_where(filters, params)
+        if where_papers:
+            where = f"{where} AND {where_papers}"
+        cursor.execute(_HNSW.format(join=join, where=where), params)
         rows = cursor.fetchall()
-        hits = _best_per_paper(rows)
-        if len(hits) >= n or len(rows) < limit or limit >= n * 8:
+        hits = _visible(cursor, _best_per_paper(rows), filters)
+        if len(hits) >= n or len(rows) < limit or limit >= n * 8 + MARGIN:
             return hits[:n]
-        limit *= 2  # many passages of the same papers: ask for more
+        limit *= 2  # many passages of the same papers, or hidden ones: ask for more
 
 
 def dense_search(
@@ -165,28 +211,40 @@ def dense_search(
 
     Must run inside a transaction (the HNSW settings are transaction-local). When at least `n`
     papers pass the filters, exactly `n` come back. `plan` forces "exact" or "hnsw" (benchmarks);
-    by default the bounded count against `exact_max` (settings.DENSE_EXACT_MAX) decides.
+    by default a bounded count against `exact_max` (settings.DENSE_EXACT_MAX) decides.
     """
     if plan not in (None, "exact", "hnsw"):
         raise ValueError(f"unknown dense plan {plan!r}")
-    if n <= 0:
-        return DenseResult([], "none")
-    if filters.paper_ids is not None and not filters.paper_ids:
+    if n <= 0 or (filters.paper_ids is not None and not filters.paper_ids):
         return DenseResult([], "none")
     q = vector_literal(vector)
     exact_max = settings.DENSE_EXACT_MAX if exact_max is None else exact_max
+    if filters.categories and plan is None:
+        ids = _category_papers(cursor, filters, exact_max)
+        if ids is not None:  # few enough: exact scan over exactly those papers
+            if not ids:
+                return DenseResult([], "exact")
+            narrowed = replace(filters, categories=(), paper_ids=ids)
+            return DenseResult(_exact(cursor, q, model, narrowed, n), "exact")
     if plan == "exact" or (
-        plan is None
-        and filters.narrows
-        and _bounded_count(cursor, model, filters, exact_max) <= exact_max
+        plan is None and not filters.categories and _small(cursor, model, filters, exact_max)
     ):
         return DenseResult(_exact(cursor, q, model, filters, n), "exact")
     hits = _hnsw(cursor, q, model, filters, n)
     if len(hits) < n:
         # The iterative scan gave up (hnsw.max_scan_tuples) before finding n papers, or the
-        # catalogue has fewer: the exact scan tells which, and is cheap in both cases.
+        # catalogue has fewer: the exact scan tells which.
         return DenseResult(_exact(cursor, q, model, filters, n), "hnsw+exact")
     return DenseResult(hits, "hnsw")
+
+
+def _small(cursor, model: str, filters: SearchFilters, exact_max: int) -> bool:
+    """Whether at most `exact_max` papers pass the filters (then an exact scan is cheaper)."""
+    if filters.paper_ids is not None and len(filters.paper_ids) <= exact_max:
+        return True
+    if filters.has_window:
+        return _window_count(cursor, model, filters, exact_max) <= exact_max
+    return False
 
 
 def paper_vector(cursor, paper_id: int, model: str) -> np.ndarray | None:

@@ -1,0 +1,87 @@
+"""Dense retrieval plans (exact scan, HNSW iterative scan) and their filters, in PostgreSQL."""
+
+import pytest
+from django.db import connection, transaction
+
+from chat.retrieval.dense import dense_search
+from chat.retrieval.filters import SearchFilters
+from papers.embeddings import get_embedder
+from papers.models import Paper
+
+from .search_corpus import build_corpus, day
+
+
+@pytest.fixture
+def corpus(db, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    return build_corpus()
+
+
+def dense(text, n=5, plan=None, exact_max=None, **filters):
+    embedder = get_embedder("hashing")
+    with transaction.atomic(), connection.cursor() as cursor:
+        return dense_search(
+            cursor, embedder.embed_query(text), embedder.name, SearchFilters(**filters), n,
+            plan=plan, exact_max=exact_max,
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize("plan", ["exact", "hnsw"])
+def test_both_plans_agree_on_a_small_catalogue(corpus, plan):
+    exact = dense("quantum error correction surface codes", n=5, plan="exact")
+    other = dense("quantum error correction surface codes", n=5, plan=plan)
+
+    assert [h.paper_id for h in other.hits] == [h.paper_id for h in exact.hits]
+    assert other.hits[0].similarity > 0.5
+
+
+def test_automatic_plan_scans_exactly_for_a_narrow_window(corpus):
+    result = dense("diffusion", n=3, start=day("2025-01-01"), end=day("2025-12-31"))
+
+    assert result.plan == "exact"
+    assert {Paper.objects.get(id=h.paper_id).arxiv_id for h in result.hits} == {
+        "2503.00005", "2512.00006", "2508.00011"
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("plan", ["exact", "hnsw"])
+def test_hidden_papers_beyond_the_margin_are_skipped(corpus, plan):
+    # Hide the 12 papers closest to the query: more than the extra rows a first scan fetches.
+    closest = [
+        h.paper_id for h in dense("diffusion models image generation", n=12, plan="exact").hits
+    ]
+    Paper.objects.filter(id__in=closest).update(hidden=True)
+
+    result = dense("diffusion models image generation", n=2, plan=plan)
+
+    assert len(result.hits) == 2
+    assert not {h.paper_id for h in result.hits} & set(closest)
+
+
+@pytest.mark.parametrize(
+    "exact_max", [0, 1000], ids=["broad-category-joined", "narrow-category-ids"]
+)
+def test_category_filter_on_both_paths(corpus, exact_max):
+    result = dense("diffusion models", n=20, categories=("cs.LG",), exact_max=exact_max)
+
+    papers = Paper.objects.in_bulk([h.paper_id for h in result.hits])
+    assert papers and all("cs.LG" in p.categories for p in papers.values())
+    assert len(papers) == Paper.objects.filter(categories__contains=["cs.LG"], hidden=False).count()
+
+
+def test_vectors_of_another_model_are_never_compared(corpus):
+    embedder = get_embedder("hashing")
+    with transaction.atomic(), connection.cursor() as cursor:
+        result = dense_search(
+            cursor, embedder.embed_query("diffusion"), "other-model", SearchFilters(), 5
+        )
+
+    assert result.hits == []
+
+
+def test_bad_plans_and_vectors_are_refused(corpus):
+    with pytest.raises(ValueError, match="unknown dense plan"):
+        dense("diffusion", plan="ivf")
+    with transaction.atomic(), connection.cursor() as cursor:
+        with pytest.raises(ValueError, match="dimensions"):
+            dense_search(cursor, [0.1, 0.2], "hashing-test", SearchFilters(), 5)
