@@ -137,10 +137,15 @@ REDIS_URL = envstr("REDIS_URL")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # Pub/Sub: each process reads every message meant for it over one subscription.
+            # channels-redis' list-based RedisChannelLayer pops one message per round trip into
+            # an inbox per process capped at 100 messages: at 200 concurrent answers it fell
+            # seconds behind and silently dropped tokens and `done` events (bench_load,
+            # docs/BENCHMARKS.md). Live token streams need no persistence; a client that misses
+            # some resumes by offset.
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             "CONFIG": {
-                # No socket timeout, as before redis-py 8 (whose 5 s default is as long as the
-                # BZPOPMIN channels-redis blocks in, so every idle socket's consumer crashed:
+                # No socket timeout, as before redis-py 8 (its 5 s default cut blocking reads:
                 # django/channels_redis#422). Any timeout also sends each command through
                 # asyncio.wait_for, which on Python 3.11 swallows a task's cancellation
                 # (python/cpython#86296): an answer's helper tasks then never stopped.
@@ -274,6 +279,7 @@ SEARCH_FUSION = envstr("SEARCH_FUSION", "convex")  # dense + BM25 lists: convex 
 DENSE_EXACT_MAX = envint("DENSE_EXACT_MAX", 5000)  # filtered dense search: exact scan up to N papers
 LEXICAL_CANDIDATE_CAP = envint("LEXICAL_CANDIDATE_CAP", 5000)  # papers BM25 scores per query, at most
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused
+SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 beside dense
 
 # --- Chat limits --------------------------------------------------------------------------------
 CHAT_MAX_QUESTION_CHARS = envint("CHAT_MAX_QUESTION_CHARS", 4000)
