@@ -4,9 +4,11 @@ Stages (each its own module):
 
 1. analysis (chat.retrieval.analysis): topic, date window, recency weight, authors, categories,
    an arXiv id; the caller may pass its own analysis or overrides from the search page's chip;
-2. in parallel: the query embedding (a worker thread; the model releases the GIL) and, on the
-   database thread, the author filter and BM25 (chat.retrieval.fulltext);
-3. dense retrieval (chat.retrieval.dense), both with every filter inside the SQL;
+2. BM25 (chat.retrieval.fulltext) and, as soon as the query is embedded (a worker thread;
+   the model releases the GIL), dense retrieval (chat.retrieval.dense): at the same time, on
+   two database connections (chat.retrieval.db), each with every filter inside its SQL;
+3. for an author filter or "papers like <arXiv id>", one query first resolves the author's
+   papers or the named paper's vector, which both retrievers need;
 4. fusion (chat.retrieval.fusion), then recency blending only when the analysis asks for
    recency (chat.retrieval.recency), then the reranker (chat.retrieval.rerank);
 5. the papers of the top k with their best passage, a highlighted snippet and why they matched.
@@ -16,8 +18,8 @@ A question naming an arXiv id ("papers like 2401.12345") searches with that pape
 ("papers by Hinton since 2020") lists the matching papers newest first: without a topic there is
 no relevance to rank by.
 
-Database work runs in Django's thread-sensitive executor (`sync_to_async`), so the event loop
-never waits on a query and each request keeps one connection.
+The event loop never waits on a query or on the model: SQL runs in worker threads
+(chat.retrieval.db), the embedding in another.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from chat.retrieval import db
 from chat.retrieval.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
@@ -124,11 +127,12 @@ class _Query:
     model: str = ""
     similar_to: int | None = None  # paper id for "papers like <arXiv id>"
     vector: Any = None
+    text_for_bm25: str = ""  # "papers like …": the topic plus the named paper's title
+    parallel: bool = False  # BM25 and dense on two pooled connections (chat.retrieval.db)
     lexical: LexicalResult = field(default_factory=lambda: LexicalResult([]))
-    # Multi-query: LLM rewrites of the topic, their vectors and BM25 results.
-    rewrites: list[str] = field(default_factory=list)
-    rewrite_vectors: list = field(default_factory=list)
-    rewrite_lexical: list[LexicalResult] = field(default_factory=list)
+    dense: DenseResult | None = None
+    published: dict[int, datetime] = field(default_factory=dict)  # of every candidate
+    rewrites: list[str] = field(default_factory=list)  # multi-query: the LLM's rewrites
     notices: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     plan: dict[str, Any] = field(default_factory=dict)
@@ -202,7 +206,6 @@ async def search(
         timings=timings,
     )
     if analysis.arxiv_id or q.text:
-        await _retrieve(q)
         hits = await _rank(q)
     elif q.filters.narrows or q.filters.authors:
         hits = await sync_to_async(_listing)(q)
@@ -234,35 +237,80 @@ async def _llm():
     return await sync_to_async(get_llm, thread_sensitive=False)()
 
 
-async def _retrieve(q: _Query) -> None:
-    """Fill q with both candidate lists (stages 2 and 3)."""
+async def _retrieve(q: _Query) -> list[Ranked]:
+    """Stages 2 and 3: the ranked lists to fuse (dense and BM25, and those of any rewrites)."""
     from papers.embeddings import get_embedder
 
     # Loads the model on a process's first search: not on the event loop.
     embedder = await sync_to_async(get_embedder, thread_sensitive=False)()
     q.model = embedder.name
+    q.parallel = await db.may_run_in_parallel()
     step = time.perf_counter()
     embedding = None
     if q.text and not q.analysis.arxiv_id:
-
-        def embed():
-            began = time.perf_counter()
-            vector = embedder.embed_query(q.text)
-            q.timings["embed"] = _ms(began)
-            return vector
-
-        embedding = asyncio.ensure_future(sync_to_async(embed, thread_sensitive=False)())
+        embedding = asyncio.ensure_future(_embed(embedder, q.text, q.timings))
     rewriting = await _start_rewrites(q)
     try:
-        lexical = await sync_to_async(_lexical_stage)(q)
+        if q.filters.authors or q.analysis.arxiv_id:
+            # Both retrievers need these first: the author's papers, the named paper's vector.
+            await db.run(_prepare, q, parallel=q.parallel)
+        lexical = asyncio.ensure_future(db.run(_lexical_stage, q, q.text, parallel=q.parallel))
+        if q.parallel:  # dense starts as soon as the query vector exists, beside BM25
+            dense = asyncio.ensure_future(_dense_after(q, embedding))
+            q.lexical = await lexical
+            q.dense = await dense
+        else:
+            q.lexical = await lexical
+            q.dense = await _dense_after(q, embedding)
     finally:
-        if embedding is not None:
-            q.vector = await embedding
-    q.timings["embed+lexical"] = _ms(step)
-    q.plan["lexical"] = {"generator": lexical.generator, "exact": lexical.exact}
-    q.lexical = lexical
+        if embedding is not None and not embedding.done():
+            embedding.cancel()
+    q.timings["retrieval"] = _ms(step)
+    q.plan["lexical"] = {"generator": q.lexical.generator, "exact": q.lexical.exact}
+    lists = _lists(q.dense, q.lexical, "")
     if rewriting is not None:
-        await _retrieve_rewrites(q, rewriting, embedder)
+        lists += await _retrieve_rewrites(q, rewriting, embedder)
+    return lists
+
+
+async def _embed(embedder, text: str, timings: dict):
+    def embed():
+        began = time.perf_counter()
+        vector = embedder.embed_query(text)
+        timings["embed"] = _ms(began)
+        return vector
+
+    return await sync_to_async(embed, thread_sensitive=False)()
+
+
+async def _dense_after(q: _Query, embedding) -> DenseResult | None:
+    if embedding is not None:
+        q.vector = await embedding
+    if q.vector is None:
+        return None
+    return await db.run(_dense_stage, q, q.vector, "dense", parallel=q.parallel)
+
+
+def _lists(dense: DenseResult | None, lexical: LexicalResult, suffix: str) -> list[Ranked]:
+    lists = []
+    if dense is not None:
+        lists.append(
+            Ranked(
+                "dense" + suffix,
+                [h.paper_id for h in dense.hits],
+                [h.similarity for h in dense.hits],
+                list_weight("dense"),
+            )
+        )
+    lists.append(
+        Ranked(
+            "fulltext" + suffix,
+            [h.paper_id for h in lexical.hits],
+            [h.score for h in lexical.hits],
+            list_weight("fulltext"),
+        )
+    )
+    return lists
 
 
 async def _start_rewrites(q: _Query):
@@ -275,61 +323,81 @@ async def _start_rewrites(q: _Query):
     return asyncio.ensure_future(rewrite(q.text, llm))
 
 
-async def _retrieve_rewrites(q: _Query, rewriting, embedder) -> None:
+async def _retrieve_rewrites(q: _Query, rewriting, embedder) -> list[Ranked]:
+    """Each rewrite searched like the query itself; their lists are fused with the others."""
     step = time.perf_counter()
     q.rewrites = await rewriting
-    if q.rewrites:
-        q.rewrite_vectors = await sync_to_async(
-            lambda: [embedder.embed_query(text) for text in q.rewrites], thread_sensitive=False
-        )()
-
-        def lexical_rewrites():
-            with connection.cursor() as cursor:
-                return [
-                    lexical_search(cursor, text, q.filters, q.candidates) for text in q.rewrites
-                ]
-
-        q.rewrite_lexical = await sync_to_async(lexical_rewrites)()
-    q.timings["multiquery"] = _ms(step)
     q.plan["rewrites"] = list(q.rewrites)
+    lists = []
+    for number, text in enumerate(q.rewrites, start=2):
+        vector = await sync_to_async(embedder.embed_query, thread_sensitive=False)(text)
+        lexical = await db.run(_lexical_stage, q, text, parallel=q.parallel)
+        dense = await db.run(_dense_stage, q, vector, f"dense:{number}", parallel=q.parallel)
+        q.published.update({h.paper_id: h.published for h in lexical.hits})
+        lists += _lists(dense, lexical, f":{number}")
+    q.timings["multiquery"] = _ms(step)
+    return lists
 
 
-def _lexical_stage(q: _Query) -> LexicalResult:
-    """Database thread: the author filter, the "similar to" paper, then BM25."""
+def _prepare(q: _Query) -> None:
+    """Database: the author filter as paper ids, and the paper of "papers like <arXiv id>"."""
+    step = time.perf_counter()
     with connection.cursor() as cursor:
-        step = time.perf_counter()
         q.filters = resolve_authors(cursor, q.filters)
-        if q.filters.authors:
+        if not q.analysis.arxiv_id:
             q.timings["authors"] = _ms(step)
-        lexical_text = q.text
-        if q.analysis.arxiv_id:
-            cursor.execute(
-                "SELECT id, title FROM papers_paper WHERE arxiv_id = %s AND (NOT hidden OR %s)",
-                [q.analysis.arxiv_id, q.filters.include_hidden],
-            )
-            row = cursor.fetchone()
-            vector = paper_vector(cursor, row[0], q.model) if row else None
-            if row is None:
-                q.notices.append(f"{q.analysis.arxiv_id} is not in the catalogue.")
-            elif vector is None:
-                q.notices.append(f"{q.analysis.arxiv_id} has no embedding yet; text match only.")
-            if row is not None:
-                q.similar_to = row[0]
-                q.vector = vector
-                q.filters = replace(q.filters, exclude_ids=q.filters.exclude_ids + (row[0],))
-                lexical_text = " ".join(part for part in (q.text, row[1]) if part)
-        step = time.perf_counter()
-        result = lexical_search(cursor, lexical_text, q.filters, q.candidates)
-        q.timings["lexical"] = _ms(step)
+            return
+        cursor.execute(
+            "SELECT id, title FROM papers_paper WHERE arxiv_id = %s AND (NOT hidden OR %s)",
+            [q.analysis.arxiv_id, q.filters.include_hidden],
+        )
+        row = cursor.fetchone()
+        if row is None:
+            q.notices.append(f"{q.analysis.arxiv_id} is not in the catalogue.")
+            return
+        q.similar_to, title = row
+        q.vector = paper_vector(cursor, q.similar_to, q.model)
+        if q.vector is None:
+            q.notices.append(f"{q.analysis.arxiv_id} has no embedding yet; text match only.")
+        q.filters = replace(q.filters, exclude_ids=q.filters.exclude_ids + (q.similar_to,))
+        # BM25 looks for the paper's title words too.
+        q.text_for_bm25 = " ".join(part for part in (q.text, title) if part)
+    q.timings["prepare"] = _ms(step)
+
+
+def _lexical_stage(q: _Query, text: str) -> LexicalResult:
+    """Database: BM25 for `text` within the filters."""
+    step = time.perf_counter()
+    if text == q.text and q.text_for_bm25:
+        text = q.text_for_bm25
+    with connection.cursor() as cursor:
+        result = lexical_search(cursor, text, q.filters, q.candidates)
+    q.timings.setdefault("lexical", _ms(step))
+    q.published.update({h.paper_id: h.published for h in result.hits})
+    return result
+
+
+def _dense_stage(q: _Query, vector, name: str) -> DenseResult:
+    """Database: the dense candidates for `vector` within the filters."""
+    step = time.perf_counter()
+    with transaction.atomic(), connection.cursor() as cursor:
+        result = dense_search(cursor, vector, q.model, q.filters, q.candidates)
+    if name == "dense":
+        q.timings["dense"] = _ms(step)
+        q.plan["dense"] = result.plan
+    q.published.update({h.paper_id: h.published for h in result.hits})
     return result
 
 
 async def _rank(q: _Query) -> list[SearchHit]:
-    fused, dense = await sync_to_async(_dense_and_fuse)(q)
+    lists = await _retrieve(q)
+    step = time.perf_counter()
+    fused = _fuse(q, lists)
+    q.timings["fusion"] = _ms(step)
     step = time.perf_counter()
     reranker = await sync_to_async(get_reranker, thread_sensitive=False)()
     pool = fused[: max(q.k, 20 if reranker.name != "fusion" else q.k)]
-    hits = await sync_to_async(_hydrate)(q, pool, dense)
+    hits = await db.run(_hydrate, q, pool, q.dense, parallel=q.parallel)
     q.timings["hydrate"] = _ms(step)
     if reranker.name != "fusion" and q.text:
         step = time.perf_counter()
@@ -338,72 +406,20 @@ async def _rank(q: _Query) -> list[SearchHit]:
     return hits[: q.k]
 
 
-def _dense_and_fuse(q: _Query) -> tuple[list[Fused], DenseResult | None]:
-    """Database thread: dense retrieval, fusion, recency."""
-    dense = None
-    lexical = q.lexical
-    lists: list[Ranked] = []
-    if q.vector is not None:
-        step = time.perf_counter()
-        with transaction.atomic(), connection.cursor() as cursor:
-            dense = dense_search(cursor, q.vector, q.model, q.filters, q.candidates)
-        q.timings["dense"] = _ms(step)
-        q.plan["dense"] = dense.plan
-        lists.append(
-            Ranked(
-                "dense",
-                [h.paper_id for h in dense.hits],
-                [h.similarity for h in dense.hits],
-                list_weight("dense"),
-            )
-        )
-    lists.append(
-        Ranked(
-            "fulltext",
-            [h.paper_id for h in lexical.hits],
-            [h.score for h in lexical.hits],
-            list_weight("fulltext"),
-        )
-    )
-    published = {h.paper_id: h.published for h in lexical.hits}
-    if dense is not None:
-        published.update({h.paper_id: h.published for h in dense.hits})
-    for number, (vector, rewritten) in enumerate(
-        zip(q.rewrite_vectors, q.rewrite_lexical, strict=True), start=2
-    ):
-        with transaction.atomic(), connection.cursor() as cursor:
-            more = dense_search(cursor, vector, q.model, q.filters, q.candidates)
-        lists.append(
-            Ranked(
-                f"dense:{number}",
-                [h.paper_id for h in more.hits],
-                [h.similarity for h in more.hits],
-                list_weight("dense"),
-            )
-        )
-        lists.append(
-            Ranked(
-                f"fulltext:{number}",
-                [h.paper_id for h in rewritten.hits],
-                [h.score for h in rewritten.hits],
-                list_weight("fulltext"),
-            )
-        )
-        published.update({h.paper_id: h.published for h in more.hits})
-        published.update({h.paper_id: h.published for h in rewritten.hits})
-    step = time.perf_counter()
+def _fuse(q: _Query, lists: list[Ranked]) -> list[Fused]:
+    """Fusion, then recency only when the analysis asks for it (pure: no I/O, < 1 ms)."""
     fused = fuse(lists)
     weight = q.analysis.recency_weight
-    if weight > 0 and fused:
-        order = blend([(f.paper_id, f.score, published[f.paper_id]) for f in fused], weight, q.now)
-        by_id = {f.paper_id: f for f in fused}
-        fused = []
-        for paper_id, score in order:
-            item = by_id[paper_id]
-            item.score = score
-            fused.append(item)
-    q.timings["fusion"] = _ms(step)
-    return fused, dense
+    if weight <= 0 or not fused:
+        return fused
+    by_id = {f.paper_id: f for f in fused}
+    items = [(f.paper_id, f.score, q.published[f.paper_id]) for f in fused]
+    reordered = []
+    for paper_id, score in blend(items, weight, q.now):
+        item = by_id[paper_id]
+        item.score = score
+        reordered.append(item)
+    return reordered
 
 
 _PAPERS = """

@@ -254,13 +254,18 @@ async def test_search_runs_inside_an_event_loop(settings):
     from asgiref.sync import sync_to_async
     from django.db import connections
 
+    from chat.retrieval.db import close_connections
+
     settings.EMBEDDING_BACKEND = "hashing"
     await sync_to_async(build_corpus)()
 
     try:
         response = await search("quantum error correction", k=2, now=NOW)
     finally:
-        # The database thread's connection, so the test database can be dropped.
+        # Every connection search opened, so the test database can be dropped.
+        await sync_to_async(close_connections, thread_sensitive=False)()
         await sync_to_async(connections.close_all)()
 
     assert len(response.hits) == 2
+    # Outside a transaction, BM25 and dense ran side by side on the pooled connections.
+    assert {"lexical", "dense", "embed", "retrieval"} <= set(response.timings)
