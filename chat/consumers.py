@@ -43,16 +43,18 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         self.user, self.thread_id = user, thread_id
         await self.channel_layer.group_add(service.group_name(thread_id), self.channel_name)
         await self.accept()
-        # An answer already in progress (another tab, or this tab before a reload): show it.
-        snapshot = await service.request_snapshot(thread_id, self.channel_name)
+        await self.send_state()
+
+    async def send_state(self):
+        """`resume` for an answer in progress (another tab, this tab before a reload), then
+        `ready` naming it, so a page can reload answers that ended while it was not listening."""
+        snapshot = await service.request_snapshot(self.thread_id, self.channel_name)
         if snapshot is not None:
             await self.send_json(snapshot)
-        # Tells a reconnecting page which answer (if any) is still being written, so it can
-        # reload answers that finished while it was away.
         await self.send_json(
             {
                 "type": "ready",
-                "thread_id": str(thread_id),
+                "thread_id": str(self.thread_id),
                 "streaming": snapshot["message_id"] if snapshot else None,
             }
         )
@@ -92,11 +94,14 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
                 await service.ask(self.user, self.thread_id, content.get("text"))
             elif kind == "stop":
                 await service.stop(self.user, self.thread_id)
+            elif kind == "sync":  # a page that heard nothing for a while checks it missed nothing
+                await self.send_state()
             elif kind == "ping":
                 await self.send_json({"type": "pong"})
             else:
                 await self.send_error(
-                    "unknown_type", f'Unknown message type "{kind[:40]}"; use "ask" or "stop".'
+                    "unknown_type",
+                    f'Unknown message type "{kind[:40]}"; use "ask", "stop", "sync" or "ping".',
                 )
         except service.AskRefused as refusal:
             await self.send_json(refusal.event())

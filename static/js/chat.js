@@ -19,6 +19,10 @@
   let connected = false;
   let busy = false; // an answer is being written in this thread
   let retryDelay = 500;
+  let lastEventAt = Date.now();
+  // While an answer streams, silence this long means frames may have been lost (an overloaded
+  // channel layer drops rather than waits): ask the server where things stand.
+  const SILENCE_MS = 15000;
   const answers = new Map(); // message id -> {el, text, sources}
 
   // --- Small DOM helpers -------------------------------------------------------------------------
@@ -229,6 +233,7 @@
 
   // --- Server events -----------------------------------------------------------------------------
   function onEvent(event) {
+    lastEventAt = Date.now();
     const id = event.message_id;
     switch (event.type) {
       case "start":
@@ -368,6 +373,13 @@
     const followup = e.target.closest(".followup");
     if (followup) ask(followup.dataset.question || "");
   });
+
+  setInterval(() => {
+    if (busy && connected && Date.now() - lastEventAt > SILENCE_MS) {
+      lastEventAt = Date.now();
+      send({ type: "sync" });
+    }
+  }, 5000);
 
   // Server-rendered answers still streaming (the page was loaded mid-answer) resume on `resume`.
   updateControls();

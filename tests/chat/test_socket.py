@@ -280,3 +280,28 @@ async def test_stale_streaming_answer_does_not_lock_the_thread(catalogue, owner,
 
 async def sync(fn):
     return await sync_to_async(fn)()
+
+
+async def test_sync_reports_the_answer_in_progress_and_nothing_when_idle(
+    catalogue, owner, thread, slow_openai
+):
+    slow_openai.default = slow_reply("slow " * 40, tokens_per_second=40)
+    comm = await open_socket(thread, owner)
+    await comm.send_json_to({"type": "sync"})
+    assert await comm.receive_json_from(timeout=TIMEOUT) == {
+        "type": "ready", "thread_id": str(thread.pk), "streaming": None,
+    }
+    await comm.send_json_to({"type": "ask", "text": "video diffusion"})
+    start = await comm.receive_json_from(timeout=TIMEOUT)
+    while (await comm.receive_json_from(timeout=TIMEOUT))["type"] != "token":
+        pass
+    await comm.send_json_to({"type": "sync"})
+    seen = []
+    while not seen or seen[-1]["type"] != "ready":
+        seen.append(await comm.receive_json_from(timeout=TIMEOUT))
+    resume = next(e for e in seen if e["type"] == "resume")
+    assert resume["message_id"] == start["message_id"] and resume["question"] == "video diffusion"
+    assert seen[-1]["streaming"] == start["message_id"]
+    await comm.send_json_to({"type": "stop"})
+    await events_until_end(comm)
+    await comm.disconnect()
