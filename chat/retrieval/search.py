@@ -254,17 +254,17 @@ async def _retrieve(q: _Query) -> list[Ranked]:
         if q.filters.authors or q.analysis.arxiv_id:
             # Both retrievers need these first: the author's papers, the named paper's vector.
             await db.run(_prepare, q, parallel=q.parallel)
-        lexical = asyncio.ensure_future(db.run(_lexical_stage, q, q.text, parallel=q.parallel))
+        lexical = db.run(_lexical_stage, q, q.text, parallel=q.parallel)
         if q.parallel:  # dense starts as soon as the query vector exists, beside BM25
-            dense = asyncio.ensure_future(_dense_after(q, embedding))
-            q.lexical = await lexical
-            q.dense = await dense
+            q.lexical, q.dense = await asyncio.gather(lexical, _dense_after(q, embedding))
         else:
             q.lexical = await lexical
             q.dense = await _dense_after(q, embedding)
-    finally:
-        if embedding is not None and not embedding.done():
-            embedding.cancel()
+    except BaseException:  # a failed or cancelled search leaves no work running behind it
+        for task in (embedding, rewriting):
+            if task is not None and not task.done():
+                task.cancel()
+        raise
     q.timings["retrieval"] = _ms(step)
     q.plan["lexical"] = {"generator": q.lexical.generator, "exact": q.lexical.exact}
     lists = _lists(q.dense, q.lexical, "")
