@@ -24,6 +24,7 @@
   // channel layer drops rather than waits): ask the server where things stand.
   const SILENCE_MS = 15000;
   const answers = new Map(); // message id -> {el, text, sources}
+  const finished = new Set(); // message ids that ended here: late frames for them are ignored
 
   // --- Small DOM helpers -------------------------------------------------------------------------
   function el(tag, className, text) {
@@ -212,6 +213,7 @@
       state.el.appendChild(foot);
     }
     answers.delete(id);
+    finished.add(id);
     busy = false;
     updateControls();
     scrollToEnd();
@@ -235,6 +237,7 @@
   function onEvent(event) {
     lastEventAt = Date.now();
     const id = event.message_id;
+    if (id && finished.has(id)) return;
     switch (event.type) {
       case "start":
         ensureUserMessage(event.user_message_id, event.question);
