@@ -48,10 +48,13 @@ async def may_run_in_parallel() -> bool:
 
 def _retrying(fn):
     def run(*args):
+        kept = connection.connection  # this thread's connection from an earlier search, if any
         try:
             return fn(*args)
         except (OperationalError, InterfaceError):
-            if connection.connection is None or connection.is_usable():
+            # Look at the connection the work started on: leaving a transaction, Django may
+            # already have replaced a dead one with a new (usable) connection.
+            if kept is None or not kept.closed:
                 raise  # a real error, not a dead connection
             connection.close()
             return fn(*args)
