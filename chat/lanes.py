@@ -25,12 +25,33 @@ from django.db import InterfaceError, OperationalError, connections
 DB_LANES = 3
 
 
+def _kept_connection_is_dead() -> bool:
+    connection = connections["default"]
+    return connection.connection is not None and not connection.is_usable()
+
+
 def _guarded(fn, *args):
+    kept = connections["default"].connection  # the lane's connection from an earlier job, if any
     try:
         return fn(*args)
     except (InterfaceError, OperationalError):
+        # Dead, not merely failing: the server closed it (Django may already have opened a
+        # new one while leaving a transaction, so look at the one the job started on).
+        died = kept is not None and kept.closed
         connections.close_all()  # a broken connection is replaced on the lane's next job
-        raise
+        if not died:
+            raise
+    # The connection kept from an earlier job had died (the database restarted since): the job
+    # failed on its first query, before anything committed, so it runs once more on a new one.
+    return fn(*args)
+
+
+def _replace_dead_connection() -> None:
+    """Django's health check (CONN_HEALTH_CHECKS), which only runs per HTTP request: a lane
+    lends its connection to a whole block of async code, whose first query must not fail on a
+    connection the database closed while the lane was idle."""
+    if _kept_connection_is_dead():
+        connections.close_all()
 
 
 class Lanes:
@@ -70,6 +91,8 @@ class Lanes:
         """Borrow a lane for a block of async code: its thread-sensitive calls (the async ORM,
         `sync_to_async`) run on the lane's thread, with the lane's connection."""
         async with self.lane() as executor:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(executor, _replace_dead_connection)
             try:
                 async with ThreadSensitiveContext(executor=executor):
                     yield
