@@ -29,7 +29,7 @@ from typing import Any
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from chat.lanes import search_lanes, write_lane
@@ -53,9 +53,21 @@ HEARTBEAT_INTERVAL = 10.0
 # A streaming row untouched this long belongs to a process that died.
 STALE_AFTER = timedelta(seconds=60)
 RATE_WINDOW = timedelta(minutes=1)
+# How long the final save of an answer waits for a restarting database (a restart takes
+# seconds); well under STALE_AFTER, after which the row would be failed as abandoned.
+FINAL_SAVE_PATIENCE = 20.0
+# The database went away (restart, failover, network): not a bug, no traceback.
+DATABASE_DOWN = (OperationalError, InterfaceError)
+DATABASE_DOWN_MESSAGE = "The database cannot be reached right now; try again in a moment."
 
 Status = Message.Status
 Role = Message.Role
+
+
+def _reason(exc: Exception) -> str:
+    """The first line of a database error, for a log line without a traceback."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class AskRefused(Exception):
@@ -278,6 +290,13 @@ class RunningAnswer:
             # `stop` cancelled the generation (or the process is shutting down): keep the text.
             self.generation.cancel()
             final = self._final_event("done", Status.STOPPED)
+        except DATABASE_DOWN as exc:
+            logger.warning(
+                "answer_failed message=%s database unavailable: %s", self.message_id, _reason(exc)
+            )
+            final = self._final_event(
+                "error", Status.FAILED, code="database_unavailable", message=DATABASE_DOWN_MESSAGE
+            )
         except Exception:
             logger.exception("answer_crashed message=%s", self.message_id)
             final = self._final_event(
@@ -293,7 +312,17 @@ class RunningAnswer:
         await asyncio.gather(publisher, *helpers, return_exceptions=True)
         try:
             await self._flush_tokens()
-            await self._save_final(final)
+            try:
+                await self._save_final_patiently(final)
+            except DATABASE_DOWN:
+                # The sockets still get the text they were shown, and why it is not kept; the
+                # row stays "streaming" until fail_stale marks it failed.
+                logger.warning("answer_not_saved message=%s database unavailable", self.message_id)
+                final = {
+                    **final, "type": "error", "status": Status.FAILED,
+                    "code": "database_unavailable",
+                    "message": "The answer could not be saved: the database cannot be reached.",
+                }
             await publish(self.thread_id, final)
         finally:
             self.done.set()
@@ -375,6 +404,17 @@ class RunningAnswer:
         event.update(extra)
         return event
 
+    async def _save_final_patiently(self, final: dict) -> None:
+        deadline, pause = time.monotonic() + FINAL_SAVE_PATIENCE, 0.25
+        while True:
+            try:
+                return await self._save_final(final)
+            except DATABASE_DOWN:
+                if time.monotonic() + pause > deadline:
+                    raise
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 2.0)
+
     async def _save_final(self, final: dict) -> None:
         await asyncio.gather(*self.pending_saves, return_exceptions=True)
         usage, timings = final["usage"] or {}, final["timings"]
@@ -428,12 +468,15 @@ class RunningAnswer:
             changed = self.text != self.saved
             if changed or time.monotonic() - last_write >= HEARTBEAT_INTERVAL:
                 text = self.text
-                await save_db(
-                    functools.partial(
-                        _update_message, self.message_id, only_streaming=True,
-                        content=text, updated_at=timezone.now(),
+                try:
+                    await save_db(
+                        functools.partial(
+                            _update_message, self.message_id, only_streaming=True,
+                            content=text, updated_at=timezone.now(),
+                        )
                     )
-                )
+                except DATABASE_DOWN:
+                    continue  # the database is restarting: the next tick (or the final save) saves
                 self.saved, last_write = text, time.monotonic()
 
     async def _listen_control(self) -> None:
@@ -460,7 +503,11 @@ async def ask(user, thread_id, text: Any) -> RunningAnswer:
     """Start answering `text` in the user's thread; raises AskRefused with the reason."""
     asked_at = time.perf_counter()
     question = validate_question(text)
-    turn = await run_db(_create_turn, user.pk, thread_id, question)
+    try:
+        turn = await run_db(_create_turn, user.pk, thread_id, question)
+    except DATABASE_DOWN as exc:
+        logger.warning("ask_refused thread=%s database unavailable: %s", thread_id, _reason(exc))
+        raise AskRefused("database_unavailable", DATABASE_DOWN_MESSAGE) from None
     await publish(
         turn.thread_id,
         {

@@ -36,6 +36,7 @@ REFUSAL_STATUS = {
     "invalid_question": 400,
     "empty_question": 400,
     "question_too_long": 400,
+    "database_unavailable": 503,
 }
 
 SSE_DESCRIPTION = """\
