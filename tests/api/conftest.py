@@ -15,13 +15,16 @@ from papers.ingest.upsert import PaperRecord, upsert_papers
 
 
 @pytest.fixture(autouse=True)
-def close_chat_service_connections():
-    """Answers query the database on chat.service's own threads, whose connections outlive a
-    test and would keep the test database from being dropped: close them after each test."""
+def close_background_connections():
+    """Answers and searches query the database on threads of their own (chat.service's lanes,
+    retrieval's pool), whose connections outlive a test and would keep the test database from
+    being dropped: close them after each test."""
     yield
     from chat import service
+    from chat.retrieval import db as search_db
 
     async_to_sync(service.close_db_connections)()
+    search_db.close_connections()
 
 
 @pytest.fixture
