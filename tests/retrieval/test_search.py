@@ -269,3 +269,26 @@ async def test_search_runs_inside_an_event_loop(settings):
     assert len(response.hits) == 2
     # Outside a transaction, BM25 and dense ran side by side on the pooled connections.
     assert {"lexical", "dense", "embed", "retrieval"} <= set(response.timings)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_search_survives_its_pooled_connections_being_cut(settings):
+    """A database restart cuts every connection: the next search reconnects instead of failing."""
+    from django.db import connection
+
+    from chat.retrieval.db import close_connections
+
+    settings.EMBEDDING_BACKEND = "hashing"
+    build_corpus()
+    try:
+        assert len(run("quantum error correction", k=2, now=NOW).hits) == 2
+        with connection.cursor() as cursor:  # every other session of this database
+            cursor.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            assert cursor.fetchone()[0] >= 1
+
+        assert len(run("quantum error correction", k=2, now=NOW).hits) == 2
+    finally:
+        close_connections()
