@@ -1,12 +1,20 @@
 """Dense retrieval at scale: `manage.py bench_search --scale 1000000` (scratch database).
 
-N synthetic papers get one 384-d passage vector each, drawn around 2,000 cluster centres (real
-embeddings are clustered; uniform random vectors would make HNSW look worse than it is), with
-publication dates spread evenly over 1995..2026. They are written with the real schema (papers +
-passages) so `chat.retrieval.dense.dense_search` runs unchanged, then the HNSW index is built
-with the production definition (m=16, ef_construction=64, cosine) and its build time and size are
-reported. Queries are fresh draws from the same distribution; recall@10 of the index is measured
-against the exact scan in the same run, at several `hnsw.ef_search`.
+N synthetic papers get one 384-d passage vector each, with publication dates spread evenly over
+1995..2026. They are written with the real schema (papers + passages) so
+`chat.retrieval.dense.dense_search` runs unchanged, then the HNSW index is built with the
+production definition (m=16, ef_construction=64, cosine) and its build time and size reported.
+Queries are fresh draws from the same distribution; recall@10 of the index is measured against
+the exact scan in the same run, at several `hnsw.ef_search`.
+
+The vectors. Text embeddings have a low intrinsic dimension: they vary along a few dozen
+directions, in topical clusters. So points are drawn from a mixture of 2,000 Gaussians in a
+32-d latent space, mapped into 384-d by a fixed orthonormal basis, plus a little isotropic noise.
+Their neighbour profile (mean cosine of the 1st / 10th / 100th / 1000th nearest: 0.81 / 0.76 /
+0.61 / 0.43 among 200k) looks like that of real sentence embeddings. A mixture drawn in the full
+384-d space instead makes all members of a cluster nearly equidistant (10th and 11th neighbour
+0.001 apart at 0.76): no index can rank such near-ties, and HNSW recall@10 fell to 0.83 at
+ef_search 100 on 1M of them.
 
 The PostgreSQL backend doing the heavy work is reniced (and its parallel workers), as the machine
 is shared.
@@ -26,16 +34,25 @@ from django.db import connection, transaction
 from chat.retrieval.evaluation import percentile
 
 CLUSTERS = 2000
-NOISE = 0.6  # relative to the unit-norm centres, before normalising again
+LATENT = 32  # intrinsic dimension
+SPREAD = 0.6  # of each cluster, in the latent space (centres ~ N(0, 1))
+AMBIENT = 0.2  # isotropic noise in 384-d, relative to a unit vector
 BATCH = 50_000
 START = datetime(1995, 1, 1, tzinfo=UTC)
 END = datetime(2026, 11, 21, tzinfo=UTC)
 
 
+def _basis() -> np.ndarray:
+    """A fixed orthonormal (384, LATENT) map from the latent space into the vector space."""
+    return np.linalg.qr(np.random.default_rng(1).normal(size=(384, LATENT)))[0]
+
+
 def _vectors(rng, centres, n):
-    picks = centres[rng.integers(0, len(centres), n)]
-    noisy = picks + rng.normal(0, NOISE / np.sqrt(picks.shape[1]), picks.shape)
-    return (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+    latent = centres[rng.integers(0, len(centres), n)] + rng.normal(0, SPREAD, (n, LATENT))
+    vectors = latent @ _basis().T
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors += rng.normal(0, AMBIENT / np.sqrt(384), vectors.shape)
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
 
 
 class _Renicer:
@@ -78,10 +95,8 @@ class _Renicer:
 
 
 def centres(seed: int = 42) -> np.ndarray:
-    """The cluster centres every synthetic vector is drawn around (unit length)."""
-    rng = np.random.default_rng(seed)
-    points = rng.normal(size=(CLUSTERS, 384))
-    return points / np.linalg.norm(points, axis=1, keepdims=True)
+    """The latent cluster centres every synthetic vector is drawn around."""
+    return np.random.default_rng(seed).normal(size=(CLUSTERS, LATENT))
 
 
 def draw(count: int, seed: int) -> np.ndarray:

@@ -5,12 +5,12 @@
 
 The sample goes into a scratch database (`bench_search`) through the real snapshot import and
 BM25 index. Vectors: embedding 57k abstracts with MiniLM takes ~45 min of both cores, so each
-paper gets one synthetic 384-d vector drawn around 2,000 cluster centres (real embeddings are
-clustered; hashed words or uniform noise would make HNSW look worse than it is), *stored under the
-active embedder's name*: every timed search embeds its query with the real model (MiniLM, ~4 ms)
-and runs the real SQL over 57k vectors; only the relevance of the dense hits is meaningless.
-Temporal correctness does not depend on the vectors at all. The dense-plan experiment queries
-with fresh draws from the same clusters, so its recall numbers are meaningful.
+paper gets one synthetic 384-d vector (chat.management.bench_scale: clustered, with the low
+intrinsic dimension of text embeddings) *stored under the active embedder's name*: every timed
+search embeds its query with the real model (MiniLM, ~4 ms) and runs the real SQL over 57k
+vectors; only the relevance of the dense hits is meaningless. Temporal correctness does not
+depend on the vectors at all. The dense-plan experiment queries with fresh draws from the same
+distribution, so its recall numbers are meaningful.
 
 Measured:
 1. correctness: for every windowed query, all results inside the window, and exactly k results
@@ -181,7 +181,7 @@ class Command(BaseCommand):
             hnsw_size=hnsw,
             bm25_size=lexicon,
             dates=f"{first} .. {last}",
-            vectors="synthetic (2,000 clusters), stored under " + model,
+            vectors="synthetic (chat.management.bench_scale), stored under " + model,
         )
         return setup
 
