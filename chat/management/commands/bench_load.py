@@ -81,6 +81,8 @@ class LoadResult:
     seconds: float = 0.0  # first ask -> last answer
     rss_idle: list[int] = field(default_factory=list)  # bytes, per daphne process
     rss_peak: list[int] = field(default_factory=list)
+    # CPU seconds spent during the load, per process: who the two cores went to.
+    cpu_s: dict[str, float] = field(default_factory=dict)
     load_average: tuple[float, float] = (0.0, 0.0)  # 1-minute, before and after
 
 
@@ -186,7 +188,9 @@ class Command(BaseCommand):
         stages = {}
         for key in ("setup_ms", "retrieval_ms", "overhead_ms", "ttft_ms"):
             values = [m.timings[key] for m in rows if key in (m.timings or {})]
-            stages[key] = {"p50": round(percentile(values, 50)), "p95": round(percentile(values, 95))}
+            if values:
+                stages[key] = {"p50": round(percentile(values, 50)),
+                               "p95": round(percentile(values, 95))}
         return {"status": dict(Counter(m.status for m in rows)), "server_timings": stages}
 
     # --- The processes ---------------------------------------------------------------------------
@@ -230,7 +234,7 @@ class Command(BaseCommand):
             for port, server in zip(ports, servers, strict=True):
                 _wait_healthy(port, server)
             stack.callback(_forget_redis_keys, redis_url, prefix)
-            yield {"ports": ports, "pids": [s.pid for s in servers]}
+            yield {"ports": ports, "pids": [s.pid for s in servers], "fake_pid": fake.pid}
 
     # --- The load --------------------------------------------------------------------------------
     async def _load(self, fleet, people, options) -> LoadResult:
@@ -252,6 +256,9 @@ class Command(BaseCommand):
             raise CommandError(f"warm-up failed: {errors}")
         threads, cookies = threads[servers:], cookies[servers:]
         result.rss_idle = [p.memory_info().rss for p in processes]
+        watched = {f"daphne {i}": p for i, p in enumerate(processes)}
+        watched.update({"fake LLM": psutil.Process(fleet["fake_pid"]), "clients (this)": psutil.Process()})
+        cpu_before = {name: _cpu(p) for name, p in watched.items()}
         result.rss_peak = list(result.rss_idle)
         result.load_average = (os.getloadavg()[0], 0.0)
 
@@ -292,6 +299,7 @@ class Command(BaseCommand):
         done.set()
         await asyncio.gather(monitor, *search_tasks)
         result.load_average = (result.load_average[0], os.getloadavg()[0])
+        result.cpu_s = {name: round(_cpu(p) - cpu_before[name], 1) for name, p in watched.items()}
         for chat in result.chats:
             if not chat.error and chat.text != expected:
                 chat.error = f"text differs from what the model streamed: {chat.text[-40:]!r}"
@@ -328,6 +336,7 @@ class Command(BaseCommand):
             "search_ms": {"p50": round(percentile(result.search_ms, 50)),
                           "p95": round(percentile(result.search_ms, 95))},
             "search_errors": dict(result.search_errors),
+            "cpu_s": result.cpu_s,
             "rss_mb": [{"idle": round(i / mb), "peak": round(p / mb)}
                        for i, p in zip(result.rss_idle, result.rss_peak, strict=True)],
             "load_average_1m": {"before": round(result.load_average[0], 1),
@@ -359,6 +368,8 @@ class Command(BaseCommand):
           f"errors {report['search_errors'] or 'none'}")
         for i, rss in enumerate(report["rss_mb"]):
             w(f"daphne {i}: RSS {rss['idle']} MB idle, {rss['peak']} MB peak")
+        w(f"CPU seconds during those {report['seconds']} s: "
+          + ", ".join(f"{name} {seconds}" for name, seconds in report["cpu_s"].items()))
         w(f"wall time {report['wall_s']} s (scratch data, processes, load)")
 
 
@@ -434,6 +445,11 @@ async def _search_loop(port, token, done: asyncio.Event, go: asyncio.Event, resu
 
 
 # --- Plumbing ---------------------------------------------------------------------------------------
+def _cpu(process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system
+
+
 def _check_redis(url: str) -> None:
     import redis
 
