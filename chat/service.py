@@ -115,8 +115,9 @@ def validate_question(text: Any) -> str:
 
 
 # --- The database side (sync, each in one transaction) -------------------------------------------
-# Work before the first token runs on chat.lanes.search_lanes (in parallel across answers), saves
-# while streaming on chat.lanes.write_lane; see chat/lanes.py for why not Django's default thread.
+# Work before the first token runs on chat.lanes.search_lanes (in parallel across answers); saves
+# while streaming, and the short reads a socket waits on (snapshot, stop), on chat.lanes.write_lane
+# so they never queue behind searches. See chat/lanes.py for why not Django's default thread.
 run_db = search_lanes.run
 save_db = write_lane.run
 
@@ -534,7 +535,7 @@ async def stop(user, thread_id) -> None:
         stale = fail_stale(thread_id, now)
         return stale, Message.objects.filter(thread_id=thread_id, status=Status.STREAMING).first()
 
-    stale, message = await run_db(streaming_state)
+    stale, message = await save_db(streaming_state)  # short: never behind a search
     if message is None:
         if stale:  # nobody was running it: the row is marked failed; tell the sockets
             await publish(thread_id, {"type": "error", "code": "interrupted",
@@ -550,7 +551,7 @@ async def request_snapshot(thread_id, reply_channel: str) -> dict | None:
     """What a socket joining the thread should see of an answer in progress: the saved state now,
     and (through the control group) the live text from the process running it, sent later to
     `reply_channel` as a second `resume` event."""
-    snapshot = await run_db(_streaming_snapshot, thread_id)
+    snapshot = await save_db(_streaming_snapshot, thread_id)  # a socket is waiting to open
     if snapshot is not None:
         await get_channel_layer().group_send(
             control_group_name(thread_id),
