@@ -305,3 +305,23 @@ async def test_sync_reports_the_answer_in_progress_and_nothing_when_idle(
     await comm.send_json_to({"type": "stop"})
     await events_until_end(comm)
     await comm.disconnect()
+
+
+async def test_stop_before_the_first_token_keeps_an_empty_stopped_answer(
+    catalogue, owner, thread, slow_openai
+):
+    from tests.fake_openai import Reply
+
+    slow_openai.default = Reply("never shown", first_token_delay=5)
+    comm = await open_socket(thread, owner)
+    await comm.send_json_to({"type": "ask", "text": "video diffusion"})
+    while (await comm.receive_json_from(timeout=TIMEOUT))["type"] != "sources":
+        pass
+    await comm.send_json_to({"type": "stop"})
+    events = await events_until_end(comm)
+    await comm.disconnect()
+
+    assert [e["type"] for e in events] == ["done"]
+    assert events[0]["status"] == "stopped" and events[0]["content"] == ""
+    answer = await Message.objects.aget(thread=thread, role="assistant")
+    assert answer.status == "stopped" and answer.content == "" and answer.sources
