@@ -324,7 +324,10 @@ class RunningAnswer:
                     "code": "database_unavailable",
                     "message": "The answer could not be saved: the database cannot be reached.",
                 }
-            await publish(self.thread_id, final)
+            try:
+                await publish(self.thread_id, final)
+            except Exception:  # the channel layer is down: the row is saved, a reload shows it
+                logger.exception("answer_end_not_published message=%s", self.message_id)
         finally:
             self.done.set()
             _running.pop(self.message_id, None)
