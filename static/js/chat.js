@@ -4,6 +4,17 @@
 (function () {
   "use strict";
 
+  // The chat list's new-chat box: Enter starts the chat, Shift+Enter is a new line.
+  const newChat = document.getElementById("new-chat-text");
+  if (newChat) {
+    newChat.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing && newChat.value.trim()) {
+        e.preventDefault();
+        newChat.form.requestSubmit();
+      }
+    });
+  }
+
   const chat = document.getElementById("chat");
   if (!chat) return;
   const messagesBox = document.getElementById("messages");
