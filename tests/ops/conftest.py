@@ -1,5 +1,9 @@
 """Fixtures for the operations drills: Redis, daphne processes, the fake LLM, logged-in users.
 
+One daphne process (`server`) serves every drill of the session, as production would: it must
+survive them all, and its log must end without a traceback. It runs on Redis (channel layer and
+cache) when Redis answers, else on the in-memory layer; the scale-out test adds a second process.
+
 The catalogue (a few real papers embedded with the hashing embedder) is the chat tests' own
 fixture, reused here so both suites search the same papers.
 """
@@ -13,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from chat.models import Thread
+from tests import live_server
 from tests.chat.conftest import catalogue  # noqa: F401  (a fixture, used by the drills)
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.live_server import LiveServer
@@ -26,25 +31,33 @@ ANSWER = (
 )
 QUESTION = "What is new on diffusion transformers for images?"
 DEFAULT_REDIS = "redis://127.0.0.1:6379"
+# Short, so a stalled model is given up on quickly; the fake streams far faster than this.
+OPENAI_TIMEOUT = 2.0
+# The drill server connects to PostgreSQL under this name, so the database drills can cut its
+# sessions and no other.
+SERVER_APP_NAME = "ops-drill-daphne"
 
 
-def redis_base_url() -> str:
-    return os.environ.get("REDIS_URL") or DEFAULT_REDIS
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    """A Redis database for this test run (a number of its own, so parallel runs and a developer's
-    `scripts/run` do not share queues), or skip with the reason."""
+def redis_for_this_run() -> str | None:
+    """A Redis database for this test run (a number of its own, so parallel runs and a
+    developer's `scripts/run` do not share queues), or None when Redis does not answer."""
     import redis
 
-    base = redis_base_url().rstrip("/")
+    base = (os.environ.get("REDIS_URL") or DEFAULT_REDIS).rstrip("/")
     base = base.rsplit("/", 1)[0] if base.count("/") > 2 else base  # drop a /db suffix
     url = f"{base}/{1 + os.getpid() % 15}"
     try:
         redis.Redis.from_url(url, socket_connect_timeout=1).ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"needs Redis at {url} (set REDIS_URL; runs on CI machines): {exc}")
+    except redis.RedisError:
+        return None
+    return url
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    url = redis_for_this_run()
+    if url is None:
+        pytest.skip("needs Redis on 127.0.0.1:6379 or at REDIS_URL (it runs on CI machines)")
     return url
 
 
@@ -62,6 +75,7 @@ def app_env(fake: FakeOpenAI, **extra: str) -> dict[str, str]:
         "OPENAI_API_KEY": "test",
         "OPENAI_BASE_URL": fake.base_url,
         "OPENAI_MAX_RETRIES": "0",
+        "OPENAI_TIMEOUT": str(OPENAI_TIMEOUT),
         "LLM_MODEL": "fake-gpt",
         "LLM_FALLBACK": "extractive",
         "CHAT_RATE_LIMIT_PER_MINUTE": "0",
@@ -75,7 +89,7 @@ def live_servers(*envs: dict[str, str]):
     with contextlib.ExitStack() as stack:
         servers = [LiveServer(env=env) for env in envs]
         with ThreadPoolExecutor(len(servers)) as pool:
-            started = list(pool.map(lambda s: _try_start(s), servers))
+            started = list(pool.map(_try_start, servers))
         for server, error in zip(servers, started, strict=True):
             if error is None:
                 stack.push(server.__exit__)
@@ -97,7 +111,7 @@ def server_log(server: LiveServer) -> str:
     return Path(server.log_path).read_text(errors="replace")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fake_llm():
     with FakeOpenAI() as fake:
         yield fake
@@ -109,7 +123,28 @@ def normal_llm(request):
     if "fake_llm" in request.fixturenames:
         fake = request.getfixturevalue("fake_llm")
         fake.default = Reply(ANSWER, tokens_per_second=40)
-        fake._script.clear()
+        with fake._lock:  # what an earlier (failed) test scripted and did not use
+            fake._script.clear()
+
+
+@pytest.fixture(scope="session")
+def server_env(fake_llm, django_db_setup) -> dict[str, str]:
+    env = app_env(
+        fake_llm,
+        DATABASE_URL=f"{live_server.test_database_url()}?application_name={SERVER_APP_NAME}",
+    )
+    if url := redis_for_this_run():
+        env.update(REDIS_URL=url, CHANNELS_PREFIX=unique_prefix("drills"))
+    return env
+
+
+@pytest.fixture(scope="session")
+def server(server_env):
+    """The daphne process every drill runs against."""
+    with live_servers(server_env) as (live,):
+        yield live
+    log = server_log(live)
+    assert "Traceback" not in log and '" 500 ' not in log, log[-3000:]
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ what it held, the socket still answers, and the server log has no traceback.
 
 import asyncio
 import json
-import uuid
 
 import httpx
 import pytest
@@ -17,21 +16,13 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from chat.models import Message, Thread
 from tests.ops.client import Tab, logged_in_client, login_cookie
-from tests.ops.conftest import ANSWER, app_env, live_servers, server_log
+from tests.ops.conftest import ANSWER
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]
 
 MEGABYTE_QUESTION = "why " * 250_000  # 1 MB; daphne itself drops frames over 1 MiB
 DEEP_JSON = "[" * 12_000 + "]" * 12_000  # under the socket's frame limit, over any recursion limit
 NOT_UUIDS = ["123", "not-a-uuid", "00000000-0000-0000-0000-00000000000g", "%00", "..%2F..%2Fetc"]
-
-
-@pytest.fixture(scope="module")
-def server(fake_llm, django_db_setup):
-    with live_servers(app_env(fake_llm)) as (live,):
-        yield live
-    log = server_log(live)
-    assert "Traceback" not in log and '" 500 ' not in log, log[-3000:]
 
 
 @pytest.fixture
@@ -130,13 +121,10 @@ def test_frames_the_protocol_forbids_fail_only_that_socket(
     assert thread_contents(saved_turn) == before
 
 
-@pytest.mark.parametrize("thread_id", NOT_UUIDS)
-def test_socket_to_a_thread_id_that_is_not_a_uuid_is_refused(
-    server, owner, password, thread_id
-):
+def test_socket_to_a_thread_id_that_is_not_a_uuid_is_refused(server, owner, password):
     cookie = login_cookie(server.url, owner.username, password)
 
-    async def scenario():
+    async def status(thread_id) -> int:
         with pytest.raises(InvalidStatus) as refused:
             await connect(
                 f"{server.ws_url}/ws/threads/{thread_id}/", origin=server.url,
@@ -144,7 +132,10 @@ def test_socket_to_a_thread_id_that_is_not_a_uuid_is_refused(
             )
         return refused.value.response.status_code
 
-    assert asyncio.run(scenario()) == 403, "refused like a stranger's thread"
+    async def scenario():
+        return {thread_id: await status(thread_id) for thread_id in NOT_UUIDS}
+
+    assert asyncio.run(scenario()) == dict.fromkeys(NOT_UUIDS, 403), "refused like a stranger's"
 
 
 # --- The API ---------------------------------------------------------------------------------
@@ -203,22 +194,26 @@ def test_api_refuses_a_thread_title_that_is_a_json_bomb(api, owner):
     assert not Thread.objects.filter(owner=owner).exists()
 
 
-@pytest.mark.parametrize("thread_id", NOT_UUIDS)
-@pytest.mark.parametrize("method, suffix", [("GET", ""), ("GET", "messages/"),
-                                            ("POST", "messages/"), ("DELETE", "")])
-def test_api_thread_id_that_is_not_a_uuid_is_a_json_404(api, thread_id, method, suffix):
-    response = api.request(
-        method, f"/api/threads/{thread_id}/{suffix}", json={"text": "hello?"}
-    )
-    assert response.status_code == 404, response.text[:300]
-    assert response.json()["error"]["code"] == "not_found"
+def test_api_thread_id_that_is_not_a_uuid_is_a_json_404(api):
+    answers = {}
+    for thread_id in NOT_UUIDS:
+        for method, suffix in [("GET", ""), ("GET", "messages/"), ("POST", "messages/"),
+                               ("DELETE", "")]:
+            response = api.request(
+                method, f"/api/threads/{thread_id}/{suffix}", json={"text": "hello?"}
+            )
+            answers[(method, thread_id, suffix)] = (
+                response.status_code, response.json()["error"]["code"]
+            )
+    assert set(answers.values()) == {(404, "not_found")}, answers
 
 
 # --- The pages -------------------------------------------------------------------------------
-@pytest.mark.parametrize("thread_id", NOT_UUIDS)
-def test_pages_with_a_thread_id_that_is_not_a_uuid_are_404(server, owner, password, thread_id):
+def test_pages_with_a_thread_id_that_is_not_a_uuid_are_404(server, owner, password):
     with logged_in_client(server.url, owner.username, password) as http:
-        assert http.get(f"/chat/{thread_id}/").status_code == 404
+        statuses = {thread_id: http.get(f"/chat/{thread_id}/").status_code
+                    for thread_id in NOT_UUIDS}
+    assert statuses == dict.fromkeys(NOT_UUIDS, 404)
 
 
 def test_new_chat_form_with_invalid_utf8_and_a_megabyte_question(server, owner, password):
@@ -249,7 +244,3 @@ def test_the_socket_still_answers_after_all_of_it(server, owner, password, threa
 
     answer = asyncio.run(scenario())
     assert answer.final["type"] == "done" and answer.text == ANSWER
-
-
-def test_unknown_ids_in_urls_are_random_uuids_too(api):
-    assert api.get(f"/api/threads/{uuid.uuid4()}/").status_code == 404

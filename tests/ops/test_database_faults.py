@@ -14,16 +14,14 @@ import pytest
 from django.db import connection
 
 from chat.models import Message
-from tests import live_server
 from tests.fake_openai import Reply
 from tests.ops.client import Tab, login_cookie
-from tests.ops.conftest import ANSWER, QUESTION, app_env, live_servers, server_log
+from tests.ops.conftest import ANSWER, QUESTION, SERVER_APP_NAME
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True), pytest.mark.timeout(90)]
 
 
-# The daphne process connects under this name, so the drill cuts its sessions and no other.
-APP_NAME = "ops-drill-daphne"
+APP_NAME = SERVER_APP_NAME  # the drill server's sessions, and no other
 
 
 class DatabaseSwitch:
@@ -61,14 +59,6 @@ class DatabaseSwitch:
     def close(self) -> None:
         self.allow()
         self.conn.close()
-
-
-@pytest.fixture(scope="module")
-def server(fake_llm, django_db_setup):
-    env = app_env(fake_llm, DATABASE_URL=f"{live_server.test_database_url()}?application_name={APP_NAME}")
-    with live_servers(env) as (live,):
-        yield live
-    assert "Traceback" not in server_log(live), server_log(live)[-3000:]
 
 
 @pytest.fixture

@@ -132,7 +132,7 @@ def kill_when(process: subprocess.Popen, condition, timeout: float = 60) -> None
 @pytest.mark.slow
 def test_ingest_process_killed_mid_window_is_resumed_without_duplicates(flaky_arxiv, settings):
     env = {
-        "ARXIV_API_URL": flaky_arxiv.url, "ARXIV_DELAY_SECONDS": "0.4",
+        "ARXIV_API_URL": flaky_arxiv.url, "ARXIV_DELAY_SECONDS": "0.3",
         "ARXIV_PAGE_SIZE": "10", "ARXIV_CATEGORIES": "cs.AI",
     }
     window = ["--since", SINCE.isoformat(), "--until", UNTIL.isoformat()]
@@ -158,19 +158,19 @@ def test_ingest_process_killed_mid_window_is_resumed_without_duplicates(flaky_ar
 @pytest.mark.slow
 def test_snapshot_import_killed_mid_file_then_run_again_has_no_duplicates(shared_data):
     snapshot = shared_data / "arxiv-snapshot" / "arxiv-sample.jsonl.gz"
-    args = ["import_arxiv_snapshot", str(snapshot), "--limit", "3000", "--batch-size", "200",
+    args = ["import_arxiv_snapshot", str(snapshot), "--limit", "1500", "--batch-size", "100",
             "--no-index", "--no-progress"]
     first = manage(*args, env={})
-    kill_when(first, lambda: Paper.objects.count() >= 600)
+    kill_when(first, lambda: Paper.objects.count() >= 300)
     stored_before = Paper.objects.count()
 
     second = manage(*args, env={})
     output, _ = second.communicate(timeout=90)
     assert second.returncode == 0, output
-    assert Paper.objects.count() == 3000
+    assert Paper.objects.count() == 1500
     duplicates = Paper.objects.values("arxiv_id").annotate(n=Count("id")).filter(n__gt=1)
     assert not duplicates.exists()
     rerun = IngestRun.objects.filter(source="snapshot").order_by("started_at").last()
     assert (rerun.status, rerun.new, rerun.unchanged) == (
-        "succeeded", 3000 - stored_before, stored_before
+        "succeeded", 1500 - stored_before, stored_before
     ), output

@@ -15,24 +15,12 @@ import pytest
 from chat.models import Message
 from tests.fake_openai import BreakMidStream, Fail, Malformed, Reply, Slow, words
 from tests.ops.client import Tab, login_cookie
-from tests.ops.conftest import ANSWER, QUESTION, app_env, live_servers, server_log
+from tests.ops.conftest import ANSWER, OPENAI_TIMEOUT, QUESTION
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True), pytest.mark.timeout(60)]
 
-# Short, so a stalled model is given up on quickly; the fake streams far faster than this.
-OPENAI_TIMEOUT = 2.0
 PARTIAL_WORDS = 5
 PARTIAL = "".join(words(ANSWER)[:PARTIAL_WORDS])
-
-
-@pytest.fixture(scope="module")
-def server(fake_llm, django_db_setup):
-    """One daphne for every drill: it must survive them all."""
-    env = app_env(fake_llm, OPENAI_TIMEOUT=str(OPENAI_TIMEOUT))
-    with live_servers(env) as (live,):
-        yield live
-    # Whatever the drills did, nothing reached the server as an unhandled exception.
-    assert "Traceback" not in server_log(live), server_log(live)[-3000:]
 
 
 def drill(server, user, password, thread, then_normal: bool = True):

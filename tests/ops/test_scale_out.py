@@ -18,21 +18,23 @@ from chat.models import Message
 from papers.models import Paper, Passage
 from tests import live_server
 from tests.ops.client import Tab, login_cookie
-from tests.ops.conftest import ANSWER, QUESTION, app_env, live_servers, unique_prefix
+from tests.ops.conftest import ANSWER, QUESTION, live_servers, unique_prefix
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.mark.timeout(120)
 def test_tabs_on_two_processes_see_one_answer_saved_once(
-    catalogue, owner, password, thread, fake_llm, redis_url
+    catalogue, owner, password, thread, fake_llm, redis_url, server, server_env
 ):
     from tests.fake_openai import Reply
 
+    assert server_env.get("REDIS_URL"), "the drill server runs on Redis when Redis answers"
     # Slow enough that both tabs are watching long before the answer ends (about 2 s).
     fake_llm.default = Reply(ANSWER, tokens_per_second=20)
-    env = app_env(fake_llm, REDIS_URL=redis_url, CHANNELS_PREFIX=unique_prefix("scale"))
-    with live_servers(env, env) as (a, b):
+    asked_before = len(fake_llm.chat_requests())
+    with live_servers(server_env) as (b,):  # a second process: same Redis, same prefix
+        a = server
         cookie = login_cookie(a.url, owner.username, password)
 
         async def scenario():
@@ -54,7 +56,8 @@ def test_tabs_on_two_processes_see_one_answer_saved_once(
         assert seen.text == ANSWER
         assert seen.final["content"] == ANSWER
     # One process generated it: the model was asked once, and one assistant row exists.
-    assert len([r for r in fake_llm.chat_requests() if r.stream]) == 1
+    asked = fake_llm.chat_requests()[asked_before:]
+    assert len([r for r in asked if r.stream]) == 1
     answers = Message.objects.filter(thread=thread, role=Message.Role.ASSISTANT)
     assert [(str(m.pk), m.status, m.content) for m in answers] == [
         (on_a.message_id, Message.Status.COMPLETE, ANSWER)
