@@ -311,7 +311,13 @@ PRODUCTION = envbool("FLATUNIVERSE_PRODUCTION", False)
 if PRODUCTION and not envstr("SECRET_KEY"):
     raise ImproperlyConfigured("FLATUNIVERSE_PRODUCTION needs SECRET_KEY set in the environment")
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+if PRODUCTION:
+    # Serve what `collectstatic` wrote (with its .gz files), not the app folders: the finders'
+    # copies took precedence and static files went out uncompressed.
+    WHITENOISE_USE_FINDERS = False
 SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", PRODUCTION)
+# Health probes (the proxy's, an orchestrator's) reach a process over plain HTTP: answer them.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", PRODUCTION)
 CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", PRODUCTION)
 SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 31536000 if PRODUCTION else 0)
