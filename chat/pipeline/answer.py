@@ -136,7 +136,11 @@ async def answer_events(
     step = time.perf_counter()
     cards = [source_card(n, hit) for n, hit in enumerate(response.hits, start=1)]
     messages = prompts.answer_messages(query, _source_texts(cards), now.date())
-    request = AnswerRequest(question=query, sources=_source_texts(cards), messages=messages)
+    # The extractive backend matches sentences against the question's words: give it the topic
+    # (the date phrase and filters cut out), or "since 2025" would count as unanswered words.
+    # Model backends read the whole question from `messages`.
+    topic = response.analysis.query or query
+    request = AnswerRequest(question=topic, sources=_source_texts(cards), messages=messages)
     timings["prompt_ms"] = _ms(step)
     yield {"type": "sources", "sources": cards}
     timings["overhead_ms"] = _ms(started)

@@ -4,6 +4,7 @@ No model is needed: the suggestions reuse the answer's topic, its sources' title
 and the time window that was understood, so each one leads somewhere the catalogue can answer.
 """
 
+import re
 from collections.abc import Sequence
 
 # Titles longer than this are cut in a suggestion, which should stay one line.
@@ -16,10 +17,24 @@ def _short(title: str) -> str:
     return title if len(title) <= _TITLE_CHARS else title[: _TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
+# Question scaffolding around a topic ("What is new on X", "Tell me about X", "papers on X"):
+# the suggestions put the topic into sentences of their own.
+_SCAFFOLD = re.compile(
+    r"^(?:(?:what|which)(?:'s|\s+is|\s+are|\s+were)?\s+"
+    r"(?:(?:new|known|happening|the\s+(?:state\s+of\s+the\s+art|latest|recent|newest|main|key)"
+    r"(?:\s+(?:work|papers|research|results|advances|methods|ideas))?)\s+)?"
+    r"(?:papers\s+|work\s+|research\s+)?(?:on|about|in|for|with|regarding)\s+"
+    r"|(?:tell\s+me|show\s+me|give\s+me|find|list)\s+(?:(?:papers|work|research)\s+)?(?:on|about)?\s*"
+    r"|(?:papers|work|research|articles)\s+(?:on|about)\s+)",
+    re.IGNORECASE,
+)
+
+
 def _topic(query: str, analysis: dict) -> str:
     # The temporal analysis keeps the topic, with the time phrase cut out, as `query`.
-    topic = (analysis or {}).get("query") or query
-    return " ".join(str(topic).split()).rstrip("?.! ")
+    topic = " ".join(str((analysis or {}).get("query") or query).split()).rstrip("?.! ")
+    bare = _SCAFFOLD.sub("", topic, count=1).strip()
+    return bare or topic
 
 
 def _has_window(analysis: dict) -> bool:
