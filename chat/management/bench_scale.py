@@ -247,18 +247,24 @@ def measure(model: str, info: dict, say, queries: int = 100, recall_queries: int
     ]  # fmt: skip
     for name, filters in windows:
         for n in (10, settings.SEARCH_CANDIDATES):
-            say(f"timing {name}, {n} papers")
-            times, hits, plans = timed(filters, n)
-            rows.append(
-                {
-                    "window": name,
-                    "papers_wanted": n,
-                    "p50_ms": round(statistics.median(times), 2),
-                    "p95_ms": round(percentile(times, 95), 2),
-                    "plans": plans,
-                    "always_full": all(len(h) == n for h in hits),
-                }
-            )
+            # The automatic choice, then each plan forced (windows only: an exact scan of
+            # everything is the recall baseline below).
+            for plan in (None, "exact", "hnsw") if filters.has_window else (None,):
+                say(f"timing {name}, {n} papers, plan {plan or 'auto'}")
+                times, hits, plans = timed(
+                    filters, n, plan=plan, count=queries if plan is None else 30
+                )
+                rows.append(
+                    {
+                        "window": name,
+                        "papers_wanted": n,
+                        "plan": plan or "auto",
+                        "p50_ms": round(statistics.median(times), 2),
+                        "p95_ms": round(percentile(times, 95), 2),
+                        "plans": plans,
+                        "always_full": all(len(h) == n for h in hits),
+                    }
+                )
     result["dense_search"] = rows
 
     say(f"recall@10 against the exact scan ({recall_queries} queries)")

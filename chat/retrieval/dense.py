@@ -6,11 +6,20 @@ One result per paper (its closest passage). Filters are applied inside the SQL. 
   producing neighbours until enough rows pass the filters (model, window, ids) instead of
   stopping after `ef_search` candidates and returning fewer than k. Relaxed order means the rows
   come back nearly sorted; they are sorted again here.
-- Exact scan: every passage that passes the filters, ordered by true distance. Chosen when a
-  bounded count says at most `settings.DENSE_EXACT_MAX` papers pass (a narrow window, a rare
-  category, an author), where it is both exact and faster than walking the graph past thousands
-  of filtered-out neighbours (docs/BENCHMARKS.md: exact wins below a few thousand papers, HNSW
-  above), and as the fallback whenever the index returns fewer papers than asked.
+- Exact scan: every passage that passes the filters, ordered by true distance. Chosen for a
+  narrow window, a rare category or an author, where it is both exact and faster than walking
+  the graph past thousands of filtered-out neighbours, and as the fallback whenever the index
+  returns fewer papers than asked.
+
+Which plan. An exact scan costs about one unit per passage in the window (W); an iterative HNSW
+scan visits about rows / selectivity = rows * N / W index tuples, each costing ~COST_RATIO units
+(graph hops, neighbour distances). So the exact scan wins while W^2 < COST_RATIO * rows * N: the
+threshold grows with the catalogue (N) instead of being a fixed number of papers. Measured
+(docs/BENCHMARKS.md): at 57k passages a 3k-paper window is 4x faster exact and a 16k one 3x
+faster by HNSW; at 1M and 135 rows, a 31k window 5x faster exact and 63k even. W comes from the
+planner's estimate (EXPLAIN, ~0.3 ms whatever the window; exact counting cost 3-14 ms at 1M),
+N from pg_class; `settings.DENSE_EXACT_MAX` is the threshold's floor. A wrong estimate costs
+time, never results: a short HNSW answer falls back to the exact scan.
 
 What is filtered where. The window, the model and paper-id lists are columns of Passage and stay
 in the scan. Joining every scanned passage to its paper (a wide row) to read `hidden` cost more
@@ -24,6 +33,7 @@ Vectors of another model share the index but never the results: `model = %s` is 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -35,6 +45,9 @@ from .filters import SearchFilters
 # Extra rows asked for, beyond n papers: papers with several passages, and hidden papers.
 SLACK = 1.25
 MARGIN = 10
+# Cost of one tuple of an iterative HNSW scan, in rows of an exact scan (fitted on the 57k and 1M
+# benchmarks: the crossovers above).
+COST_RATIO = 25
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,23 +113,29 @@ ORDER BY distance, paper_id
 LIMIT %(limit)s
 """
 
-# Bounded counts and lists: their cost grows with the cap, not with the catalogue.
-_COUNT_WINDOW = """
-SELECT count(*) FROM (
-    SELECT 1 FROM papers_passage ps WHERE ps.model = %(model)s AND {dates} LIMIT %(cap)s
-) s
+_ESTIMATE_WINDOW = """
+EXPLAIN (FORMAT JSON) SELECT 1 FROM papers_passage ps WHERE ps.model = %(model)s AND {dates}
 """
+# Bounded list: its cost grows with the cap, not with the catalogue.
 _CATEGORY_PAPERS = """
 SELECT p.id FROM papers_paper p WHERE {dates} AND {papers} LIMIT %(cap)s
 """
 
 
-def _window_count(cursor, model: str, filters: SearchFilters, cap: int) -> int:
-    """min(passages of `model` in the window, cap + 1), from the (model, published) index."""
-    params: dict = {"model": model, "cap": cap + 1}
+def _window_estimate(cursor, model: str, filters: SearchFilters) -> float:
+    """The planner's estimate of the passages of `model` in the window."""
+    params: dict = {"model": model}
     dates = filters.date_conditions("ps.published", params)
-    cursor.execute(_COUNT_WINDOW.format(dates=dates), params)
-    return cursor.fetchone()[0]
+    cursor.execute(_ESTIMATE_WINDOW.format(dates=dates), params)
+    return float(cursor.fetchone()[0][0]["Plan"]["Plan Rows"])
+
+
+def exact_threshold(cursor, rows: int, exact_max: int) -> float:
+    """Up to how many passages an exact scan beats the index, for `rows` wanted rows."""
+    cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'papers_passage'::regclass")
+    row = cursor.fetchone()
+    total = max(float(row[0]), 0.0) if row else 0.0  # -1 until the table is first analysed
+    return max(float(exact_max), math.sqrt(COST_RATIO * rows * total))
 
 
 def _category_papers(cursor, filters: SearchFilters, cap: int) -> tuple[int, ...] | None:
@@ -227,7 +246,7 @@ def dense_search(
             narrowed = replace(filters, categories=(), paper_ids=ids)
             return DenseResult(_exact(cursor, q, model, narrowed, n), "exact")
     if plan == "exact" or (
-        plan is None and not filters.categories and _small(cursor, model, filters, exact_max)
+        plan is None and not filters.categories and _small(cursor, model, filters, n, exact_max)
     ):
         return DenseResult(_exact(cursor, q, model, filters, n), "exact")
     hits = _hnsw(cursor, q, model, filters, n)
@@ -238,13 +257,14 @@ def dense_search(
     return DenseResult(hits, "hnsw")
 
 
-def _small(cursor, model: str, filters: SearchFilters, exact_max: int) -> bool:
-    """Whether at most `exact_max` papers pass the filters (then an exact scan is cheaper)."""
-    if filters.paper_ids is not None and len(filters.paper_ids) <= exact_max:
+def _small(cursor, model: str, filters: SearchFilters, n: int, exact_max: int) -> bool:
+    """Whether so few passages pass the filters that an exact scan is cheaper (module doc)."""
+    if not filters.has_window and filters.paper_ids is None:
+        return False
+    threshold = exact_threshold(cursor, int(n * SLACK) + MARGIN, exact_max)
+    if filters.paper_ids is not None and len(filters.paper_ids) <= threshold:
         return True
-    if filters.has_window:
-        return _window_count(cursor, model, filters, exact_max) <= exact_max
-    return False
+    return filters.has_window and _window_estimate(cursor, model, filters) <= threshold
 
 
 def paper_vector(cursor, paper_id: int, model: str) -> np.ndarray | None:

@@ -276,7 +276,7 @@ HNSW_EF_SEARCH = envint("HNSW_EF_SEARCH", 100)
 RERANKER = envstr("RERANKER", "fusion")
 # Retrieval internals (chat/retrieval): measured in docs/BENCHMARKS.md.
 SEARCH_FUSION = envstr("SEARCH_FUSION", "convex")  # dense + BM25 lists: convex | rrf
-DENSE_EXACT_MAX = envint("DENSE_EXACT_MAX", 5000)  # filtered dense search: exact scan up to N papers
+DENSE_EXACT_MAX = envint("DENSE_EXACT_MAX", 5000)  # filtered dense: exact scan up to >= N papers
 LEXICAL_CANDIDATE_CAP = envint("LEXICAL_CANDIDATE_CAP", 5000)  # papers BM25 scores per query, at most
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused
 SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 beside dense

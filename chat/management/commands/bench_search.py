@@ -339,7 +339,8 @@ class Command(BaseCommand):
         out(f"{n} synthetic 384-d vectors: {json.dumps(result['setup'], default=str)}")
         for row in result["dense_search"]:
             out(
-                f"  {row['window']:14s} {row['papers_wanted']:4d} papers: p50 {row['p50_ms']} ms,"
+                f"  {row['window']:14s} {row['papers_wanted']:4d} papers, {row['plan']:5s}:"
+                f" p50 {row['p50_ms']} ms,"
                 f" p95 {row['p95_ms']} ms, plans {row['plans']}, always full {row['always_full']}"
             )
         recall = result["recall"]
