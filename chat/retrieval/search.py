@@ -237,12 +237,23 @@ async def _llm():
     return await sync_to_async(get_llm, thread_sensitive=False)()
 
 
-async def _retrieve(q: _Query) -> list[Ranked]:
-    """Stages 2 and 3: the ranked lists to fuse (dense and BM25, and those of any rewrites)."""
+_embedders: dict[str, Any] = {}
+
+
+async def _embedder():
+    """The active embedder. Its first use loads the model: in a worker thread, not on the event
+    loop; later searches take it from here without a thread hop."""
     from papers.embeddings import get_embedder
 
-    # Loads the model on a process's first search: not on the event loop.
-    embedder = await sync_to_async(get_embedder, thread_sensitive=False)()
+    backend = settings.EMBEDDING_BACKEND
+    if backend not in _embedders:
+        _embedders[backend] = await sync_to_async(get_embedder, thread_sensitive=False)()
+    return _embedders[backend]
+
+
+async def _retrieve(q: _Query) -> list[Ranked]:
+    """Stages 2 and 3: the ranked lists to fuse (dense and BM25, and those of any rewrites)."""
+    embedder = await _embedder()
     q.model = embedder.name
     q.parallel = await db.may_run_in_parallel()
     step = time.perf_counter()
@@ -395,7 +406,10 @@ async def _rank(q: _Query) -> list[SearchHit]:
     fused = _fuse(q, lists)
     q.timings["fusion"] = _ms(step)
     step = time.perf_counter()
-    reranker = await sync_to_async(get_reranker, thread_sensitive=False)()
+    if (settings.RERANKER or "fusion").strip().lower() == "fusion":
+        reranker = get_reranker()  # nothing to build
+    else:  # may build an LLM client (imports an SDK): not on the event loop
+        reranker = await sync_to_async(get_reranker, thread_sensitive=False)()
     pool = fused[: max(q.k, 20 if reranker.name != "fusion" else q.k)]
     hits = await db.run(_hydrate, q, pool, q.dense, parallel=q.parallel)
     q.timings["hydrate"] = _ms(step)

@@ -8,6 +8,7 @@ configuration), so "models" in the text lights up for the query lexeme "model".
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -49,14 +50,22 @@ def matching_words(text: str, lexemes: Iterable[str]) -> list[tuple[int, int, st
 
 
 def _best_window(matches: list[tuple[int, int, str]], length: int, size: int) -> tuple[int, int]:
-    """The span of `size` characters holding the most distinct matching words."""
+    """The span of `size` characters holding the most distinct matching words (two pointers
+    over the matches, so linear in their number)."""
     if not matches or length <= size:
         return 0, min(length, size)
-    best_start, best_count = 0, -1
+    keys = [stem(word) for _, _, word in matches]
+    inside: Counter = Counter()
+    best_start, best_count, j = 0, -1, 0
     for i, (start, _, _) in enumerate(matches):
-        lexemes = {stem(word) for s, _, word in matches[i:] if s < start + size}
-        if len(lexemes) > best_count:
-            best_start, best_count = start, len(lexemes)
+        while j < len(matches) and matches[j][0] < start + size:
+            inside[keys[j]] += 1
+            j += 1
+        if len(inside) > best_count:
+            best_start, best_count = start, len(inside)
+        inside[keys[i]] -= 1
+        if not inside[keys[i]]:
+            del inside[keys[i]]
     # Some context before the first match.
     start = max(0, best_start - size // 5)
     return start, min(length, start + size)
