@@ -36,7 +36,8 @@ def apply_schedules() -> dict[str, list[str]]:
             "func": spec.func,
             "schedule_type": Schedule.CRON,
             "cron": spec.cron,
-            "kwargs": spec.kwargs,
+            # django-q2 keeps kwargs as the text of a dict literal; compare like with like.
+            "kwargs": repr(spec.kwargs),
             "repeats": -1,
         }
         existing = Schedule.objects.filter(name=spec.name).first()
