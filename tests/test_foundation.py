@@ -185,3 +185,22 @@ def test_healthz_is_503_when_the_llm_backend_cannot_answer(anonymous, settings):
     assert response.status_code == 503
     assert response.json()["llm"]["ready"] is False
     assert "OPENAI_API_KEY" in response.json()["llm"]["detail"]
+
+
+@pytest.mark.django_db
+def test_owner_resets_a_forgotten_password_by_email(anonymous, owner, mailoutbox):
+    response = anonymous.post("/accounts/password_reset/", {"email": owner.email}, follow=True)
+    assert "reset link is on its way" in response.content.decode()
+    assert len(mailoutbox) == 1
+    link = next(line for line in mailoutbox[0].body.splitlines() if "/reset/" in line).strip()
+    path = "/" + link.split("://", 1)[1].split("/", 1)[1]
+    form_page = anonymous.get(path, follow=True)
+    assert "Choose a new password" in form_page.content.decode()
+    done = anonymous.post(
+        form_page.redirect_chain[-1][0],
+        {"new_password1": "an entirely new phrase 9", "new_password2": "an entirely new phrase 9"},
+        follow=True,
+    )
+    assert "Password set" in done.content.decode()
+    owner.refresh_from_db()
+    assert owner.check_password("an entirely new phrase 9")
