@@ -42,16 +42,16 @@ def index_new_papers_job() -> dict:
     """Make new and changed papers searchable: the BM25 index, then vectors for the active model."""
     outcome: dict = {}
     try:
-        from papers.lexical import index_missing
+        from papers.indexing.lexical import index_missing
     except ImportError as exc:
-        logger.warning("lexical indexing skipped: papers.lexical is not available (%s)", exc)
+        logger.warning("lexical indexing skipped: papers.indexing.lexical is not available (%s)", exc)
     else:
         outcome["lexical"] = index_missing()
     try:
-        from papers.embedding import embed_missing
+        from papers.indexing.vectors import embed_missing
     except ImportError as exc:
         # The embedding module ships separately; ingest must not fail without it.
-        logger.warning("embedding skipped: papers.embedding is not available (%s)", exc)
+        logger.warning("embedding skipped: papers.indexing.vectors is not available (%s)", exc)
         outcome["embedding"] = "skipped"
     else:
         result = embed_missing()

@@ -233,7 +233,7 @@ class IngestRun(models.Model):
         return f"{self.get_source_display()} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
 
 
-# --- BM25 index (written by papers/lexical.py, read by chat/retrieval/fulltext.py) ---------------
+# --- BM25 index (written by papers/indexing/lexical.py, read by chat/retrieval/fulltext.py) ---
 # PostgreSQL's ts_rank is not BM25 (0.56 vs 0.70 nDCG@10 on SciFact), so each paper also carries
 # its BM25 term weights as a pgvector sparse vector; a query's IDF weights form a second sparse
 # vector and their inner product is the BM25 score. Terms are the lexemes of Paper.search_vector,

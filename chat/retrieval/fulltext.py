@@ -1,4 +1,4 @@
-"""Lexical retrieval: BM25 inside PostgreSQL, over the index papers/lexical.py maintains.
+"""Lexical retrieval: BM25 inside PostgreSQL, over the index papers/indexing/lexical.py maintains.
 
 A query becomes the lexemes of `to_tsvector('english', query)` (the tokenizer the index used),
 each weighted by its IDF, `ln(1 + (N - df + 0.5) / (df + 0.5))`, as a pgvector `sparsevec`; a
@@ -28,7 +28,7 @@ from datetime import datetime
 
 from django.conf import settings
 
-from papers.lexical import K1, SPARSE_DIMENSIONS
+from papers.indexing.lexical import K1, SPARSE_DIMENSIONS
 
 from .filters import SearchFilters
 

@@ -448,7 +448,7 @@ WHERE paper_id = ANY(%s) AND model = %s ORDER BY paper_id, position
 
 def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[SearchHit]:
     """Database thread: the papers of `pool` with passage, snippet and reasons, in pool order."""
-    from papers.passages import document_text
+    from papers.indexing.passages import document_text
 
     ids = [f.paper_id for f in pool]
     if not ids:

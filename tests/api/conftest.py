@@ -100,7 +100,7 @@ def papers(db):
 def indexed_papers(papers, settings):
     """The papers embedded too (the fast deterministic hashing embedder), so searches, similar
     papers and answers have vectors to work with."""
-    from papers.embedding import embed_missing
+    from papers.indexing.vectors import embed_missing
 
     settings.EMBEDDING_BACKEND = "hashing"
     embed_missing()

@@ -157,8 +157,8 @@ def catalogue(transactional_db, settings):
     settings.EMBEDDING_BACKEND = "hashing"
     # Until retrieval and embedding land (built in parallel), skip instead of failing.
     pytest.importorskip("chat.retrieval.search", reason="retrieval (chat.retrieval.search) not there yet")
-    pytest.importorskip("papers.embedding", reason="papers.embedding not there yet")
-    from papers.embedding import embed_missing
+    pytest.importorskip("papers.indexing.vectors", reason="papers.indexing.vectors not there yet")
+    from papers.indexing.vectors import embed_missing
     from papers.ingest.upsert import upsert_papers
 
     records = [_record(*row) for row in CATALOGUE]

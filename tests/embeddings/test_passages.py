@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from papers.passages import document_text, passage_text, split_passages
+from papers.indexing.passages import document_text, passage_text, split_passages
 
 from .conftest import long_abstract
 

@@ -1,4 +1,4 @@
-"""The BM25 index (papers.lexical) and lexical retrieval (chat.retrieval.fulltext) in PostgreSQL."""
+"""The BM25 index (papers.indexing.lexical) and lexical retrieval (chat.retrieval.fulltext) in PostgreSQL."""
 
 import math
 from collections import Counter
@@ -8,7 +8,7 @@ from django.db import connection
 
 from chat.retrieval.filters import SearchFilters
 from chat.retrieval.fulltext import lexical_search, split_selective
-from papers import lexical
+from papers.indexing import lexical
 from papers.ingest.upsert import upsert_papers
 from papers.models import LexicalStats, LexicalTerm, Paper, PaperLexicon
 

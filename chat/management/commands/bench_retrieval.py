@@ -5,7 +5,7 @@
 
 The corpus is written into a scratch database of its own (`bench_beir` on the same server,
 created, migrated and dropped here), through the production code: upsert_papers (full-text
-vector), papers.lexical (BM25), papers.embedding (passages and vectors of the active embedder),
+vector), papers.indexing.lexical (BM25), papers.indexing.vectors (passages and vectors of the active embedder),
 then every query runs through the retrievers and through `chat.retrieval.search.search` itself
 (with a literal analysis: a benchmark query is not a date question). The vectors of a corpus are
 cached in DATA_DIR/bench/ so that a second run does not embed 5,000 abstracts again.
@@ -98,7 +98,7 @@ class Command(BaseCommand):
     def load(self, data, cache_dir: Path) -> float:
         from papers.embeddings import get_embedder
         from papers.ingest.upsert import PaperRecord, upsert_papers
-        from papers.lexical import index_missing
+        from papers.indexing.lexical import index_missing
         from papers.models import Paper
 
         started = time.perf_counter()
@@ -129,7 +129,7 @@ class Command(BaseCommand):
         return time.perf_counter() - started
 
     def ensure_vectors(self, embedder, cache: Path) -> None:
-        from papers.embedding import embed_missing
+        from papers.indexing.vectors import embed_missing
         from papers.models import Passage
 
         if Passage.objects.filter(model=embedder.name).exists():

@@ -146,7 +146,7 @@ class Command(BaseCommand):
         from chat.management import bench_scale
         from papers.embeddings import get_embedder
         from papers.ingest.snapshot import import_snapshot
-        from papers.lexical import index_missing
+        from papers.indexing.lexical import index_missing
         from papers.models import Paper, Passage
 
         setup: dict = {}

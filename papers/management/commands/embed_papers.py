@@ -1,7 +1,7 @@
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
-from papers.embedding import embed_missing, reembed_all
+from papers.indexing.vectors import embed_missing, reembed_all
 from papers.embeddings import BACKENDS, EmbeddingError, get_embedder
 
 

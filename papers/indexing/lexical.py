@@ -31,7 +31,7 @@ from collections.abc import Iterable
 
 from django.db import connection, transaction
 
-log = logging.getLogger("papers.lexical")
+log = logging.getLogger("papers.indexing.lexical")
 
 # BM25 constants (Robertson/Lucene defaults; measured on SciFact in docs/BENCHMARKS.md).
 K1 = 1.2

@@ -21,9 +21,9 @@ from tqdm import tqdm
 
 from papers.embeddings import Embedder, get_embedder
 from papers.models import Paper, Passage
-from papers.passages import document_text, split_passages
+from papers.indexing.passages import document_text, split_passages
 
-log = logging.getLogger("papers.embedding")
+log = logging.getLogger("papers.indexing.vectors")
 
 
 @dataclass
