@@ -6,10 +6,9 @@ from django.http import HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
-from django_q.tasks import async_task
 
 from papers.ingest.upsert import refresh_text_index
-from papers.jobs import enqueue_indexing
+from papers.jobs import enqueue_indexing, enqueue_ingest, enqueue_refresh
 from papers.models import Author, Authorship, IngestRun, Paper, Passage, active_embedding_model
 
 # An admin refresh is a few id_list requests, 3 s apart; beyond this, use ingest_arxiv instead.
@@ -151,9 +150,7 @@ class PaperAdmin(admin.ModelAdmin):
                 messages.ERROR,
             )
             return
-        async_task(
-            "papers.jobs.refresh_papers_job", ids, task_name="refresh-papers", group="ingest"
-        )
+        enqueue_refresh(ids)
         self.message_user(
             request,
             f"Refresh of {len(ids)} papers from arXiv queued; see Ingest runs.",
@@ -247,7 +244,7 @@ class IngestRunAdmin(admin.ModelAdmin):
         if not self.has_view_permission(request):
             messages.error(request, "You may not start an ingest.")
         else:
-            async_task("papers.jobs.ingest_recent_job", task_name="ingest-now", group="ingest")
+            enqueue_ingest("ingest-now")
             messages.success(
                 request,
                 "Ingest queued: the job cluster fetches new arXiv papers now; a new run appears"

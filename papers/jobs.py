@@ -1,15 +1,26 @@
 """Jobs: plain functions returning small results. django-q2 schedules and runs them (see
-papers/schedules.py, the admin's buttons, `manage.py serve`); tests call them directly."""
+papers/schedules.py, the admin's buttons, `manage.py serve`); tests call them directly.
 
-import logging
+This is the only module that names a job's path: everyone else queues through `enqueue_*`."""
 
 from django_q.tasks import async_task
 
+from papers.indexing.lexical import index_missing
+from papers.indexing.vectors import embed_missing
 from papers.ingest.arxiv_api import ingest_arxiv, refresh_papers
 
-logger = logging.getLogger("papers.jobs")
-
+INGEST_JOB = "papers.jobs.ingest_recent_job"
+REFRESH_JOB = "papers.jobs.refresh_papers_job"
 INDEX_JOB = "papers.jobs.index_new_papers_job"
+
+
+def enqueue_ingest(task_name: str, **kwargs) -> str:
+    """Queue the nightly ingest now; returns the cluster's task id."""
+    return async_task(INGEST_JOB, task_name=task_name, group="ingest", **kwargs)
+
+
+def enqueue_refresh(arxiv_ids: list[str]) -> str:
+    return async_task(REFRESH_JOB, arxiv_ids, task_name="refresh-papers", group="ingest")
 
 
 def enqueue_indexing(reason: str) -> None:
@@ -40,20 +51,4 @@ def refresh_papers_job(arxiv_ids: list[str]) -> dict:
 
 def index_new_papers_job() -> dict:
     """Make new and changed papers searchable: the BM25 index, then vectors for the active model."""
-    outcome: dict = {}
-    try:
-        from papers.indexing.lexical import index_missing
-    except ImportError as exc:
-        logger.warning("lexical indexing skipped: papers.indexing.lexical is not available (%s)", exc)
-    else:
-        outcome["lexical"] = index_missing()
-    try:
-        from papers.indexing.vectors import embed_missing
-    except ImportError as exc:
-        # The embedding module ships separately; ingest must not fail without it.
-        logger.warning("embedding skipped: papers.indexing.vectors is not available (%s)", exc)
-        outcome["embedding"] = "skipped"
-    else:
-        result = embed_missing()
-        outcome["embedding"] = result.as_dict() if hasattr(result, "as_dict") else str(result)
-    return outcome
+    return {"lexical": index_missing(), "embedding": embed_missing().as_dict()}

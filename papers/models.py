@@ -4,9 +4,12 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
+from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 from django.db.models import Exists, OuterRef
 from pgvector.django import CosineDistance, HnswIndex, VectorField
+
+from papers.embeddings import EmbeddingError, get_embedder
 
 
 class PaperQuerySet(models.QuerySet):
@@ -58,12 +61,6 @@ class PaperQuerySet(models.QuerySet):
 def active_embedding_model() -> str | None:
     """Name of the active embedding model (what Passage.model holds for it), or None when no
     embedder can be loaded here."""
-    try:
-        from django.core.exceptions import ImproperlyConfigured
-
-        from papers.embeddings import EmbeddingError, get_embedder
-    except ImportError:
-        return None
     try:
         return get_embedder().name
     except (ImproperlyConfigured, EmbeddingError, OSError):

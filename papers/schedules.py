@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from papers.jobs import INGEST_JOB
+
 
 @dataclass(frozen=True)
 class ScheduleSpec:
@@ -18,7 +20,7 @@ def wanted_schedules() -> list[ScheduleSpec]:
     return [
         ScheduleSpec(
             name="nightly-arxiv-ingest",
-            func="papers.jobs.ingest_recent_job",
+            func=INGEST_JOB,
             cron=f"{minute} {hour} * * *",
             kwargs={"categories": list(settings.ARXIV_CATEGORIES)},
         ),

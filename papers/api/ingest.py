@@ -1,6 +1,6 @@
 """Staff API to start an arXiv ingest and follow it.
 
-Starting queues `papers.jobs.ingest_recent_job` on the django-q2 cluster, exactly what the nightly
+Starting queues `papers.jobs.INGEST_JOB` on the django-q2 cluster, exactly what the nightly
 schedule runs; the id handed back is the cluster's task id. Its status comes from the cluster's
 own records: a task still in the ORM queue is `queued` (or `running` once a worker holds its
 lock), a finished task is in django-q2's Task table with the job's result, which names the
@@ -11,7 +11,6 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 from django_q.models import OrmQ, Task
-from django_q.tasks import async_task
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import permissions, serializers, status
@@ -20,9 +19,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from papers.api.serializers import CATEGORY_PATTERN
+from papers.jobs import INGEST_JOB, enqueue_ingest
 from papers.models import IngestRun
 
-INGEST_JOB = "papers.jobs.ingest_recent_job"
 REMEMBER_KEY = "api-ingest:{}"
 # Longer than any ingest may run (Q_TIMEOUT), so a pending task is never forgotten.
 REMEMBER_SECONDS = 7 * 24 * 3600
@@ -178,10 +177,7 @@ class IngestStartView(APIView):
         kwargs = {}
         if "categories" in body.validated_data:
             kwargs["categories"] = body.validated_data["categories"]
-        task_id = async_task(
-            INGEST_JOB, task_name=f"api-ingest ({request.user.get_username()})"[:100],
-            group="ingest", **kwargs,
-        )
+        task_id = enqueue_ingest(f"api-ingest ({request.user.get_username()})"[:100], **kwargs)
         _remember(task_id, request.user)
         current = ingest_status(task_id) or {
             "id": task_id, "status": "queued", "started_at": None, "finished_at": None,

@@ -20,8 +20,8 @@ from django.db.models import Exists, F, OuterRef, QuerySet
 from tqdm import tqdm
 
 from papers.embeddings import Embedder, get_embedder
-from papers.models import Paper, Passage
 from papers.indexing.passages import document_text, split_passages
+from papers.models import Paper, Passage
 
 log = logging.getLogger("papers.indexing.vectors")
 

@@ -13,6 +13,8 @@ import pytest
 from django.conf import settings as django_settings
 
 from chat.models import Message, Thread
+from papers.indexing.vectors import embed_missing
+from papers.ingest.upsert import PaperRecord, upsert_papers
 
 SCRIPT_TITLE = "Attention <script>alert('title')</script> for diffusion transformers"
 SCRIPT_ABSTRACT = (
@@ -110,8 +112,6 @@ NOW = datetime(2026, 6, 30, tzinfo=UTC)
 
 # --- A small real catalogue ----------------------------------------------------------------------
 def _record(arxiv_id, title, abstract, authors, categories, day):
-    from papers.ingest.upsert import PaperRecord
-
     published = datetime.fromisoformat(day).replace(tzinfo=UTC)
     return PaperRecord(
         arxiv_id=arxiv_id, version=1, title=title, abstract=abstract, authors=authors,
@@ -155,12 +155,6 @@ CATALOGUE = [
 def catalogue(transactional_db, settings):
     """Seven papers plus the hostile one, ingested and embedded with the real code."""
     settings.EMBEDDING_BACKEND = "hashing"
-    # Until retrieval and embedding land (built in parallel), skip instead of failing.
-    pytest.importorskip("chat.retrieval.search", reason="retrieval (chat.retrieval.search) not there yet")
-    pytest.importorskip("papers.indexing.vectors", reason="papers.indexing.vectors not there yet")
-    from papers.indexing.vectors import embed_missing
-    from papers.ingest.upsert import upsert_papers
-
     records = [_record(*row) for row in CATALOGUE]
     records.append(
         _record("2401.99999", SCRIPT_TITLE, SCRIPT_ABSTRACT, ["Ada Lovelace", "Alan Turing"],

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from papers.indexing.vectors import embed_missing, papers_lacking_passages, reembed, reembed_all
 from papers.embeddings import EmbeddingError
 from papers.embeddings.openai_api import OpenAIEmbedder
-from papers.models import Passage
 from papers.indexing.passages import document_text, passage_text
+from papers.indexing.vectors import embed_missing, papers_lacking_passages, reembed, reembed_all
+from papers.models import Passage
 from tests.fake_openai_embeddings import FakeOpenAIEmbeddings
 
 from .conftest import GALAXY, PROTEIN, long_abstract

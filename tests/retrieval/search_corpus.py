@@ -78,9 +78,9 @@ def record(arxiv_id, title, abstract, authors, categories, published) -> PaperRe
 
 def index_all() -> None:
     """Vectors (hashing embedder) and BM25 weights for every paper that lacks them."""
-    from papers.indexing.vectors import embed_missing
     from papers.embeddings import get_embedder
     from papers.indexing.lexical import index_missing
+    from papers.indexing.vectors import embed_missing
 
     embed_missing(embedder=get_embedder("hashing"))
     index_missing()

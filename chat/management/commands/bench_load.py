@@ -141,9 +141,9 @@ class Command(BaseCommand):
 
     # --- Scratch data ----------------------------------------------------------------------------
     def _scratch_papers(self, snapshot: Path, count: int) -> int:
+        from papers.indexing.lexical import index_missing
         from papers.indexing.vectors import embed_missing
         from papers.ingest.snapshot import import_snapshot
-        from papers.indexing.lexical import index_missing
         from papers.models import Paper
 
         # The hashing embedder (no model): the load is the app's, not MiniLM's; the daphne

@@ -97,8 +97,8 @@ class Command(BaseCommand):
 
     def load(self, data, cache_dir: Path) -> float:
         from papers.embeddings import get_embedder
-        from papers.ingest.upsert import PaperRecord, upsert_papers
         from papers.indexing.lexical import index_missing
+        from papers.ingest.upsert import PaperRecord, upsert_papers
         from papers.models import Paper
 
         started = time.perf_counter()

@@ -145,8 +145,8 @@ class Command(BaseCommand):
     def load(self, snapshot: Path) -> dict:
         from chat.management import bench_scale
         from papers.embeddings import get_embedder
-        from papers.ingest.snapshot import import_snapshot
         from papers.indexing.lexical import index_missing
+        from papers.ingest.snapshot import import_snapshot
         from papers.models import Paper, Passage
 
         setup: dict = {}

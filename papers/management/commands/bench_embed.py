@@ -24,11 +24,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
-from papers.indexing.vectors import embed_missing
 from papers.embeddings import get_embedder
 from papers.embeddings.minilm import TOKENS_PER_RUN
-from papers.models import Paper, Passage
 from papers.indexing.passages import document_text, split_passages
+from papers.indexing.vectors import embed_missing
+from papers.models import Paper, Passage
 
 DEFAULT_SAMPLE = settings.BASE_DIR.parent / "shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz"
 SCRATCH_DATABASE = "bench_embed"

@@ -1,8 +1,8 @@
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
-from papers.indexing.vectors import embed_missing, reembed_all
 from papers.embeddings import BACKENDS, EmbeddingError, get_embedder
+from papers.indexing.vectors import embed_missing, reembed_all
 
 
 def _shard(text: str) -> tuple[int, int]:

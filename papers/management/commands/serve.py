@@ -61,13 +61,9 @@ class Command(BaseCommand):
 
         if Paper.objects.exists() or not settings.INGEST_ON_EMPTY_START:
             return
-        from django_q.tasks import async_task
+        from papers.jobs import enqueue_ingest
 
-        async_task(
-            "papers.jobs.ingest_recent_job",
-            task_name="initial-ingest",
-            group="ingest",
-        )
+        enqueue_ingest("initial-ingest")
         self.stdout.write(
             "flatuniverse: the catalogue is empty; fetching recent papers from arXiv in the"
             f" background ({', '.join(settings.ARXIV_CATEGORIES)}). Offline? Import a snapshot:"
