@@ -10,7 +10,6 @@ import logging
 import os
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import dj_database_url
 
@@ -21,15 +20,6 @@ EMBEDDED_DATABASE_NAME = "flatuniverse"
 
 class DatabaseUnavailable(Exception):
     """The configured database cannot be used; the message is one line for a human."""
-
-
-def redact(url: str) -> str:
-    """The URL with its password replaced, safe to print."""
-    parts = urlsplit(url)
-    if parts.password:
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-        parts = parts._replace(netloc=netloc)
-    return urlunsplit(parts)
 
 
 def embedded_database_url(data_dir: Path) -> tuple[str, str, int]:

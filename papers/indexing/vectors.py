@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models import F, QuerySet
 from tqdm import tqdm
 
 from papers.embeddings import Embedder, get_embedder
@@ -55,13 +55,6 @@ class EmbedResult:
         }
 
 
-def papers_lacking_passages(model: str) -> QuerySet:
-    """Papers (hidden or not) with no Passage for `model`."""
-    return Paper.objects.filter(
-        ~Exists(Passage.objects.filter(paper_id=OuterRef("pk"), model=model))
-    )
-
-
 def embed_missing(
     *,
     batch_size: int | None = None,
@@ -76,7 +69,7 @@ def embed_missing(
     backfill without claiming rows (the embedding itself runs outside any transaction).
     """
     embedder = embedder or get_embedder()
-    candidates = papers_lacking_passages(embedder.name)
+    candidates = Paper.objects.not_embedded_with(embedder.name)  # hidden ones too
     if shard is not None:
         index, count = shard
         if count < 1 or not 0 <= index < count:

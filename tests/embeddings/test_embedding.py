@@ -7,8 +7,8 @@ from django.core.management import CommandError, call_command
 from papers.embeddings import EmbeddingError
 from papers.embeddings.openai_api import OpenAIEmbedder
 from papers.indexing.passages import document_text, passage_text
-from papers.indexing.vectors import embed_missing, papers_lacking_passages, reembed, reembed_all
-from papers.models import Passage
+from papers.indexing.vectors import embed_missing, reembed, reembed_all
+from papers.models import Paper, Passage
 from tests.fake_openai_embeddings import FakeOpenAIEmbeddings
 
 from .conftest import GALAXY, PROTEIN, long_abstract
@@ -52,7 +52,7 @@ def test_limit_and_batches_resume_where_the_last_run_stopped(make_paper, hashing
     assert set(Passage.objects.values_list("paper_id", flat=True)) == {p.pk for p in papers[:3]}
     rest = embed_missing(embedder=hashing, batch_size=2)
     assert rest.papers == 4
-    assert papers_lacking_passages("hashing-test").count() == 0
+    assert Paper.objects.not_embedded_with("hashing-test").count() == 0
 
 
 def test_a_run_that_dies_keeps_its_committed_batches_and_the_next_run_finishes(make_paper):
@@ -67,7 +67,7 @@ def test_a_run_that_dies_keeps_its_committed_batches_and_the_next_run_finishes(m
         assert Passage.objects.filter(model=embedder.name).count() == 4
         resumed = embed_missing(embedder=embedder, batch_size=2)
     assert resumed.papers == 1
-    assert papers_lacking_passages(embedder.name).count() == 0
+    assert Paper.objects.not_embedded_with(embedder.name).count() == 0
 
 
 def test_a_long_abstract_becomes_several_passages_covering_it(make_paper, hashing):
@@ -86,7 +86,7 @@ def test_two_models_vectors_are_kept_apart_by_name(make_paper, hashing, minilm):
     make_paper(*GALAXY)
     assert embed_missing(embedder=hashing).papers == 2
     # Another model sees both papers as missing: its vectors are separate rows.
-    assert papers_lacking_passages(minilm.name).count() == 2
+    assert Paper.objects.not_embedded_with(minilm.name).count() == 2
     assert embed_missing(embedder=minilm).papers == 2
     assert Passage.objects.filter(model=hashing.name).count() == 2
     assert Passage.objects.filter(model=minilm.name).count() == 2
