@@ -110,7 +110,3 @@ class Message(models.Model):
 
     def __str__(self):
         return f"{self.role}: {self.content[:60]}"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status != self.Status.STREAMING
