@@ -8,6 +8,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import LLMBackend
+from .extractive import ExtractiveBackend
+from .local import LocalBackend, configured_model_path
 
 BACKENDS = ("openai", "local", "extractive")
 
@@ -39,18 +41,14 @@ def _config(name: str) -> tuple:
 
 
 def _build(name: str) -> LLMBackend:
-    # Imported on demand: the openai SDK takes about a second to import, xllamacpp loads a
-    # native library; a process only pays for the backend it uses.
     if name == "openai":
+        # Imported on demand: the openai SDK takes about a second to import, a process only pays
+        # for it with this backend (LocalBackend loads xllamacpp itself, on first use).
         from .openai_backend import OpenAIBackend
 
         return OpenAIBackend()
     if name == "local":
-        from .local import LocalBackend
-
         return LocalBackend()
-    from .extractive import ExtractiveBackend
-
     return ExtractiveBackend()
 
 
@@ -102,8 +100,6 @@ def backend_info() -> dict:
         where = settings.OPENAI_BASE_URL or "api.openai.com"
         info["detail"] = f"API key set, {where}" if info["ready"] else "OPENAI_API_KEY is empty"
     elif name == "local":
-        from .local import configured_model_path
-
         path = configured_model_path()
         info["model"] = path.name if path else ""
         if path is None:

@@ -105,7 +105,7 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    import Stemmer  # PyStemmer: the Snowball stemmer, also used by our BM25
+    import Stemmer  # PyStemmer: Snowball, the stemmer of PostgreSQL's 'english' (our BM25)
 
     return Stemmer.Stemmer("english")
 

@@ -19,9 +19,12 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from chat.llm import get_fallback, get_llm
+from chat.llm.base import AnswerRequest, LLMError, SourceText
 from chat.pipeline import prompts
 from chat.pipeline.citations import check_citations
 from chat.pipeline.rewrite import Turn, standalone_question
+from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +64,6 @@ def source_card(number: int, hit) -> dict:
 
 
 def _source_texts(cards: Sequence[dict]):
-    from chat.llm.base import SourceText
-
     return [
         SourceText(
             number=c["number"],
@@ -100,10 +101,6 @@ async def answer_events(
     k: int | None = None,
 ) -> AsyncIterator[dict]:
     """Answer `question` (a thread's newest) given the thread's earlier `history`."""
-    from chat.llm import get_fallback, get_llm
-    from chat.llm.base import AnswerRequest, LLMError
-    from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
-
     started = time.perf_counter()
     now = now or timezone.now()
     # The first call builds the backend (importing its SDK or loading a model): off the loop, so
