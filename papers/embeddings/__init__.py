@@ -15,6 +15,9 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import Embedder, EmbeddingError
+from .hashing import HashingEmbedder
+from .minilm import MiniLMEmbedder
+from .openai_api import OpenAIEmbedder
 
 __all__ = ["BACKENDS", "Embedder", "EmbeddingError", "get_embedder"]
 
@@ -25,18 +28,12 @@ _lock = threading.Lock()
 
 
 def _create(backend: str) -> Embedder:
-    # Imported here so a process only pays for the backend it uses (onnxruntime, openai).
+    # Each backend imports its heavy library (onnxruntime, openai) itself, on first use.
     if backend == "minilm":
-        from .minilm import MiniLMEmbedder
-
         return MiniLMEmbedder()
     if backend == "openai":
-        from .openai_api import OpenAIEmbedder
-
         return OpenAIEmbedder()
     if backend == "hashing":
-        from .hashing import HashingEmbedder
-
         return HashingEmbedder()
     raise ImproperlyConfigured(
         f"unknown embedding backend {backend!r}; choose one of {', '.join(BACKENDS)}"
