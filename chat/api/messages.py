@@ -17,10 +17,10 @@ from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import generics
 from rest_framework.renderers import JSONRenderer
 
+from api.errors import error_body
+from api.pagination import ApiCursorPagination
+from api.schema import error_response
 from chat import service
-from chat.api.errors import error_body
-from chat.api.pagination import ApiCursorPagination
-from chat.api.schema import error_response
 from chat.api.serializers import AskResultSerializer, AskSerializer, MessageSerializer
 from chat.api.streaming import AnswerStream, sse_frame
 from chat.api.threads import THREAD_ID_PARAMETER, get_thread_for

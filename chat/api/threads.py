@@ -13,7 +13,7 @@ from drf_spectacular.utils import (
 from rest_framework import generics
 from rest_framework.exceptions import NotFound
 
-from chat.api.pagination import ApiCursorPagination
+from api.pagination import ApiCursorPagination
 from chat.api.serializers import ThreadSerializer
 from chat.models import Thread
 

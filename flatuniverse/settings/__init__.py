@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "django_q",
     "papers",
     "chat",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -208,12 +209,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # Documents every operation's error responses (401/403/404/429...) from the view itself.
-    "DEFAULT_SCHEMA_CLASS": "chat.api.schema.ApiAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "api.schema.ApiAutoSchema",
     # JSON in and out only: one media type to document, validate and fuzz.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["chat.api.parsers.JSONParser"],  # DRF's, deep nesting a 400
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.JSONParser"],  # DRF's, deep nesting a 400
     # Every failure as {"error": {"code", "message"}}.
-    "EXCEPTION_HANDLER": "chat.api.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "api.errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Flatuniverse API",
@@ -223,7 +224,7 @@ SPECTACULAR_SETTINGS = {
     # The API's guide (auth, errors, streaming, limits) is written next to its code.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "chat.api.schema.describe_api",
+        "api.schema.describe_api",
     ],
     "COMPONENT_SPLIT_REQUEST": True,  # request bodies without the read-only fields
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -310,6 +311,7 @@ LOGGING = {
         "flatuniverse": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
         "papers": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
         "chat": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
+        "api": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
         "django_q": {"level": "WARNING", "handlers": ["console"], "propagate": False},
     },
 }

@@ -14,7 +14,7 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.api.pagination import ApiCursorPagination
+from api.pagination import ApiCursorPagination
 from papers.api.serializers import (
     PaperDetailSerializer,
     PaperFilterSerializer,

@@ -6,6 +6,9 @@ from django.db.migrations.executor import MigrationExecutor
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 
+from chat.llm import backend_info
+from papers.embeddings import get_embedder
+
 
 def _database_status() -> dict:
     status = {"ok": False}
@@ -27,8 +30,6 @@ def _database_status() -> dict:
 
 
 def _embedding_status() -> dict:
-    from papers.embeddings import get_embedder
-
     status = {"backend": settings.EMBEDDING_BACKEND, "ready": False}
     try:
         embedder = get_embedder()  # created once per process; the model itself loads lazily
@@ -40,8 +41,6 @@ def _embedding_status() -> dict:
 
 @never_cache
 def healthz(request):
-    from chat.llm import backend_info
-
     database = _database_status()
     embedding = _embedding_status()
     llm = backend_info()

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-log = logging.getLogger("chat.api")
+log = logging.getLogger("api")
 
 API_PREFIX = "/api/"
 

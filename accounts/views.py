@@ -1,20 +1,38 @@
-"""Settings page for API tokens: create (or regenerate) the one token DRF allows per user, or
-revoke it. The full key is shown once, right after it is made; afterwards only its last
-characters, so a glance at the screen does not leak it."""
+"""Sign-up and the API-token page; log in, log out and password change are Django's own views
+(django.contrib.auth.urls)."""
 
 from django.contrib import messages
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
 NEW_KEY_SESSION = "api_token_new_key"
 
 
+@sensitive_post_parameters("password1", "password2")
+def signup(request):
+    if request.user.is_authenticated:
+        return redirect("chat:index")
+    form = UserCreationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"Welcome to Flatuniverse, {user.username}.")
+        return redirect("chat:index")
+    return render(request, "registration/signup.html", {"form": form})
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def api_tokens(request):
+    """Create (or regenerate) the one token DRF allows per user, or revoke it. The full key is
+    shown once, right after it is made; afterwards only its last characters, so a glance at the
+    screen does not leak it."""
     if request.method == "POST":
         action = request.POST.get("action")
         if action == "create":
@@ -38,7 +56,7 @@ def api_tokens(request):
         new_key = None
     return render(
         request,
-        "chat/tokens.html",
+        "accounts/tokens.html",
         {
             "token": token,
             "new_key": new_key,
