@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "django_q",
     "papers",
     "chat",
+    "bench",  # development tools (the bench_* commands); nothing imports it
 ]
 
 MIDDLEWARE = [
