@@ -21,6 +21,7 @@ import statistics
 import time
 from pathlib import Path
 
+
 def _load(folder: Path):
     corpus = {}
     with open(folder / "corpus.jsonl") as lines:

@@ -18,6 +18,7 @@ import statistics
 import time
 from pathlib import Path
 
+
 async def _run(args) -> None:
     from chat.llm import AnswerRequest
     from chat.llm.local import LocalBackend
