@@ -40,7 +40,7 @@ K1, B = 1.2, 0.75  # BM25's usual constants
 TERM_REPEAT_DECAY = 0.5  # a query term already covered counts half as much each time again
 SOURCE_REPEAT_DECAY = 0.6  # a source already quoted counts this much less each time again
 # The share of the question's (idf-weighted) terms one paper must mention for an answer.
-# `python -m chat.llm.bench_extractive` (400 SciFact claims): 0.25 cites the gold abstract among
+# `python -m bench.llm_extractive` (400 SciFact claims): 0.25 cites the gold abstract among
 # 8 for 84% of claims and says "not enough" for 84% of them against 8 unrelated abstracts;
 # 0.2: 90% / 74%; 0.3: 76% / 91%; 0.4: 63% / 99%.
 MIN_COVERAGE = 0.25

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "papers",
     "chat",
     "accounts",
+    "bench",  # development tools (the bench_* commands); nothing imports it
 ]
 
 MIDDLEWARE = [

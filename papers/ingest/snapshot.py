@@ -179,7 +179,7 @@ class _OpenSnapshot:
         self.raw.close()
 
 
-def _open(path: Path) -> _OpenSnapshot:
+def open_snapshot(path: Path) -> _OpenSnapshot:
     raw = path.open("rb")
     magic = raw.read(2)
     raw.seek(0)
@@ -374,7 +374,7 @@ def import_snapshot(
             )
         recorder.add(upsert_batch([r for r in unique if r.arxiv_id not in repeats]))
 
-    snapshot = _open(path)
+    snapshot = open_snapshot(path)
     seen = _SeenIds()
     batches = _in_background(
         _parse_batches(snapshot, limit=limit, since=since, batch_size=batch_size)

@@ -1,8 +1,8 @@
 """Measure the extractive answerer on SciFact: does it quote the right paper, and does it say
 "not enough" when no paper fits? (This produced MIN_COVERAGE in chat/llm/extractive.py.)
 
-    .venv/bin/python -m chat.llm.bench_extractive [--claims 400] [--min-coverage 0.3]
-                                                  [--data ../shared/data/scifact]
+    .venv/bin/python -m bench.llm_extractive [--claims 400] [--min-coverage 0.3]
+                                             [--data ../shared/data/scifact]
 
 For each training claim with a gold abstract: 8 sources = the gold abstract + 7 random ones
 (answerable), then 8 random non-gold abstracts (unanswerable). Reports how often the answer
@@ -20,8 +20,6 @@ import re
 import statistics
 import time
 from pathlib import Path
-
-DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact"
 
 
 def _load(folder: Path):
@@ -42,7 +40,12 @@ def _load(folder: Path):
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--claims", type=int, default=400)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=Path(__file__).resolve().parents[2] / "shared/data/scifact",
+        help="a BEIR-layout SciFact folder (default ../shared/data/scifact)",
+    )
     parser.add_argument("--min-coverage", type=float, help="try another MIN_COVERAGE")
     args = parser.parse_args(argv)
 

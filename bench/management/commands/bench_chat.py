@@ -25,47 +25,10 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-QUESTIONS = [
-    "What are recent advances in diffusion models for video generation?",
-    "quantum entanglement measures for mixed states",
-    "papers from the last 2 years on retrieval-augmented generation",
-    "graph neural networks for molecules since 2020",
-    "How do transformers handle long context?",
-    "reinforcement learning from human feedback in 2023",
-    "What is known about adversarial robustness of image classifiers?",
-    "quantum error correction codes before 2005",
-    "large language model evaluation benchmarks published this year",
-    "contrastive learning for speech representations",
-    "federated learning privacy attacks",
-    "Bell inequality violations with photons",
-    "neural architecture search efficiency since 2019",
-    "What did people publish about knowledge distillation last year?",
-    "vision transformers versus convolutional networks",
-    "quantum key distribution security proofs",
-    "few-shot learning with meta-learning",
-    "explainability methods for deep networks since 2021",
-    "topological quantum computing with anyons",
-    "instruction tuning of language models in 2024",
-]
+from bench.evaluation import interpolated_percentile as percentile
+from bench.questions import QUESTIONS
+
 BENCH_USER_PREFIX = "bench-chat-"
-# The fake LLM in a process of its own (args: answer text, tokens per second); prints its URL.
-FAKE_SERVER = """
-import sys, time
-from tests.fake_openai import FakeOpenAI, Reply
-fake = FakeOpenAI(default=Reply(sys.argv[1], tokens_per_second=float(sys.argv[2]))).start()
-print(fake.base_url, flush=True)
-while True:
-    time.sleep(3600)
-"""
-
-
-def percentile(values, p):
-    values = sorted(values)
-    if not values:
-        return float("nan")
-    k = (len(values) - 1) * p / 100
-    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
-    return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
 def summary(name, values):
@@ -189,7 +152,7 @@ class Command(BaseCommand):
         # Three processes, so none steals the others' interpreter: the fake LLM, daphne, and
         # the clients (this one).
         fake = subprocess.Popen(
-            [sys.executable, "-c", FAKE_SERVER, text, str(tokens_per_second)],
+            [sys.executable, "-m", "bench.fake_llm", text, str(tokens_per_second)],
             cwd=settings.BASE_DIR, stdout=subprocess.PIPE, text=True,
         )
         fake_url = fake.stdout.readline().strip()

@@ -29,8 +29,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from chat.management.scratch_db import scratch_database
-from chat.retrieval.evaluation import load_beir, mean, ndcg_at, percentile, recall_at
+from bench.evaluation import load_beir, mean, ndcg_at, percentile, recall_at
+from bench.scratch_db import scratch_database
 
 CANDIDATES = 100
 PUBLISHED = datetime(2020, 1, 1, tzinfo=UTC)  # BEIR documents have no dates

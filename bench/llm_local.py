@@ -1,7 +1,7 @@
 """Measure the `local` backend (xllamacpp + the shipped SmolLM2-135M): load time, time to first
 token and generation speed, with a prompt the size of a real one (8 abstracts).
 
-    .venv/bin/python -m chat.llm.bench_local [--answers 5] [--max-tokens 128]
+    .venv/bin/python -m bench.llm_local [--answers 5] [--max-tokens 128]
 
 The prompt is 8 real abstracts from ../shared/data/scifact with a question, as the pipeline
 sends them; each answer gets a different question so llama.cpp's prompt cache does not help
@@ -17,8 +17,6 @@ import os
 import statistics
 import time
 from pathlib import Path
-
-DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact"
 
 
 async def _run(args) -> None:
@@ -69,7 +67,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=128)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=Path(__file__).resolve().parents[2] / "shared/data/scifact",
+        help="a BEIR-layout SciFact folder (default ../shared/data/scifact)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "flatuniverse.settings")
     import django

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connection
 
-from papers.ingest.snapshot import _open, import_snapshot, parse_snapshot_record
+from bench.scratch_db import scratch_database
+from papers.ingest.snapshot import import_snapshot, open_snapshot, parse_snapshot_record
 
 
 def _peak_rss_mb() -> float:
@@ -41,19 +41,12 @@ class Command(BaseCommand):
             f"{baseline['seconds']:.1f} s = {baseline['papers'] / baseline['seconds']:.0f} papers/s"
         )
         scratch = f"bench_import_{os.getpid()}"
-        # The test runner's machinery: CREATE DATABASE + migrate, then DROP DATABASE.
-        connection.settings_dict["TEST"]["NAME"] = scratch
         self.stdout.write(f"scratch database {scratch}: creating and migrating…")
-        old_name = connection.creation.create_test_db(
-            verbosity=0, autoclobber=True, serialize=False
-        )
-        try:
+        with scratch_database(scratch):
             first = import_snapshot(path, limit=limit, batch_size=batch_size)
             first_rss = _peak_rss_mb()
             again = import_snapshot(path, limit=limit, batch_size=batch_size)
             again_rss = _peak_rss_mb()
-        finally:
-            connection.creation.destroy_test_db(old_name, verbosity=0)
         for label, result, rss in (("first", first, first_rss), ("re-run", again, again_rss)):
             c = result.counts
             self.stdout.write(
@@ -76,7 +69,7 @@ class Command(BaseCommand):
         """Same-run baseline: decompress, decode JSON and build records, nothing else."""
         started = time.monotonic()
         papers = 0
-        snapshot = _open(Path(path))
+        snapshot = open_snapshot(Path(path))
         try:
             for line in snapshot.lines:
                 try:

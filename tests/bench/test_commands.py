@@ -1,4 +1,4 @@
-"""The retrieval benchmarks run end to end on small data, in scratch databases of their own."""
+"""The benchmarks run end to end on small data, in scratch databases of their own."""
 
 import json
 import os
@@ -96,3 +96,15 @@ def test_bench_search_on_the_snapshot_head(shared_data, settings):
     assert all(
         row["hnsw_recall@k"] is None or row["hnsw_recall@k"] >= 0 for row in data["dense_plans"]
     )
+
+
+def test_bench_import_on_the_snapshot_head(shared_data):
+    catalogue = connection.settings_dict["NAME"]
+    snapshot = shared_data / "arxiv-snapshot" / "arxiv-metadata-oai-snapshot.head200.jsonl"
+    out = StringIO()
+
+    call_command("bench_import", str(snapshot), stdout=out)
+
+    assert "re-run  0 new, 0 updated, 200 unchanged" in out.getvalue()
+    assert connection.settings_dict["NAME"] == catalogue
+    assert not Paper.objects.exists()

@@ -5,7 +5,7 @@
 
 The sample goes into a scratch database (`bench_search`) through the real snapshot import and
 BM25 index. Vectors: embedding 57k abstracts with MiniLM takes ~45 min of both cores, so each
-paper gets one synthetic 384-d vector (chat.management.bench_scale: clustered, with the low
+paper gets one synthetic 384-d vector (bench.scale: clustered, with the low
 intrinsic dimension of text embeddings) *stored under the active embedder's name*: every timed
 search embeds its query with the real model (MiniLM, ~4 ms) and runs the real SQL over 57k
 vectors; only the relevance of the dense hits is meaningless. Temporal correctness does not
@@ -35,12 +35,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from chat.management.scratch_db import scratch_database
-from chat.retrieval.evaluation import percentile
+from bench import scale as bench_scale
+from bench.evaluation import percentile
+from bench.scratch_db import scratch_database
 
-DEFAULT_SNAPSHOT = (
-    Path(settings.BASE_DIR).parent / "shared" / "data" / "arxiv-snapshot" / "arxiv-sample.jsonl.gz"
-)
 TOPICS = [
     "diffusion models for image generation",
     "quantum entanglement",
@@ -89,7 +87,12 @@ class Command(BaseCommand):
     help = "Temporal correctness and end-to-end speed of search() on the 57k arXiv sample."
 
     def add_arguments(self, parser):
-        parser.add_argument("--snapshot", type=Path, default=DEFAULT_SNAPSHOT)
+        parser.add_argument(
+            "--snapshot",
+            type=Path,
+            default=settings.BASE_DIR.parent / "shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz",
+            help="default ../shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz",
+        )
         parser.add_argument("--now", default="2026-11-21", help="the queries' today")
         parser.add_argument("--k", type=int, default=10)
         parser.add_argument("--repeat", type=int, default=1, help="timed passes over the queries")
@@ -143,7 +146,6 @@ class Command(BaseCommand):
     # --- setup -----------------------------------------------------------------------------
 
     def load(self, snapshot: Path) -> dict:
-        from chat.management import bench_scale
         from papers.embeddings import get_embedder
         from papers.indexing.lexical import index_missing
         from papers.ingest.snapshot import import_snapshot
@@ -181,7 +183,7 @@ class Command(BaseCommand):
             hnsw_size=hnsw,
             bm25_size=lexicon,
             dates=f"{first} .. {last}",
-            vectors="synthetic (chat.management.bench_scale), stored under " + model,
+            vectors="synthetic (bench.scale), stored under " + model,
         )
         return setup
 
@@ -245,13 +247,12 @@ class Command(BaseCommand):
     # --- dense plan: exact scan vs HNSW iterative scan ---------------------------------------
 
     def dense_plans(self, k: int) -> list[dict]:
-        from chat.management.bench_scale import draw
         from chat.retrieval.dense import dense_search
         from chat.retrieval.filters import SearchFilters
         from papers.embeddings import get_embedder
 
         model = get_embedder().name
-        vectors = draw(30, seed=7)  # queries from the passages' distribution
+        vectors = bench_scale.draw(30, seed=7)  # queries from the passages' distribution
         rows = []
         for start, end in PLAN_WINDOWS:
             filters = SearchFilters(start=_day(start, end=False), end=_day(end, end=True))
@@ -321,7 +322,6 @@ class Command(BaseCommand):
     # --- scale -------------------------------------------------------------------------------
 
     def scale(self, options) -> None:
-        from chat.management import bench_scale
         from papers.embeddings import get_embedder
 
         n = options["scale"]

@@ -14,24 +14,23 @@ Reports papers/s of each, pipeline/raw (target >= 0.85), where the pipeline's ti
 sorting by length saves, and the process's peak memory (target < 1.5 GB).
 """
 
-import gzip
 import json
 import resource
 import time
+from contextlib import closing
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connection
 
+from bench.scratch_db import scratch_database
 from papers.embeddings import get_embedder
 from papers.embeddings.minilm import TOKENS_PER_RUN
 from papers.indexing.passages import document_text, split_passages
 from papers.indexing.vectors import embed_missing
+from papers.ingest.snapshot import open_snapshot, parse_snapshot_record
+from papers.ingest.upsert import upsert_papers
 from papers.models import Paper, Passage
-
-DEFAULT_SAMPLE = settings.BASE_DIR.parent / "shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz"
-SCRATCH_DATABASE = "bench_embed"
 
 
 def _peak_rss_mb() -> float:
@@ -45,16 +44,17 @@ def _positive(text: str) -> int:
     return value
 
 
-def _open(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open()
-
-
 class Command(BaseCommand):
     help = "Benchmark embed_missing against the raw MiniLM model on N sample papers."
 
     def add_arguments(self, parser):
         parser.add_argument("--n", type=_positive, default=500, help="papers (default 500)")
-        parser.add_argument("--path", type=Path, default=DEFAULT_SAMPLE, help="snapshot sample")
+        parser.add_argument(
+            "--path",
+            type=Path,
+            default=settings.BASE_DIR.parent / "shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz",
+            help="snapshot sample (default ../shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz)",
+        )
         parser.add_argument("--batch-size", type=_positive, help="embed_missing batch size")
         parser.add_argument(
             "--budgets",
@@ -79,49 +79,20 @@ class Command(BaseCommand):
         records = self._sample(path, n)
         self.stdout.write(f"sample: {len(records)} papers spread over {path.name}")
 
-        connection.settings_dict["TEST"]["NAME"] = SCRATCH_DATABASE
-        self.stdout.write(f"scratch database {SCRATCH_DATABASE}: creating and migrating…")
-        old_name = connection.creation.create_test_db(
-            verbosity=0, autoclobber=True, serialize=False
-        )
-        try:
-            self._import(records)
+        self.stdout.write("scratch database bench_embed: creating and migrating…")
+        with scratch_database("bench_embed"):
+            upsert_papers(parse_snapshot_record(r) for r in records)
             report = self._measure(embedder, batch_size, budgets)
-        finally:
-            connection.creation.destroy_test_db(old_name, verbosity=0)
         self._print(report)
 
     def _sample(self, path: Path, n: int) -> list[dict]:
         """n snapshot records taken at even intervals through the file (streamed twice, so the
         file never sits in memory and the peak RSS is the embedder's)."""
-        with _open(path) as f:
-            total = sum(1 for _ in f)
+        with closing(open_snapshot(path)) as snapshot:
+            total = sum(1 for _ in snapshot.lines)
         step = max(1, total // n)
-        with _open(path) as f:
-            return [json.loads(line) for i, line in enumerate(f) if i % step == 0][:n]
-
-    def _import(self, records: list[dict]) -> None:
-        try:
-            from papers.ingest.snapshot import parse_snapshot_record
-            from papers.ingest.upsert import upsert_papers
-        except ImportError:  # the ingest code is not there: minimal rows are enough here
-            parse_snapshot_record = upsert_papers = None
-        if upsert_papers is not None:
-            upsert_papers(parse_snapshot_record(r) for r in records)
-        else:
-            from datetime import UTC, datetime
-
-            epoch = datetime(2000, 1, 1, tzinfo=UTC)
-            Paper.objects.bulk_create(
-                Paper(
-                    arxiv_id=r["id"],
-                    title=r["title"],
-                    abstract=r["abstract"],
-                    published=epoch,
-                    updated=epoch,
-                )
-                for r in records
-            )
+        with closing(open_snapshot(path)) as snapshot:
+            return [json.loads(line) for i, line in enumerate(snapshot.lines) if i % step == 0][:n]
 
     def _measure(self, embedder, batch_size, budgets) -> dict:
         # The exact passages the pipeline will embed, from the rows it will read.

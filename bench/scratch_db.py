@@ -16,6 +16,8 @@ from contextlib import contextmanager, redirect_stdout
 
 from django.db import connections
 
+from chat.retrieval import db as search_db
+
 _SAFE_NAME = re.compile(r"^[a-z][a-z0-9_]{2,62}$")
 
 
@@ -46,8 +48,6 @@ def scratch_database(name: str, *, keep: bool = False):
         try:
             yield name
         finally:
-            from chat.retrieval import db as search_db
-
             search_db.close_connections()  # search's pooled connections, in their threads
             connections.close_all()
             connection.creation.destroy_test_db(current, verbosity=0, keepdb=keep)

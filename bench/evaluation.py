@@ -1,7 +1,6 @@
-"""Retrieval quality measures and the BEIR folder layout, for `manage.py bench_retrieval`.
-
-nDCG@k as BEIR/pytrec_eval compute it (graded gains, log2 discount, ideal DCG over the judged
-relevant documents), and recall@k (relevant retrieved in the top k / relevant judged).
+"""Measures the benchmarks share: percentiles, and for `manage.py bench_retrieval` the BEIR folder
+layout, nDCG@k as BEIR/pytrec_eval compute it (graded gains, log2 discount, ideal DCG over the
+judged relevant documents) and recall@k (relevant retrieved in the top k / relevant judged).
 """
 
 from __future__ import annotations
@@ -81,3 +80,13 @@ def percentile(values: Sequence[float], pct: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+def interpolated_percentile(values: Sequence[float], pct: float) -> float:
+    """The linearly interpolated percentile (pct in 0..100); NaN for no values."""
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    k = (len(values) - 1) * pct / 100
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from django.core.management.base import BaseCommand, CommandError
 
+from bench.evaluation import percentile
 from chat.retrieval.analysis import analyse
 
 TOPICS = [
@@ -77,18 +78,13 @@ def build_queries(count: int, seed: int = 0) -> list[str]:
     return queries[:count]
 
 
-def percentile(ordered: list[float], share: float) -> float:
-    index = min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))
-    return ordered[index]
-
-
 def summary(nanoseconds: list[int]) -> dict[str, float]:
     micros = sorted(n / 1000 for n in nanoseconds)
     return {
         "mean_us": round(statistics.fmean(micros), 1),
-        "p50_us": round(percentile(micros, 0.50), 1),
-        "p95_us": round(percentile(micros, 0.95), 1),
-        "p99_us": round(percentile(micros, 0.99), 1),
+        "p50_us": round(percentile(micros, 50), 1),
+        "p95_us": round(percentile(micros, 95), 1),
+        "p99_us": round(percentile(micros, 99), 1),
         "max_us": round(micros[-1], 1),
     }
 

@@ -27,39 +27,14 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from bench.evaluation import interpolated_percentile as percentile
+from bench.questions import QUESTIONS
+from bench.scratch_db import scratch_database
+
 SCRATCH_DATABASE = "bench_load"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"  # when REDIS_URL is not set: a database of its own
-DEFAULT_SNAPSHOT = settings.BASE_DIR.parent / "shared" / "data" / "arxiv-snapshot" / "arxiv-sample.jsonl.gz"
-QUESTIONS = [
-    "What are recent advances in diffusion models for video generation?",
-    "quantum entanglement measures for mixed states",
-    "papers from the last 2 years on retrieval-augmented generation",
-    "graph neural networks for molecules since 2020",
-    "How do transformers handle long context?",
-    "reinforcement learning from human feedback in 2023",
-    "adversarial robustness of image classifiers",
-    "quantum error correction codes before 2005",
-]
 SEARCHES = ["diffusion models", "quantum key distribution since 2010", "transformers in 2024",
             "graph neural networks", "papers from the last 2 years on language models"]
-# The fake LLM in a process of its own (args: answer text, tokens per second); prints its URL.
-FAKE_LLM = """
-import sys, time
-from tests.fake_openai import FakeOpenAI, Reply
-fake = FakeOpenAI(default=Reply(sys.argv[1], tokens_per_second=float(sys.argv[2]))).start()
-print(fake.base_url, flush=True)
-while True:
-    time.sleep(3600)
-"""
-
-
-def percentile(values: list[float], p: float) -> float:
-    values = sorted(values)
-    if not values:
-        return float("nan")
-    k = (len(values) - 1) * p / 100
-    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
-    return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
 @dataclass
@@ -102,8 +77,12 @@ class Command(BaseCommand):
         parser.add_argument("--answer-words", type=int, default=60)
         parser.add_argument("--papers", type=int, default=2000,
                             help="papers imported into the scratch database (default 2000)")
-        parser.add_argument("--snapshot", type=Path, default=DEFAULT_SNAPSHOT,
-                            help="arXiv snapshot file the papers come from")
+        parser.add_argument(
+            "--snapshot", type=Path,
+            default=settings.BASE_DIR.parent / "shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz",
+            help="arXiv snapshot file the papers come from (default ../shared/data/arxiv-snapshot/"
+            "arxiv-sample.jsonl.gz)",
+        )
         parser.add_argument("--ramp", type=float, default=0.0,
                             help="spread the asks over this many seconds (0: all at once)")
         parser.add_argument("--timeout", type=float, default=300.0,
@@ -119,8 +98,6 @@ class Command(BaseCommand):
             raise CommandError("--chats and --servers must be at least 1")
         if not options["snapshot"].is_file():
             raise CommandError(f"no snapshot at {options['snapshot']} (--snapshot PATH)")
-
-        from chat.management.scratch_db import scratch_database
 
         started = time.monotonic()
         with scratch_database(SCRATCH_DATABASE, keep=options["keep_db"]):
@@ -203,7 +180,7 @@ class Command(BaseCommand):
         answer = " ".join(f"w{i}" for i in range(options["answer_words"] - 1)) + " [1]."
         prefix = f"bench-load-{uuid.uuid4().hex[:8]}"
         with ExitStack() as stack:
-            fake = _start(stack, [sys.executable, "-c", FAKE_LLM, answer,
+            fake = _start(stack, [sys.executable, "-m", "bench.fake_llm", answer,
                                   str(options["tokens_per_second"])], stdout=subprocess.PIPE)
             fake_url = fake.stdout.readline().strip()
             env = {

@@ -2,7 +2,7 @@
 
 Not collected by the test suite (the file name does not start with `test_`); run it by hand:
 
-    scripts/test tests/api/bench_api.py -s -p no:logging
+    scripts/test tests/bench/bench_api.py -s -p no:logging
 
 Catalogue: the five papers of tests/api/conftest.py, embedded with the hashing embedder; the LLM
 is the local fake OpenAI server streaming 200 words a second. Baselines are measured in the same

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 import numpy as np
 from django.db import connection, transaction
 
-from chat.retrieval.evaluation import percentile
+from bench.evaluation import percentile
 
 CLUSTERS = 2000
 LATENT = 32  # intrinsic dimension

@@ -1,0 +1,1 @@
+"""Benchmarks: development tools, never imported by chat or papers (docs/BENCHMARKS.md)."""
