@@ -46,9 +46,9 @@ def scratch_database(name: str, *, keep: bool = False):
         try:
             yield name
         finally:
-            from chat.retrieval import db as search_db
+            from chat import lanes
 
-            search_db.close_connections()  # search's pooled connections, in their threads
+            lanes.close_connections()  # the database lanes' connections, in their threads
             connections.close_all()
             connection.creation.destroy_test_db(current, verbosity=0, keepdb=keep)
     finally:
