@@ -20,8 +20,7 @@ from chat.models import Message
 
 FAILED = Message.Status.FAILED
 
-
-# --- Channel-layer groups -----------------------------------------------------------------------
+# --- Channel-layer groups ------------------------------------------------------------------------
 def group_name(thread_id) -> str:
     return f"thread.{uuid.UUID(str(thread_id)).hex}"
 
@@ -57,7 +56,7 @@ async def request_live_text(thread_id, reply_channel: str, message_id: str) -> N
     )
 
 
-# --- The socket's own events ------------------------------------------------------------------------
+# --- The socket's own events ---------------------------------------------------------------------
 def ready(thread_id, streaming: str | None) -> dict:
     return {"type": "ready", "thread_id": str(thread_id), "streaming": streaming}
 
@@ -73,20 +72,12 @@ def error(code: str, message: str, **extra: Any) -> dict:
 
 def resume(message_id, user_message_id: str | None, question: str, query: str, analysis: dict,
            sources: list, content: str, status: str) -> dict:
-    return {
-        "type": "resume",
-        "message_id": str(message_id),
-        "user_message_id": user_message_id,
-        "question": question,
-        "query": query,
-        "analysis": analysis,
-        "sources": sources,
-        "content": content,
-        "status": status,
-    }
+    return dict(type="resume", message_id=str(message_id), user_message_id=user_message_id,
+                question=question, query=query, analysis=analysis, sources=sources,
+                content=content, status=status)
 
 
-# --- The pipeline's events (chat.pipeline.answer), completed by the running answer -------------
+# --- The pipeline's events (chat.pipeline.answer), completed by the running answer ---------------
 def analysis(query: str, analysis: dict) -> dict:
     return {"type": "analysis", "query": query, "analysis": analysis}
 
@@ -109,12 +100,10 @@ def outcome(kind: str, content: str, citations: list, dropped: list, usage: dict
     }
 
 
-# --- An answer's events on the wire ---------------------------------------------------------------
+# --- An answer's events on the wire --------------------------------------------------------------
 def start(message_id, user_message_id, question: str) -> dict:
-    return {
-        "type": "start", "message_id": str(message_id),
-        "user_message_id": str(user_message_id), "question": question,
-    }
+    return dict(type="start", message_id=str(message_id), user_message_id=str(user_message_id),
+                question=question)
 
 
 def for_answer(event: dict, message_id) -> dict:

@@ -10,16 +10,10 @@ back before the LLM streams; `DB_LANES` bounds the parallelism (and the connecti
 two cores and PostgreSQL can use. A lane keeps its connection between jobs (no reconnect per
 question) and drops it after a database error, so a restarted database heals on the next job.
 
-Search has lanes of its own (`search_db_lanes`, `SEARCH_DB_THREADS` of them): BM25 and dense
-retrieval are independent once the query is embedded, so they run at the same time, each on one
-of these lanes (an answer's search runs while the answer holds one of `search_lanes`, hence a
-separate group). Two exceptions run on the caller's connection, one query after the other
-(Django's thread-sensitive executor): the caller is inside a transaction (`atomic`: another
-connection would not see its uncommitted rows; tests, a job that writes then searches), or
-`SEARCH_DB_THREADS` is 0.
-
-One policy for a connection the database closed (a restart): every job on any lane that fails on
-its kept connection is run once more on a new one (`_guarded`); see `close_connections` for tests.
+Within one search, BM25 and dense retrieval run at the same time on lanes of their own
+(`search_db_lanes`; the answer holds a `search_lanes` one meanwhile), except inside a transaction
+(another connection would not see its uncommitted rows) or with `SEARCH_DB_THREADS` = 0: then on
+the caller's connection. Every lane has the same retry policy (`_guarded`).
 """
 
 import asyncio

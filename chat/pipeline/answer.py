@@ -2,7 +2,8 @@
 
 The events are the JSON envelopes of the WebSocket protocol (docs/WEBSOCKET.md), built by
 chat.events, minus what only the running answer knows (message ids, offsets): chat.runner
-iterates the generator for the socket and the API alike. Cancelling the task that iterates it stops the LLM promptly.
+iterates the generator for the socket and the API alike. Cancelling the task that iterates it
+stops the LLM promptly.
 
 Failures: if the configured backend fails before its first token, the fallback backend
 (`LLM_FALLBACK`, the extractive one by default) answers instead and `done` says so; if it fails

@@ -343,7 +343,9 @@ async def _retrieve_rewrites(q: _Query, rewriting, embedder) -> list[Ranked]:
     for number, text in enumerate(q.rewrites, start=2):
         vector = await sync_to_async(embedder.embed_query, thread_sensitive=False)(text)
         lexical = await run_search_sql(_lexical_stage, q, text, parallel=q.parallel)
-        dense = await run_search_sql(_dense_stage, q, vector, f"dense:{number}", parallel=q.parallel)
+        dense = await run_search_sql(
+            _dense_stage, q, vector, f"dense:{number}", parallel=q.parallel
+        )
         q.published.update({h.paper_id: h.published for h in lexical.hits})
         lists += _lists(dense, lexical, f":{number}")
     q.timings["multiquery"] = _ms(step)
