@@ -16,7 +16,7 @@ from contextlib import contextmanager, redirect_stdout
 
 from django.db import connections
 
-from chat.retrieval import db as search_db
+from chat import lanes
 
 _SAFE_NAME = re.compile(r"^[a-z][a-z0-9_]{2,62}$")
 
@@ -48,7 +48,7 @@ def scratch_database(name: str, *, keep: bool = False):
         try:
             yield name
         finally:
-            search_db.close_connections()  # search's pooled connections, in their threads
+            lanes.close_connections()  # the database lanes' connections, in their threads
             connections.close_all()
             connection.creation.destroy_test_db(current, verbosity=0, keepdb=keep)
     finally:

@@ -1,7 +1,7 @@
 """The thread socket: ws/threads/<uuid>/ (protocol in docs/WEBSOCKET.md).
 
 The consumer only relays: it checks who is asking, passes `ask` and `stop` to chat.service, and
-forwards the events the service publishes to the thread's group. Answers do not belong to the
+forwards the events published to the thread's group (chat.events). Answers do not belong to the
 socket: closing it mid-answer changes nothing for the answer.
 """
 
@@ -11,7 +11,7 @@ import logging
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 from django.conf import settings
 
-from chat import service
+from chat import events, service
 from chat.models import Thread
 
 logger = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
             await self.close()
             return
         self.user, self.thread_id = user, thread_id
-        await self.channel_layer.group_add(service.group_name(thread_id), self.channel_name)
+        await self.channel_layer.group_add(events.group_name(thread_id), self.channel_name)
         await self.accept()
         await self.send_state()
 
@@ -51,18 +51,13 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         snapshot = await service.request_snapshot(self.thread_id, self.channel_name)
         if snapshot is not None:
             await self.send_json(snapshot)
-        await self.send_json(
-            {
-                "type": "ready",
-                "thread_id": str(self.thread_id),
-                "streaming": snapshot["message_id"] if snapshot else None,
-            }
-        )
+        streaming = snapshot["message_id"] if snapshot else None
+        await self.send_json(events.ready(self.thread_id, streaming))
 
     async def disconnect(self, code):
         if self.thread_id is not None:
             await self.channel_layer.group_discard(
-                service.group_name(self.thread_id), self.channel_name
+                events.group_name(self.thread_id), self.channel_name
             )
 
     async def receive(self, text_data=None, bytes_data=None):
@@ -97,7 +92,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
             elif kind == "sync":  # a page that heard nothing for a while checks it missed nothing
                 await self.send_state()
             elif kind == "ping":
-                await self.send_json({"type": "pong"})
+                await self.send_json(events.pong())
             else:
                 await self.send_error(
                     "unknown_type",
@@ -107,9 +102,9 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(refusal.event())
 
     async def send_error(self, code: str, message: str) -> None:
-        await self.send_json({"type": "error", "code": code, "message": message})
+        await self.send_json(events.error(code, message))
 
-    # Group messages published by chat.service.
+    # Group messages published through chat.events.
     async def chat_event(self, message):
         await self.send_json(message["event"])
 

@@ -9,6 +9,11 @@ needs the database before its first token (saving the turn, rewriting, searching
 back before the LLM streams; `DB_LANES` bounds the parallelism (and the connections used) to what
 two cores and PostgreSQL can use. A lane keeps its connection between jobs (no reconnect per
 question) and drops it after a database error, so a restarted database heals on the next job.
+
+Within one search, BM25 and dense retrieval run at the same time on lanes of their own
+(`search_db_lanes`; the answer holds a `search_lanes` one meanwhile), except inside a transaction
+(another connection would not see its uncommitted rows) or with `SEARCH_DB_THREADS` = 0: then on
+the caller's connection. Every lane has the same retry policy (`_guarded`).
 """
 
 import asyncio
@@ -17,7 +22,8 @@ import functools
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 
-from asgiref.sync import ThreadSensitiveContext
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 
 # Searches in parallel: PostgreSQL and the Python side of retrieval share two cores, so more lanes
@@ -101,15 +107,40 @@ class Lanes:
                 await loop.run_in_executor(executor, connections.close_all)
                 raise
 
-    async def close_connections(self) -> None:
-        """Close every lane's connection (tests, before the test database is dropped)."""
-        loop = asyncio.get_running_loop()
-        await asyncio.gather(
-            *(loop.run_in_executor(e, connections.close_all) for e in self.executors)
-        )
+    def close_connections(self) -> None:
+        # Only lanes whose thread has started hold a connection.
+        for future in [e.submit(connections.close_all) for e in self.executors if e._threads]:
+            future.result()
 
 
 # Saving the turn, searching and rewriting: the work before the first token.
 search_lanes = Lanes(DB_LANES, "chat-lane")
 # Partial and final saves of streaming answers: short writes that should never wait for a search.
 write_lane = Lanes(1, "chat-write")
+# BM25 beside dense retrieval, within one search.
+search_db_lanes = Lanes(settings.SEARCH_DB_THREADS, "search-db")
+
+
+def close_connections() -> None:
+    """Close every lane's connection (tests and scratch databases, before a database is dropped;
+    from async code, through `sync_to_async(..., thread_sensitive=False)`)."""
+    for lanes in (search_lanes, write_lane, search_db_lanes):
+        lanes.close_connections()
+
+
+def _in_transaction() -> bool:
+    return connections["default"].in_atomic_block
+
+
+async def may_run_in_parallel() -> bool:
+    """Whether a search may use `search_db_lanes` (see the module docstring)."""
+    if settings.SEARCH_DB_THREADS <= 0:
+        return False
+    return not await sync_to_async(_in_transaction)()
+
+
+async def run_search_sql(fn, *args, parallel: bool):
+    """`fn(*args)` on a search lane (parallel) or on the caller's connection (not parallel)."""
+    if parallel:
+        return await search_db_lanes.run(fn, *args)
+    return await sync_to_async(fn)(*args)

@@ -15,8 +15,9 @@ from collections.abc import AsyncIterator
 
 from channels.layers import get_channel_layer
 
-from chat import service
+from chat import events, service
 from chat.models import Message
+from chat.runner import RunningAnswer
 
 log = logging.getLogger("chat.api")
 
@@ -32,7 +33,7 @@ KEEPALIVE_SECONDS = 15.0
 class AnswerStream:
     """One answer being followed: its subscription to the thread's group and its events."""
 
-    def __init__(self, thread_id, channel: str, answer: "service.RunningAnswer"):
+    def __init__(self, thread_id, channel: str, answer: RunningAnswer):
         self.thread_id = thread_id
         self.channel = channel
         self.answer = answer
@@ -46,7 +47,7 @@ class AnswerStream:
         Raises service.AskRefused (busy, rate limited, gone) before anything is streamed."""
         layer = get_channel_layer()
         channel = await layer.new_channel()
-        group = service.group_name(thread_id)
+        group = events.group_name(thread_id)
         await layer.group_add(group, channel)
         try:
             answer = await _ask_outside_request(user, thread_id, text)
@@ -93,23 +94,14 @@ class AnswerStream:
         finally:
             if receiving is not None:
                 receiving.cancel()
-            await layer.group_discard(service.group_name(self.thread_id), self.channel)
+            await layer.group_discard(events.group_name(self.thread_id), self.channel)
 
     async def _final_from_database(self) -> dict:
-        message = await Message.objects.aget(pk=self.message_id)
-        self.final = {
-            "type": "error" if message.status == Message.Status.FAILED else "done",
-            "message_id": self.message_id,
-            "status": message.status,
-            "content": message.content,
-            "citations": message.citations,
-        }
-        if message.status == Message.Status.FAILED:
-            self.final.update(code="internal_error", message=message.error or "The answer failed.")
+        self.final = events.saved_final(await Message.objects.aget(pk=self.message_id))
         return self.final
 
 
-async def _ask_outside_request(user, thread_id, text: str) -> "service.RunningAnswer":
+async def _ask_outside_request(user, thread_id, text: str) -> RunningAnswer:
     """service.ask() in an empty context.
 
     The answer task that ask() creates outlives this HTTP request. Started from the request's

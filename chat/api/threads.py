@@ -14,6 +14,7 @@ from rest_framework import generics
 from rest_framework.exceptions import NotFound
 
 from api.pagination import ApiCursorPagination
+from chat import service
 from chat.api.serializers import ThreadSerializer
 from chat.models import Thread
 
@@ -83,7 +84,8 @@ class ThreadListView(generics.ListCreateAPIView):
                         tags=["threads"]),
     delete=extend_schema(operation_id="threads_destroy", parameters=[THREAD_ID_PARAMETER],
                          summary="Delete a thread",
-                         description="Deletes the thread and all its messages.",
+                         description="Stops the answer being written, if any, and deletes the "
+                                     "thread and all its messages.",
                          tags=["threads"]),
 )
 class ThreadDetailView(generics.RetrieveUpdateDestroyAPIView):
@@ -98,3 +100,6 @@ class ThreadDetailView(generics.RetrieveUpdateDestroyAPIView):
         if thread is None:
             raise NotFound("No such thread.")
         return thread
+
+    def perform_destroy(self, instance):
+        service.delete_thread(instance)

@@ -2,5 +2,5 @@
 
 rewrite (follow-up → standalone question) → retrieval (chat.retrieval) → prompts → LLM streaming
 (chat.llm) → citations check. `answer.answer_events` strings them together as one async generator
-of JSON-ready events; chat.service runs it in the background and the consumer relays it.
+of JSON-ready events; chat.runner runs it in the background and the consumer relays it.
 """

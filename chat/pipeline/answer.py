@@ -1,8 +1,9 @@
 """One answer as an async generator of events: analysis → sources → token* → done | error.
 
-The events are the JSON envelopes of the WebSocket protocol (docs/WEBSOCKET.md) minus what only
-the transport knows (message ids, offsets): the consumer, the service and the API all iterate the
-same generator. Cancelling the task that iterates it stops the LLM promptly.
+The events are the JSON envelopes of the WebSocket protocol (docs/WEBSOCKET.md), built by
+chat.events, minus what only the running answer knows (message ids, offsets): chat.runner
+iterates the generator for the socket and the API alike. Cancelling the task that iterates it
+stops the LLM promptly.
 
 Failures: if the configured backend fails before its first token, the fallback backend
 (`LLM_FALLBACK`, the extractive one by default) answers instead and `done` says so; if it fails
@@ -19,6 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from chat import events
 from chat.llm import get_fallback, get_llm
 from chat.llm.base import AnswerRequest, LLMError, SourceText
 from chat.pipeline import prompts
@@ -118,17 +120,15 @@ async def answer_events(
         response = await search(query[:MAX_QUERY_CHARS], k=k or settings.CHAT_SOURCES, now=now)
     except SearchError as exc:
         timings["total_ms"] = _ms(started)
-        yield {
-            "type": "error", "code": "invalid_question",
-            "message": f"This question cannot be searched: {exc}.",
-            "content": "", "citations": [], "dropped_citations": [], "usage": {},
-            "backend": backend.name, "model": backend.model, "timings": timings,
-        }
+        yield events.outcome(
+            "error", "", [], [], {}, backend.name, backend.model, timings,
+            code="invalid_question", message=f"This question cannot be searched: {exc}.",
+        )
         return
     timings["retrieval_ms"] = _ms(step)
     if response.timings:
         timings["retrieval"] = dict(response.timings)
-    yield {"type": "analysis", "query": query, "analysis": response.analysis.to_dict()}
+    yield events.analysis(query, response.analysis.to_dict())
 
     step = time.perf_counter()
     cards = [source_card(n, hit) for n, hit in enumerate(response.hits, start=1)]
@@ -139,7 +139,7 @@ async def answer_events(
     topic = response.analysis.query or query
     request = AnswerRequest(question=topic, sources=_source_texts(cards), messages=messages)
     timings["prompt_ms"] = _ms(step)
-    yield {"type": "sources", "sources": cards}
+    yield events.sources(cards)
     timings["overhead_ms"] = _ms(started)
 
     parts: list[str] = []
@@ -149,18 +149,10 @@ async def answer_events(
     def finish(kind: str, **extra) -> dict:
         checked = check_citations("".join(parts), len(cards))
         timings["total_ms"] = _ms(started)
-        event = {
-            "type": kind,
-            "content": checked.text,
-            "citations": checked.kept,
-            "dropped_citations": checked.dropped,
-            "usage": _usage(stream, messages, "".join(parts)),
-            "backend": used.name,
-            "model": used.model,
-            "timings": timings,
-        }
-        event.update(extra)
-        return event
+        return events.outcome(
+            kind, checked.text, checked.kept, checked.dropped,
+            _usage(stream, messages, "".join(parts)), used.name, used.model, timings, **extra,
+        )
 
     async def first_delta(candidate) -> tuple[Any, str | None]:
         """Start `candidate` and wait for its first text (None when it answered nothing)."""
@@ -194,11 +186,11 @@ async def answer_events(
         if delta:
             timings["ttft_ms"] = _ms(started)
             parts.append(delta)
-            yield {"type": "token", "text": delta}
+            yield events.delta(delta)
             async for delta in stream:
                 if delta:
                     parts.append(delta)
-                    yield {"type": "token", "text": delta}
+                    yield events.delta(delta)
     except LLMError as exc:
         logger.warning("llm_failed_mid_stream backend=%s code=%s", used.name, exc.code)
         yield finish("error", code=exc.code, message=exc.message)

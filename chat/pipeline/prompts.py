@@ -55,6 +55,51 @@ Standalone question:"""
 # How much of each earlier turn the rewrite prompt sees: enough for the topic, not the whole text.
 REWRITE_ANSWER_CHARS = 300
 
+# Question understanding (chat.retrieval.llm_analysis), when the rules are unsure.
+ANALYSIS_SYSTEM = """\
+You read a researcher's search over arXiv papers and return the filters it asks for.
+Today is {today} (UTC).
+
+Reply with exactly one JSON object, no prose, no code fence:
+{{"is_temporal": true|false,
+  "start": "YYYY-MM-DD" or null,
+  "end": "YYYY-MM-DD" or null,
+  "recency_weight": a number from 0 to 1,
+  "query": "the topic, with dates, authors and categories removed",
+  "authors": ["surname or full name", ...],
+  "categories": ["arXiv category such as cs.CL", ...]}}
+
+Rules:
+- start and end are inclusive days; null means no bound on that side. A year is
+  YYYY-01-01 to YYYY-12-31.
+- "last year" alone means the previous calendar year; "the past year", "in the last year" mean
+  the 12 months up to today. "since X" runs to today.
+- An event as a bound ("since ChatGPT") is the event's date as you know it.
+- recency_weight: 0.8 when the question wants the newest work ("latest", "state of the art"),
+  0.6 for "recent", 0.3-0.4 for a window reaching today, otherwise 0.
+- Leave "start" and "end" null and recency_weight 0 when the question names no time.
+- Only list authors and categories the question names.
+
+A rule-based parser read it as: {rules}"""
+
+# Multi-query (chat.retrieval.multiquery): the topic rewritten a few ways for retrieval.
+MULTI_QUERY_SYSTEM = (
+    "You rewrite a literature search query to find more relevant research papers: use "
+    "synonyms, the field's technical terms and expanded acronyms. Keep the same topic; add no "
+    "dates, authors or other constraints. Reply with only a JSON array of strings."
+)
+MULTI_QUERY_USER = "Query: {query}\n\nGive {n} different rewrites as a JSON array of strings."
+
+# The LLM reranker (chat.retrieval.rerank): the head of the fused list, in relevance order.
+RERANK_SYSTEM = (
+    "You rank research papers by how well they answer a search query. Reply with only a JSON "
+    "array of the paper numbers, most relevant first, e.g. [3, 1, 2]."
+)
+RERANK_USER = "Query: {query}\n\nPapers:\n{papers}\n\nJSON array of paper numbers, best first:"
+# One paper in RERANK_USER: its title and the start of its abstract.
+RERANK_PAPER = "[{number}] {title}: {abstract}"
+RERANK_ABSTRACT_CHARS = 400
+
 
 def format_source(number: int, title: str, authors: str, published: str, text: str) -> str:
     return SOURCE_ENTRY.format(
@@ -88,4 +133,26 @@ def rewrite_messages(question: str, history: Sequence) -> list[dict]:
     return [
         {"role": "system", "content": REWRITE_SYSTEM},
         {"role": "user", "content": REWRITE_USER.format(history="\n".join(lines), question=question)},
+    ]
+
+
+def multi_query_messages(query: str, n: int) -> list[dict]:
+    return [
+        {"role": "system", "content": MULTI_QUERY_SYSTEM},
+        {"role": "user", "content": MULTI_QUERY_USER.format(query=query, n=n)},
+    ]
+
+
+def rerank_messages(query: str, hits: Sequence) -> list[dict]:
+    """Chat messages asking for the order of `hits` (they have title and abstract)."""
+    papers = "\n".join(
+        RERANK_PAPER.format(
+            number=n, title=" ".join(hit.title.split()),
+            abstract=" ".join(hit.abstract.split())[:RERANK_ABSTRACT_CHARS],
+        )
+        for n, hit in enumerate(hits, start=1)
+    )
+    return [
+        {"role": "system", "content": RERANK_SYSTEM},
+        {"role": "user", "content": RERANK_USER.format(query=query, papers=papers)},
     ]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
+from chat.pipeline import prompts
 from chat.retrieval.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.retrieval.query_filters import canonical_category
 
@@ -36,32 +37,6 @@ DEFAULT_TIMEOUT_SECONDS = 20.0
 MAX_QUESTION_CHARS = 2000  # the analysis needs the question, not a pasted paper
 MAX_AUTHORS = 10
 MAX_NAME_CHARS = 120
-
-ANALYSIS_PROMPT = """\
-You read a researcher's search over arXiv papers and return the filters it asks for.
-Today is {today} (UTC).
-
-Reply with exactly one JSON object, no prose, no code fence:
-{{"is_temporal": true|false,
-  "start": "YYYY-MM-DD" or null,
-  "end": "YYYY-MM-DD" or null,
-  "recency_weight": a number from 0 to 1,
-  "query": "the topic, with dates, authors and categories removed",
-  "authors": ["surname or full name", ...],
-  "categories": ["arXiv category such as cs.CL", ...]}}
-
-Rules:
-- start and end are inclusive days; null means no bound on that side. A year is
-  YYYY-01-01 to YYYY-12-31.
-- "last year" alone means the previous calendar year; "the past year", "in the last year" mean
-  the 12 months up to today. "since X" runs to today.
-- An event as a bound ("since ChatGPT") is the event's date as you know it.
-- recency_weight: 0.8 when the question wants the newest work ("latest", "state of the art"),
-  0.6 for "recent", 0.3-0.4 for a window reaching today, otherwise 0.
-- Leave "start" and "end" null and recency_weight 0 when the question names no time.
-- Only list authors and categories the question names.
-
-A rule-based parser read it as: {rules}"""
 
 
 class InvalidAnalysis(ValueError):
@@ -99,7 +74,7 @@ async def analyse_with_llm(
 
 def build_messages(text: str, now: datetime, rules: QueryAnalysis) -> list[dict]:
     guess = {k: v for k, v in rules.to_dict().items() if k not in ("original", "source")}
-    system = ANALYSIS_PROMPT.format(today=now.date().isoformat(), rules=json.dumps(guess))
+    system = prompts.ANALYSIS_SYSTEM.format(today=now.date().isoformat(), rules=json.dumps(guess))
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": text[:MAX_QUESTION_CHARS]},

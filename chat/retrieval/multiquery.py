@@ -14,18 +14,13 @@ import json
 import logging
 import re
 
+from chat.pipeline import prompts
+
 log = logging.getLogger("chat.retrieval")
 
 REWRITES = 2
 TIMEOUT_S = 10.0
 MAX_CHARS = 200
-
-SYSTEM = (
-    "You rewrite a literature search query to find more relevant research papers: use "
-    "synonyms, the field's technical terms and expanded acronyms. Keep the same topic; add no "
-    "dates, authors or other constraints. Reply with only a JSON array of strings."
-)
-USER = "Query: {query}\n\nGive {n} different rewrites as a JSON array of strings."
 
 _ARRAY = re.compile(r"\[.*\]", re.DOTALL)
 
@@ -56,10 +51,7 @@ def parse_rewrites(reply: str, query: str, n: int = REWRITES) -> list[str]:
 
 async def rewrite(query: str, llm, n: int = REWRITES, timeout: float = TIMEOUT_S) -> list[str]:
     """The LLM's rewrites of `query` ([] on any failure)."""
-    messages = [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": USER.format(query=query, n=n)},
-    ]
+    messages = prompts.multi_query_messages(query, n)
     try:
         reply = await asyncio.wait_for(llm.complete(messages, max_tokens=200), timeout)
     except Exception as exc:  # the model's failure must not fail the search

@@ -18,17 +18,13 @@ from typing import Protocol
 
 from django.conf import settings
 
+from chat.pipeline import prompts
+
 log = logging.getLogger("chat.retrieval")
 
 # How many hits the LLM sees, and how long it may take.
 LLM_RERANK_DEPTH = 20
 LLM_RERANK_TIMEOUT_S = 20.0
-
-RERANK_SYSTEM = (
-    "You rank research papers by how well they answer a search query. Reply with only a JSON "
-    "array of the paper numbers, most relevant first, e.g. [3, 1, 2]."
-)
-RERANK_USER = "Query: {query}\n\nPapers:\n{papers}\n\nJSON array of paper numbers, best first:"
 
 
 class Reranker(Protocol):
@@ -54,23 +50,14 @@ class LLMReranker:
         self.depth = depth
         self.timeout = timeout
 
-    def messages(self, query: str, hits: list) -> list[dict]:
-        papers = "\n".join(
-            f"[{n}] {' '.join(hit.title.split())}: {' '.join(hit.abstract.split())[:400]}"
-            for n, hit in enumerate(hits, start=1)
-        )
-        return [
-            {"role": "system", "content": RERANK_SYSTEM},
-            {"role": "user", "content": RERANK_USER.format(query=query, papers=papers)},
-        ]
-
     async def rerank(self, query: str, hits: list) -> list:
         head, tail = list(hits[: self.depth]), list(hits[self.depth :])
         if len(head) < 2:
             return list(hits)
         try:
             reply = await asyncio.wait_for(
-                self.llm.complete(self.messages(query, head), max_tokens=200), self.timeout
+                self.llm.complete(prompts.rerank_messages(query, head), max_tokens=200),
+                self.timeout,
             )
         except Exception as exc:  # noqa: BLE001 - any failure keeps the fused order
             log.warning("rerank llm failed error=%s", type(exc).__name__)

@@ -6,7 +6,7 @@ Stages (each its own module):
    an arXiv id; the caller may pass its own analysis or overrides from the search page's chip;
 2. BM25 (chat.retrieval.fulltext) and, as soon as the query is embedded (a worker thread;
    the model releases the GIL), dense retrieval (chat.retrieval.dense): at the same time, on
-   two database connections (chat.retrieval.db), each with every filter inside its SQL;
+   two database connections (chat.lanes.search_db_lanes), each with every filter inside its SQL;
 3. for an author filter or "papers like <arXiv id>", one query first resolves the author's
    papers or the named paper's vector, which both retrievers need;
 4. fusion (chat.retrieval.fusion), then recency blending only when the analysis asks for
@@ -19,7 +19,7 @@ A question naming an arXiv id ("papers like 2401.12345") searches with that pape
 no relevance to rank by.
 
 The event loop never waits on a query or on the model: SQL runs in worker threads
-(chat.retrieval.db), the embedding in another.
+(chat.lanes), the embedding in another.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from chat.retrieval import db
+from chat.lanes import may_run_in_parallel, run_search_sql
 from chat.retrieval.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
@@ -128,7 +128,7 @@ class _Query:
     similar_to: int | None = None  # paper id for "papers like <arXiv id>"
     vector: Any = None
     text_for_bm25: str = ""  # "papers like …": the topic plus the named paper's title
-    parallel: bool = False  # BM25 and dense on two pooled connections (chat.retrieval.db)
+    parallel: bool = False  # BM25 and dense on two search lanes (chat.lanes)
     lexical: LexicalResult = field(default_factory=lambda: LexicalResult([]))
     dense: DenseResult | None = None
     published: dict[int, datetime] = field(default_factory=dict)  # of every candidate
@@ -255,7 +255,7 @@ async def _retrieve(q: _Query) -> list[Ranked]:
     """Stages 2 and 3: the ranked lists to fuse (dense and BM25, and those of any rewrites)."""
     embedder = await _embedder()
     q.model = embedder.name
-    q.parallel = await db.may_run_in_parallel()
+    q.parallel = await may_run_in_parallel()
     step = time.perf_counter()
     embedding = None
     if q.text and not q.analysis.arxiv_id:
@@ -264,8 +264,8 @@ async def _retrieve(q: _Query) -> list[Ranked]:
     try:
         if q.filters.authors or q.analysis.arxiv_id:
             # Both retrievers need these first: the author's papers, the named paper's vector.
-            await db.run(_prepare, q, parallel=q.parallel)
-        lexical = db.run(_lexical_stage, q, q.text, parallel=q.parallel)
+            await run_search_sql(_prepare, q, parallel=q.parallel)
+        lexical = run_search_sql(_lexical_stage, q, q.text, parallel=q.parallel)
         if q.parallel:  # dense starts as soon as the query vector exists, beside BM25
             q.lexical, q.dense = await asyncio.gather(lexical, _dense_after(q, embedding))
         else:
@@ -299,7 +299,7 @@ async def _dense_after(q: _Query, embedding) -> DenseResult | None:
         q.vector = await embedding
     if q.vector is None:
         return None
-    return await db.run(_dense_stage, q, q.vector, "dense", parallel=q.parallel)
+    return await run_search_sql(_dense_stage, q, q.vector, "dense", parallel=q.parallel)
 
 
 def _lists(dense: DenseResult | None, lexical: LexicalResult, suffix: str) -> list[Ranked]:
@@ -342,8 +342,10 @@ async def _retrieve_rewrites(q: _Query, rewriting, embedder) -> list[Ranked]:
     lists = []
     for number, text in enumerate(q.rewrites, start=2):
         vector = await sync_to_async(embedder.embed_query, thread_sensitive=False)(text)
-        lexical = await db.run(_lexical_stage, q, text, parallel=q.parallel)
-        dense = await db.run(_dense_stage, q, vector, f"dense:{number}", parallel=q.parallel)
+        lexical = await run_search_sql(_lexical_stage, q, text, parallel=q.parallel)
+        dense = await run_search_sql(
+            _dense_stage, q, vector, f"dense:{number}", parallel=q.parallel
+        )
         q.published.update({h.paper_id: h.published for h in lexical.hits})
         lists += _lists(dense, lexical, f":{number}")
     q.timings["multiquery"] = _ms(step)
@@ -411,7 +413,7 @@ async def _rank(q: _Query) -> list[SearchHit]:
     else:  # may build an LLM client (imports an SDK): not on the event loop
         reranker = await sync_to_async(get_reranker, thread_sensitive=False)()
     pool = fused[: max(q.k, 20 if reranker.name != "fusion" else q.k)]
-    hits = await db.run(_hydrate, q, pool, q.dense, parallel=q.parallel)
+    hits = await run_search_sql(_hydrate, q, pool, q.dense, parallel=q.parallel)
     q.timings["hydrate"] = _ms(step)
     if reranker.name != "fusion" and q.text:
         step = time.perf_counter()

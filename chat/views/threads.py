@@ -5,18 +5,17 @@ another user's thread id answers 404 exactly like one that does not exist. Readi
 plain server-rendered HTML; asking goes over the WebSocket (static/js/chat.js).
 """
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from chat import service
 from chat.markdown import anchor_prefix, render_answer
 from chat.models import Message, Thread
 from chat.pipeline.followups import suggest_followups
-from chat.service import control_group_name, fail_stale
+from chat.turns import fail_stale
 from chat.window import window_label
 
 # A question waiting in the session for the thread page's script to send (from the new-chat box).
@@ -128,11 +127,6 @@ def rename_thread(request, pk):
 @login_required
 @require_POST
 def delete_thread(request, pk):
-    thread = _owned_thread(request, pk)
-    # An answer still being written would only write into a deleted row: stop it.
-    async_to_sync(get_channel_layer().group_send)(
-        control_group_name(thread.pk), {"type": "chat.stop"}
-    )
-    thread.delete()
+    service.delete_thread(_owned_thread(request, pk))  # stops its answer in progress first
     messages.success(request, "Chat deleted.")
     return redirect("chat:index")

@@ -7,7 +7,6 @@ goes through the real token authentication, not a forced login.
 import datetime as dt
 
 import pytest
-from asgiref.sync import async_to_sync
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -16,15 +15,13 @@ from papers.ingest.upsert import PaperRecord, upsert_papers
 
 @pytest.fixture(autouse=True)
 def close_background_connections():
-    """Answers and searches query the database on threads of their own (chat.service's lanes,
-    retrieval's pool), whose connections outlive a test and would keep the test database from
-    being dropped: close them after each test."""
+    """Answers and searches query the database on threads of their own (chat.lanes), whose
+    connections outlive a test and would keep the test database from being dropped: close them
+    after each test."""
     yield
-    from chat import service
-    from chat.retrieval import db as search_db
+    from chat import lanes
 
-    async_to_sync(service.close_db_connections)()
-    search_db.close_connections()
+    lanes.close_connections()
 
 
 @pytest.fixture

@@ -1,10 +1,14 @@
 """Threads and messages: a user sees and changes only their own; a stranger gets 404 through
 every verb, exactly as for an id that does not exist."""
 
+import asyncio
 import uuid
 
 import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 
+from chat import events
 from chat.models import Message, Thread
 
 
@@ -54,6 +58,21 @@ def test_owner_reads_renames_and_deletes_thread(owner_api, thread):
     assert owner_api.delete(url).status_code == 204
     assert not Thread.objects.filter(pk=thread.pk).exists()
     assert not Message.objects.filter(thread_id=thread.pk).exists()
+
+
+@pytest.mark.django_db
+def test_deleting_a_thread_stops_its_answer_in_progress(owner_api, thread):
+    """An answer still being written would go on writing into the deleted thread: the delete
+    stops it first, through the control group the running answer listens on."""
+    layer = get_channel_layer()
+    answer_process = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(events.control_group_name(thread.pk), answer_process)
+    assert owner_api.delete(f"/api/threads/{thread.pk}/").status_code == 204
+
+    async def control_message():
+        return await asyncio.wait_for(layer.receive(answer_process), timeout=5)
+
+    assert async_to_sync(control_message)() == {"type": "chat.stop"}
 
 
 @pytest.mark.django_db

@@ -25,19 +25,17 @@ SCRIPT_ABSTRACT = (
 
 @pytest.fixture(autouse=True)
 async def close_async_connections():
-    """The async ORM runs on asgiref's executor thread, chat.service and retrieval on threads of
-    their own; their connections outlive the test and would keep the test database from being
-    dropped."""
+    """The async ORM runs on asgiref's executor thread, answers and searches on threads of their
+    own (chat.lanes); their connections outlive the test and would keep the test database from
+    being dropped."""
     yield
     from asgiref.sync import sync_to_async
     from django.db import connections
 
-    await sync_to_async(connections.close_all)()
-    from chat.retrieval import db as search_db
-    from chat.service import close_db_connections
+    from chat import lanes
 
-    await close_db_connections()
-    await sync_to_async(search_db.close_connections, thread_sensitive=False)()
+    await sync_to_async(connections.close_all)()
+    await sync_to_async(lanes.close_connections, thread_sensitive=False)()
 
 
 @pytest.fixture

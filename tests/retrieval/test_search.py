@@ -254,7 +254,7 @@ async def test_search_runs_inside_an_event_loop(settings):
     from asgiref.sync import sync_to_async
     from django.db import connections
 
-    from chat.retrieval.db import close_connections
+    from chat.lanes import close_connections
 
     settings.EMBEDDING_BACKEND = "hashing"
     await sync_to_async(build_corpus)()
@@ -276,7 +276,7 @@ def test_search_survives_its_pooled_connections_being_cut(settings):
     """A database restart cuts every connection: the next search reconnects instead of failing."""
     from django.db import connection
 
-    from chat.retrieval.db import close_connections
+    from chat.lanes import close_connections
 
     settings.EMBEDDING_BACKEND = "hashing"
     build_corpus()

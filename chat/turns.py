@@ -1,0 +1,179 @@
+"""The database side of answers: limits, the rows of a turn, history, stale answers (sync code,
+each function in one transaction, run on chat.lanes).
+
+One answer in progress per thread is held by the database (a partial unique constraint on
+streaming messages). A streaming row nobody has saved for STALE_AFTER (its process died) is
+marked failed when someone next asks or stops, so a crash never locks a thread.
+"""
+
+import math
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+from django.utils import timezone
+
+from chat import events
+from chat.models import Message, Thread
+from chat.pipeline.rewrite import HISTORY_TURNS, Turn
+
+# A streaming row untouched this long belongs to a process that died.
+STALE_AFTER = timedelta(seconds=60)
+RATE_WINDOW = timedelta(minutes=1)
+# The database went away (restart, failover, network): not a bug, no traceback.
+DATABASE_DOWN = (OperationalError, InterfaceError)
+DATABASE_DOWN_MESSAGE = "The database cannot be reached right now; try again in a moment."
+
+Status = Message.Status
+Role = Message.Role
+
+
+def reason(exc: Exception) -> str:
+    """The first line of a database error, for a log line without a traceback."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class AskRefused(Exception):
+    """An ask or stop the service will not carry out; becomes an `error` event as it is."""
+
+    def __init__(self, code: str, message: str, **extra: Any):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+    def event(self) -> dict:
+        return events.error(self.code, self.message, **self.extra)
+
+
+def validate_question(text: Any) -> str:
+    if not isinstance(text, str):
+        raise AskRefused("invalid_question", "The question must be text.")
+    question = text.strip()
+    if not question:
+        raise AskRefused("empty_question", "Type a question first.")
+    limit = settings.CHAT_MAX_QUESTION_CHARS
+    if len(question) > limit:
+        raise AskRefused(
+            "question_too_long",
+            f"Questions are limited to {limit} characters; this one has {len(question)}.",
+            limit=limit,
+        )
+    return question
+
+
+def update_message(message_id, only_streaming: bool = False, **fields) -> int:
+    rows = Message.objects.filter(pk=message_id)
+    if only_streaming:
+        rows = rows.filter(status=Status.STREAMING)
+    return rows.update(**fields)
+
+
+@dataclass
+class NewTurn:
+    thread_id: uuid.UUID
+    user_message_id: uuid.UUID
+    message_id: uuid.UUID
+    question: str
+    history: list[Turn] = field(default_factory=list)
+
+
+def fail_stale(thread_id, now=None) -> int:
+    """Mark failed the streaming answers of a thread that no process has saved for STALE_AFTER."""
+    now = now or timezone.now()
+    return Message.objects.filter(
+        thread_id=thread_id, status=Status.STREAMING, updated_at__lt=now - STALE_AFTER
+    ).update(status=Status.FAILED, error="Interrupted: the server stopped while answering.")
+
+
+def _history(thread_id) -> list[Turn]:
+    recent = list(
+        Message.objects.filter(thread_id=thread_id).order_by("-created_at")[: 2 * HISTORY_TURNS]
+    )[::-1]
+    turns = []
+    for message in recent:
+        if message.role == Role.USER:
+            turns.append(Turn(question=message.content))
+        elif turns:
+            last = turns[-1]
+            turns[-1] = Turn(
+                question=last.question,
+                query=message.query,
+                answer=message.content,
+                # The analysis's `query` is the topic with the time phrase cut out.
+                topic=str((message.analysis or {}).get("query") or ""),
+            )
+    return turns
+
+
+def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
+    now = timezone.now()
+    with transaction.atomic():
+        # Lock the user first, then the thread (always this order, so no deadlock): parallel asks
+        # from several sockets or processes then count each other in the rate limit.
+        list(get_user_model().objects.select_for_update().filter(pk=user_id).values_list("pk"))
+        thread = Thread.objects.select_for_update().filter(pk=thread_id, owner_id=user_id).first()
+        if thread is None:
+            raise AskRefused("not_found", "This chat does not exist (it may have been deleted).")
+        fail_stale(thread.pk, now)
+        if Message.objects.filter(thread=thread, status=Status.STREAMING).exists():
+            raise AskRefused("busy", "An answer is already being written in this chat; wait or stop it.")
+        limit = settings.CHAT_RATE_LIMIT_PER_MINUTE
+        if limit > 0:
+            recent = Message.objects.filter(
+                thread__owner_id=user_id, role=Role.USER, created_at__gte=now - RATE_WINDOW
+            )
+            times = list(recent.order_by("created_at").values_list("created_at", flat=True))
+            if len(times) >= limit:
+                retry_after = max(1, math.ceil((times[-limit] + RATE_WINDOW - now).total_seconds()))
+                raise AskRefused(
+                    "rate_limited",
+                    f"You can ask {limit} questions a minute; try again in {retry_after} s.",
+                    retry_after=retry_after,
+                )
+        history = _history(thread.pk)
+        try:
+            with transaction.atomic():
+                user_message = Message.objects.create(
+                    thread=thread, role=Role.USER, content=question, status=Status.COMPLETE
+                )
+                message = Message.objects.create(
+                    thread=thread, role=Role.ASSISTANT, status=Status.STREAMING
+                )
+        except IntegrityError:  # the partial unique constraint: another process got there first
+            raise AskRefused("busy", "An answer is already being written in this chat.") from None
+        if not thread.title:
+            thread.title = Thread.title_from_question(question)
+        thread.save(update_fields=["title", "updated_at"])
+    return NewTurn(thread.pk, user_message.pk, message.pk, question, history)
+
+
+def streaming_snapshot(thread_id) -> dict | None:
+    """The `resume` of the thread's answer in progress as last saved, or None."""
+    fail_stale(thread_id, timezone.now())  # a dead answer is not resumed: it is failed
+    message = Message.objects.filter(thread_id=thread_id, status=Status.STREAMING).first()
+    if message is None:
+        return None
+    question = (
+        Message.objects.filter(thread_id=thread_id, role=Role.USER, created_at__lte=message.created_at)
+        .order_by("-created_at")
+        .first()
+    )
+    return events.resume(
+        message.pk, str(question.pk) if question else None, question.content if question else "",
+        message.query, message.analysis, message.sources, message.content, message.status,
+    )
+
+
+def streaming_state(user_id: int, thread_id) -> tuple[int, Message | None]:
+    """For a stop: how many stale answers were just failed, and the answer in progress."""
+    now = timezone.now()
+    if not Thread.objects.filter(pk=thread_id, owner_id=user_id).exists():
+        raise AskRefused("not_found", "This chat does not exist (it may have been deleted).")
+    stale = fail_stale(thread_id, now)
+    return stale, Message.objects.filter(thread_id=thread_id, status=Status.STREAMING).first()
