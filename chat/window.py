@@ -1,7 +1,9 @@
-"""The understood time window of a question, as the short label of a chip ("since 2023-01-01").
+"""The understood time window of a question, as a short label ("since 2023-01-01"): the one
+wording of the chat's chip (page and socket events), the search page's chip and the search's
+"in window …" reasons.
 
-Reads the temporal analysis as chat.retrieval.analysis.QueryAnalysis.to_dict() saves it: ISO
-`start` and `end` (inclusive), either may be missing.
+Reads `start` and `end` (inclusive, either may be missing) as QueryAnalysis.to_dict() saves them
+(ISO text) or as dates/datetimes.
 """
 
 from datetime import date

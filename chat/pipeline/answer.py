@@ -22,6 +22,7 @@ from django.utils import timezone
 from chat.pipeline import prompts
 from chat.pipeline.citations import check_citations
 from chat.pipeline.rewrite import Turn, standalone_question
+from chat.window import window_label
 
 logger = logging.getLogger(__name__)
 
@@ -131,7 +132,9 @@ async def answer_events(
     timings["retrieval_ms"] = _ms(step)
     if response.timings:
         timings["retrieval"] = dict(response.timings)
-    yield {"type": "analysis", "query": query, "analysis": response.analysis.to_dict()}
+    analysis = response.analysis.to_dict()
+    window = window_label(analysis, now.date())
+    yield {"type": "analysis", "query": query, "analysis": analysis, "window": window}
 
     step = time.perf_counter()
     cards = [source_card(n, hit) for n, hit in enumerate(response.hits, start=1)]

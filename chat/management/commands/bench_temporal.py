@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from django.core.management.base import BaseCommand, CommandError
 
-from chat.retrieval.analysis import analyse
+from chat.understanding.analysis import analyse
 
 TOPICS = [
     "diffusion models", "graph neural networks", "quantum error correction", "protein folding",
