@@ -1,9 +1,7 @@
-"""The understood time window of a question, as a short label ("since 2023-01-01"): the one
-wording of the chat's chip (page and socket events), the search page's chip and the search's
-"in window …" reasons.
+"""The understood time window of a question as a short label ("since 2023-01-01"): the one
+wording of every window chip (chat page, socket events, search page) and of the search's reasons.
 
-Reads `start` and `end` (inclusive, either may be missing) as QueryAnalysis.to_dict() saves them
-(ISO text) or as dates/datetimes.
+Reads `start` and `end` (inclusive, either may be missing): ISO text, dates or datetimes.
 """
 
 from datetime import date

@@ -1,5 +1,5 @@
-"""arXiv identifiers and categories: the one grammar the catalogue, its pages and API, the ingest
-and the reading of search questions share.
+"""arXiv identifiers and categories: one grammar for the catalogue, its pages and API, the ingest
+and the reading of search questions.
 
 Identifiers (https://info.arxiv.org/help/arxiv_identifier.html), with an optional version "v2":
 - new style: YYMM.NNNN from 0704 to 1412 ("0704.0001"), YYMM.NNNNN from 1501 ("2401.12345");

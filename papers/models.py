@@ -30,26 +30,20 @@ class PaperQuerySet(models.QuerySet):
         return self.filter(categories__overlap=matching_categories([category]))
 
     def by_author(self, name: str):
-        """Papers with one author whose name has every word of `name`, in any order.
-
-        Case, accents and punctuation are ignored (`author_key`): "hinton", "HINTON, Geoffrey"
-        and "Geoffrey Hinton" find Geoffrey Hinton. A word matches a whole word ("Gao" does not
-        find "Gaoyuan Li"); a one-letter word is an initial ("G. Hinton" finds Geoffrey Hinton,
-        while "Geoffrey Hinton" does not find a listing as "G. Hinton"). Words that are English
-        stop words ("He", "An") are checked only beside another word: alone they find nothing.
-        """
+        """Papers with one author whose name has every word of `name`, in any order, case,
+        accents and punctuation ignored: "hinton", "HINTON, Geoffrey" find Geoffrey Hinton. A word
+        matches a whole word ("Gao" is not "Gaoyuan"); a one-letter word is an initial ("G. Hinton"
+        finds Geoffrey Hinton; "Geoffrey Hinton" does not find a "G. Hinton"). English stop words
+        ("He", "An") count only beside another word: alone they find nothing."""
         words = author_key(name).split()
         if not words:
             return self.none()
+        papers = self
         # One GIN lookup first: the paper's author words (weight C of search_vector, stemmed).
         if terms := " & ".join(f"{word}:C" for word in words if len(word) > 1):
-            papers = self.filter(search_vector=SearchQuery(terms, search_type="raw", config="english"))
-        else:
-            papers = self
-        one_author = [
-            Q(author__key__regex=rf"(^| ){word}" + ("" if len(word) == 1 else "( |$)"))
-            for word in words
-        ]
+            papers = papers.filter(search_vector=SearchQuery(terms, search_type="raw", config="english"))
+        ends = {word: "" if len(word) == 1 else "( |$)" for word in words}  # an initial begins one
+        one_author = [Q(author__key__regex=rf"(^| ){word}{ends[word]}") for word in words]
         return papers.filter(Exists(Authorship.objects.filter(*one_author, paper=OuterRef("pk"))))
 
     def embedded_with(self, model: str):

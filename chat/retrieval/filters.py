@@ -22,8 +22,7 @@ class SearchFilters:
     end: datetime | None = None
     # As Paper.objects.in_category: "cs.CL" itself; a bare archive ("cs") also every "cs.*".
     categories: tuple[str, ...] = ()
-    # Author names as typed ("Hinton", "Yann LeCun"): a paper must list every one of them, each
-    # as Paper.objects.by_author matches it.
+    # Author names as typed ("Yann LeCun"): a paper must list each, as Paper.objects.by_author.
     authors: tuple[str, ...] = ()
     exclude_ids: tuple[int, ...] = ()
     include_hidden: bool = False
