@@ -17,6 +17,7 @@ from typing import Any
 from channels.layers import get_channel_layer
 
 from chat.models import Message
+from chat.window import window_label
 
 FAILED = Message.Status.FAILED
 
@@ -73,13 +74,14 @@ def error(code: str, message: str, **extra: Any) -> dict:
 def resume(message_id, user_message_id: str | None, question: str, query: str, analysis: dict,
            sources: list, content: str, status: str) -> dict:
     return dict(type="resume", message_id=str(message_id), user_message_id=user_message_id,
-                question=question, query=query, analysis=analysis, sources=sources,
+                question=question, query=query, analysis=analysis,
+                window=window_label(analysis), sources=sources,
                 content=content, status=status)
 
 
 # --- The pipeline's events (chat.pipeline.answer), completed by the running answer ---------------
-def analysis(query: str, analysis: dict) -> dict:
-    return {"type": "analysis", "query": query, "analysis": analysis}
+def analysis(query: str, analysis: dict, window: str | None) -> dict:
+    return {"type": "analysis", "query": query, "analysis": analysis, "window": window}
 
 
 def sources(cards: list[dict]) -> dict:
@@ -163,10 +165,11 @@ SCHEMAS: dict[str, tuple[dict, dict]] = {
     "pong": ({}, {}),
     "resume": ({
         "message_id": str, "user_message_id": (str, type(None)), "question": str, "query": str,
-        "analysis": dict, "sources": list, "content": str, "status": str,
+        "analysis": dict, "window": str, "sources": list,
+        "content": str, "status": str,
     }, {}),
     "start": ({"message_id": str, "user_message_id": str, "question": str}, {}),
-    "analysis": ({"message_id": str, "query": str, "analysis": dict}, {}),
+    "analysis": ({"message_id": str, "query": str, "analysis": dict, "window": str}, {}),
     "sources": ({"message_id": str, "sources": list}, {}),
     "token": ({"message_id": str, "offset": int, "text": str}, {}),
     "done": (_ANSWER_END, _ANSWER_END_DETAIL),

@@ -1,7 +1,7 @@
-"""The understood time window of a question, as the short label of a chip ("since 2023-01-01").
+"""The understood time window of a question as a short label ("since 2023-01-01"): the one
+wording of every window chip (chat page, socket events, search page) and of the search's reasons.
 
-Reads the temporal analysis as chat.retrieval.analysis.QueryAnalysis.to_dict() saves it: ISO
-`start` and `end` (inclusive), either may be missing.
+Reads `start` and `end` (inclusive, either may be missing): ISO text, dates or datetimes.
 """
 
 from datetime import date

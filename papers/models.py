@@ -3,13 +3,15 @@
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
-from django.contrib.postgres.search import SearchVectorField
+from django.contrib.postgres.search import SearchQuery, SearchVectorField
 from django.core.exceptions import ImproperlyConfigured
 from django.db import models
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from pgvector.django import CosineDistance, HnswIndex, VectorField
 
 from papers.embeddings import EmbeddingError, get_embedder
+from papers.identifiers import matching_categories
+from papers.text import author_key
 
 
 class PaperQuerySet(models.QuerySet):
@@ -25,7 +27,26 @@ class PaperQuerySet(models.QuerySet):
         return qs
 
     def in_category(self, category: str):
-        return self.filter(categories__contains=[category])
+        """Papers listing `category` ("cs.CL", any case), or for a bare archive ("cs",
+        "quant-ph") itself or any category under it: see papers.identifiers."""
+        return self.filter(categories__overlap=matching_categories([category]))
+
+    def by_author(self, name: str):
+        """Papers with one author whose name has every word of `name`, in any order, case,
+        accents and punctuation ignored: "hinton", "HINTON, Geoffrey" find Geoffrey Hinton. A word
+        matches a whole word ("Gao" is not "Gaoyuan"); a one-letter word is an initial ("G. Hinton"
+        finds Geoffrey Hinton; "Geoffrey Hinton" does not find a "G. Hinton"). English stop words
+        ("He", "An") count only beside another word: alone they find nothing."""
+        words = author_key(name).split()
+        if not words:
+            return self.none()
+        papers = self
+        # One GIN lookup first: the paper's author words (weight C of search_vector, stemmed).
+        if terms := " & ".join(f"{word}:C" for word in words if len(word) > 1):
+            papers = papers.filter(search_vector=SearchQuery(terms, search_type="raw", config="english"))
+        ends = {word: "" if len(word) == 1 else "( |$)" for word in words}  # an initial begins one
+        one_author = [Q(author__key__regex=rf"(^| ){word}{ends[word]}") for word in words]
+        return papers.filter(Exists(Authorship.objects.filter(*one_author, paper=OuterRef("pk"))))
 
     def embedded_with(self, model: str):
         """Papers that have at least one passage vector made by `model`."""

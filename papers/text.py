@@ -1,4 +1,4 @@
-"""Text helpers for the catalogue: TeX to plain text for search, arXiv identifiers, author keys.
+"""Text helpers for the catalogue: TeX to plain text for search, author keys.
 
 Titles and abstracts are stored as arXiv gives them (TeX included) for display; everything that
 feeds the full-text index, and every query matched against it, goes through `tex_to_plain` so
@@ -99,47 +99,3 @@ def author_key(name: str) -> str:
     (word order is kept: we never guess which part is the surname)."""
     return _NOT_WORD.sub(" ", tex_to_plain(name).lower()).strip()
 
-
-# --- arXiv identifiers --------------------------------------------------------------------------
-
-NEW_STYLE_ID = r"\d{4}\.\d{4,5}"
-# hep-th/9901001, math.AG/0101001, cond-mat/0101001 (identifiers before April 2007).
-OLD_STYLE_ID = r"[a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?/\d{7}"
-ARXIV_ID = rf"(?:{NEW_STYLE_ID}|{OLD_STYLE_ID})"
-_VERSIONED = re.compile(rf"({ARXIV_ID})(?:v(\d+))?")
-_URL_PREFIX = re.compile(
-    r"^(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/", re.IGNORECASE
-)
-
-
-class InvalidArxivId(ValueError):
-    """Raised for text that is not an arXiv identifier (or abs/pdf link)."""
-
-
-def split_version(versioned_id: str) -> tuple[str, int | None]:
-    """ "2401.12345v3" -> ("2401.12345", 3); "hep-th/9901001" -> ("hep-th/9901001", None)."""
-    match = _VERSIONED.fullmatch(versioned_id.strip())
-    if not match:
-        raise InvalidArxivId(f"not an arXiv identifier: {versioned_id!r}")
-    return match.group(1), int(match.group(2)) if match.group(2) else None
-
-
-def parse_arxiv_id(text: str) -> tuple[str, int | None]:
-    """An identifier from what people paste: bare ids, "arXiv:2401.12345v2", abs/pdf URLs
-    (`https://arxiv.org/pdf/hep-th/9901001v1.pdf`). Returns (id without version, version)."""
-    cleaned = text.strip()
-    cleaned = _URL_PREFIX.sub("", cleaned)
-    if cleaned.lower().startswith("arxiv:"):
-        cleaned = cleaned[len("arxiv:") :]
-    cleaned = cleaned.split("?", 1)[0].split("#", 1)[0].rstrip("/")
-    if cleaned.lower().endswith(".pdf"):
-        cleaned = cleaned[: -len(".pdf")]
-    try:
-        return split_version(cleaned)
-    except InvalidArxivId:
-        raise InvalidArxivId(f"not an arXiv identifier or link: {text!r}") from None
-
-
-def is_arxiv_id(text: str) -> bool:
-    """True for an identifier without version (what Paper.arxiv_id stores)."""
-    return re.fullmatch(ARXIV_ID, text) is not None

@@ -44,7 +44,7 @@ With `Accept: text/event-stream`: the answer as server-sent events while it is w
 events as the web app's WebSocket, each `event: <type>` with its JSON envelope as `data:`:
 
 - `start`: `message_id` (the answer) and `user_message_id` (the question);
-- `analysis`: `query` (the standalone question searched) and `analysis` (date window, topic);
+- `analysis`: `query` (the standalone question searched), `analysis` (date window, topic) and `window` (the window as a label);
 - `sources`: `sources`, the numbered papers the answer may cite;
 - `token` (many): `text` to append, at character `offset`;
 - `done`: the final `content`, `html` (sanitised), `citations`, `timings`, `usage`, `backend`,

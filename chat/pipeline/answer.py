@@ -27,6 +27,7 @@ from chat.pipeline import prompts
 from chat.pipeline.citations import check_citations
 from chat.pipeline.rewrite import Turn, standalone_question
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
+from chat.window import window_label
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +129,8 @@ async def answer_events(
     timings["retrieval_ms"] = _ms(step)
     if response.timings:
         timings["retrieval"] = dict(response.timings)
-    yield events.analysis(query, response.analysis.to_dict())
+    analysis = response.analysis.to_dict()
+    yield events.analysis(query, analysis, window_label(analysis, now.date()))
 
     step = time.perf_counter()
     cards = [source_card(n, hit) for n, hit in enumerate(response.hits, start=1)]

@@ -1,1 +1,1 @@
-"""Retrieval pipeline stages: query analysis (dates, authors, categories), search, reranking."""
+"""Running a search: retrievers, fusion, reranking, snippets, the filters they apply."""

@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from papers.identifiers import matching_categories
+from papers.models import Paper
+
 
 @dataclass(frozen=True)
 class SearchFilters:
@@ -17,9 +20,9 @@ class SearchFilters:
 
     start: datetime | None = None
     end: datetime | None = None
-    # "cs.CL" matches that category; a bare archive ("cs", "quant-ph") also matches "cs.*".
+    # As Paper.objects.in_category: "cs.CL" itself; a bare archive ("cs") also every "cs.*".
     categories: tuple[str, ...] = ()
-    # Author names as typed ("Hinton", "Yann LeCun"): a paper must list every one of them.
+    # Author names as typed ("Yann LeCun"): a paper must list each, as Paper.objects.by_author.
     authors: tuple[str, ...] = ()
     exclude_ids: tuple[int, ...] = ()
     include_hidden: bool = False
@@ -44,20 +47,8 @@ class SearchFilters:
         if not self.include_hidden:
             clauses.append(f"NOT {paper}.hidden")
         if self.categories:
-            exact = [c for c in self.categories if "." in c]
-            archives = [c for c in self.categories if "." not in c]
-            parts = []
-            if exact or archives:
-                # Archives are also categories in their own right ("quant-ph", "hep-th").
-                params["f_categories"] = exact + archives
-                parts.append(f"{paper}.categories && %(f_categories)s::varchar[]")
-            if archives:
-                params["f_archives"] = [f"{a}.%" for a in archives]
-                parts.append(
-                    f"EXISTS (SELECT 1 FROM unnest({paper}.categories) AS c"
-                    " WHERE c LIKE ANY(%(f_archives)s))"
-                )
-            clauses.append("(" + " OR ".join(parts) + ")")
+            params["f_categories"] = matching_categories(self.categories)
+            clauses.append(f"{paper}.categories && %(f_categories)s::varchar[]")
         if self.paper_ids is not None:
             params["f_paper_ids"] = list(self.paper_ids)
             clauses.append(f"{paper}.id = ANY(%(f_paper_ids)s)")
@@ -77,25 +68,11 @@ class SearchFilters:
         return " AND ".join(clauses) or "TRUE"
 
 
-# The authors of a paper are in Paper.search_vector with weight C (written by the ingest), so an
-# author filter is one GIN lookup: every word of every name must be an author word of the paper.
-_AUTHOR_PAPERS = """
-SELECT p.id FROM papers_paper p
-WHERE p.search_vector @@ (
-    SELECT string_agg(quote_literal(lexeme) || ':C', ' & ')::tsquery
-    FROM unnest(tsvector_to_array(to_tsvector('english', %(names)s))) AS lexeme
-    WHERE lexeme ~ '^[[:alnum:]]+$'
-)
-"""
-
-
-def resolve_authors(cursor, filters: SearchFilters) -> SearchFilters:
+def resolve_authors(filters: SearchFilters) -> SearchFilters:
     """The filters with `paper_ids` set to the papers listing all of `filters.authors`."""
     if not filters.authors:
         return filters
-    from papers.text import tex_to_plain
-
-    names = " ".join(tex_to_plain(name) for name in filters.authors)
-    cursor.execute(_AUTHOR_PAPERS, {"names": names})
-    ids = tuple(row[0] for row in cursor.fetchall())
-    return replace(filters, paper_ids=ids)
+    papers = Paper.objects.all()
+    for name in filters.authors:
+        papers = papers.by_author(name)
+    return replace(filters, paper_ids=tuple(papers.values_list("id", flat=True)))

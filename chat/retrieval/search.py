@@ -2,7 +2,7 @@
 
 Stages (each its own module):
 
-1. analysis (chat.retrieval.analysis): topic, date window, recency weight, authors, categories,
+1. analysis (chat.understanding.analysis): topic, date window, recency weight, authors, categories,
    an arXiv id; the caller may pass its own analysis or overrides from the search page's chip;
 2. BM25 (chat.retrieval.fulltext) and, as soon as the query is embedded (a worker thread;
    the model releases the GIL), dense retrieval (chat.retrieval.dense): at the same time, on
@@ -36,7 +36,6 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from chat.lanes import may_run_in_parallel, run_search_sql
-from chat.retrieval.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
 from chat.retrieval.fulltext import LexicalResult, lexical_search
@@ -45,6 +44,8 @@ from chat.retrieval.multiquery import rewrite
 from chat.retrieval.recency import blend
 from chat.retrieval.rerank import get_reranker
 from chat.retrieval.snippets import make_snippet, matching_words
+from chat.understanding.analysis import QueryAnalysis, analyse, as_utc_now
+from chat.window import window_label
 
 MAX_K = 100
 MAX_QUERY_CHARS = 2000
@@ -218,14 +219,14 @@ async def search(
 
 async def _analyse(text: str, now: datetime) -> QueryAnalysis:
     """The rules (well under 1 ms); an LLM's second opinion only where they are unsure and a
-    model that can `complete` is configured (chat.retrieval.llm_analysis validates its reply)."""
+    model that can `complete` is configured (chat.understanding.llm_analysis validates its reply)."""
     analysis = analyse(text, now)
     if analysis.confident:
         return analysis
     llm = await _llm()
     if not getattr(llm, "supports_complete", False):
         return analysis
-    from chat.retrieval.llm_analysis import analyse_with_llm
+    from chat.understanding.llm_analysis import analyse_with_llm
 
     return await analyse_with_llm(text, now, llm.complete)
 
@@ -356,7 +357,7 @@ def _prepare(q: _Query) -> None:
     """Database: the author filter as paper ids, and the paper of "papers like <arXiv id>"."""
     step = time.perf_counter()
     with connection.cursor() as cursor:
-        q.filters = resolve_authors(cursor, q.filters)
+        q.filters = resolve_authors(q.filters)
         if not q.analysis.arxiv_id:
             q.timings["authors"] = _ms(step)
             return
@@ -537,10 +538,8 @@ def _why(q: _Query, item: Fused, title: str, abstract: str, published, lexemes) 
 def _filter_reasons(q: _Query, published) -> list[str]:
     reasons = []
     f = q.filters
-    if f.has_window:
-        start = f"{f.start:%Y-%m-%d}" if f.start else "…"
-        end = f"{f.end:%Y-%m-%d}" if f.end else "…"
-        reasons.append(f"in window {start} → {end}")
+    if window := window_label({"start": f.start, "end": f.end}, q.now.date()):
+        reasons.append(f"in window {window}")
     if f.authors:
         reasons.append("by " + ", ".join(f.authors))
     if f.categories:
@@ -565,7 +564,7 @@ def _listing(q: _Query) -> list[SearchHit]:
     q.model = get_embedder().name  # for the passages shown with each paper
     step = time.perf_counter()
     with connection.cursor() as cursor:
-        q.filters = resolve_authors(cursor, q.filters)
+        q.filters = resolve_authors(q.filters)
         if q.filters.paper_ids is not None and not q.filters.paper_ids:
             return []
         params: dict = {"k": q.k}

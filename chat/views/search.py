@@ -1,6 +1,6 @@
 """The search page, /search/?q=…: the same `search()` as the chat and the API, for anyone.
 
-The window the query was read as is shown as a chip ("2024-11-21 → today, recency 0.6") with a
+The window the query was read as is shown as a chip ("since 2024-11-21, recency 0.6") with a
 plain GET form to change it and a link to drop it, so it works without JavaScript:
 
 - `from`, `to` (YYYY-MM-DD, blank = open) and `recency` (0..1) present in the URL replace what
@@ -20,6 +20,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
+from chat.window import window_label
 
 CHIP_FIELDS = ("from", "to", "recency")
 
@@ -78,15 +79,11 @@ def window_chip(analysis, today: date) -> dict | None:
     start, end, weight = analysis.start, analysis.end, analysis.recency_weight
     if not (start or end or weight > 0):
         return None
-    parts = []
-    if start or end:
-        left = f"{start:%Y-%m-%d}" if start else "…"
-        right = "today" if end is None or end.date() >= today else f"{end:%Y-%m-%d}"
-        parts.append(f"{left} → {right}")
+    parts = [window_label({"start": start, "end": end}, today)]
     if weight > 0:
         parts.append(f"recency {weight:.1f}")
     return {
-        "label": ", ".join(parts),
+        "label": ", ".join(part for part in parts if part) or "up to today",
         "from": f"{start:%Y-%m-%d}" if start else "",
         "to": f"{end:%Y-%m-%d}" if end else "",
         "recency": f"{weight:.1f}",

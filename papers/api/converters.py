@@ -1,7 +1,7 @@
 """URL converter for arXiv identifiers: new style (2401.12345) and old style (hep-th/9901001),
 which contains a slash, with an optional version suffix (v2) that the views ignore."""
 
-from papers.text import ARXIV_ID
+from papers.identifiers import ARXIV_ID
 
 
 class ArxivIdConverter:

@@ -4,9 +4,10 @@ import datetime as dt
 
 from rest_framework import serializers
 
+from papers.identifiers import CATEGORY
 from papers.models import Paper
 
-CATEGORY_PATTERN = r"^[A-Za-z][A-Za-z-]*(\.[A-Za-z][A-Za-z-]*)?$"
+CATEGORY_PATTERN = rf"^{CATEGORY}$"
 
 
 class PaperSerializer(serializers.ModelSerializer):
@@ -66,12 +67,13 @@ PaperFilterSerializer = type(
         ),
         "category": serializers.RegexField(
             CATEGORY_PATTERN, required=False, max_length=40,
-            help_text="Only papers listed in this arXiv category (cs.CL, quant-ph).",
+            help_text="Only papers listed in this arXiv category (cs.CL, quant-ph); a bare "
+            "archive (cs, math) takes every category under it.",
         ),
         "author": serializers.CharField(
             required=False, max_length=200, min_length=2,
-            help_text="Only papers with an author whose name contains this (case and accents "
-            "ignored).",
+            help_text="Only papers with an author whose name has every word of this, in any "
+            "order (case and accents ignored; a one-letter word is an initial: G. Hinton).",
         ),
         "from": serializers.DateField(
             required=False, help_text="Only papers first published on or after this day (UTC)."

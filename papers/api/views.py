@@ -1,7 +1,7 @@
 """Papers API: the catalogue with filters, one paper, and its nearest neighbours."""
 
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Exists, OuterRef, Prefetch
+from django.db.models import Prefetch
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -24,8 +24,9 @@ from papers.api.serializers import (
     day_end,
     day_start,
 )
+from papers.identifiers import ARXIV_ID, split_version
 from papers.models import Authorship, Paper, Passage, active_embedding_model
-from papers.text import ARXIV_ID, author_key, split_version, tex_to_plain
+from papers.text import tex_to_plain
 
 ARXIV_ID_PARAMETER = OpenApiParameter(
     "arxiv_id",
@@ -101,14 +102,7 @@ class PaperListView(generics.ListAPIView):
         if category := params.get("category"):
             qs = qs.in_category(category)
         if author := params.get("author"):
-            key = author_key(author)
-            if not key:
-                return qs.none()
-            qs = qs.filter(
-                Exists(
-                    Authorship.objects.filter(paper=OuterRef("pk"), author__key__contains=key)
-                )
-            )
+            qs = qs.by_author(author)
         start, end = params.get("from"), params.get("to")
         return qs.published_between(
             day_start(start) if start else None, day_end(end) if end else None

@@ -21,11 +21,11 @@ from django.db import connection
 from django.db.models import Max
 from django.utils import timezone
 
+from papers.identifiers import InvalidArxivId, parse_arxiv_id, split_version
 from papers.ingest.arxiv_client import ArxivQueryError, ArxivUnavailable, PoliteClient
 from papers.ingest.runs import RunRecorder
 from papers.ingest.upsert import PaperRecord, UpsertCounts, looks_withdrawn, upsert_papers
 from papers.models import IngestRun
-from papers.text import InvalidArxivId, parse_arxiv_id, split_version
 
 logger = logging.getLogger("papers.ingest")
 

@@ -22,6 +22,7 @@ from typing import IO
 
 from django.db import DatabaseError, connection
 
+from papers.identifiers import InvalidArxivId, split_version
 from papers.ingest.runs import RunRecorder
 from papers.ingest.upsert import (
     BATCH_SIZE,
@@ -31,7 +32,6 @@ from papers.ingest.upsert import (
     upsert_batch,
 )
 from papers.models import IngestRun
-from papers.text import InvalidArxivId, split_version
 
 logger = logging.getLogger("papers.ingest")
 

@@ -7,17 +7,17 @@ from datetime import UTC, date, datetime, time
 
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.paginator import Paginator
-from django.db.models import Exists, F, OuterRef
+from django.db.models import F
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from papers.models import Authorship, Paper, active_embedding_model
-from papers.text import InvalidArxivId, author_key, parse_arxiv_id, split_version, tex_to_plain
+from papers.identifiers import CATEGORY, InvalidArxivId, parse_arxiv_id, split_version
+from papers.models import Paper, active_embedding_model
+from papers.text import tex_to_plain
 
 PAGE_SIZE = 20
 SIMILAR_PAPERS = 5
 MAX_QUERY_CHARS = 300
-_CATEGORY = re.compile(r"[A-Za-z][A-Za-z\-]*(?:\.[A-Za-z\-]+)?")
 CARD_FIELDS = ("arxiv_id", "title", "authors_text", "published", "primary_category", "withdrawn")
 
 
@@ -65,15 +65,12 @@ def paper_list(request):
     else:
         papers = papers.published_between(window.get("from"), window.get("to"))
     if category:
-        if _CATEGORY.fullmatch(category):
+        if re.fullmatch(CATEGORY, category):
             papers = papers.in_category(category)
         else:
             errors.append(f"“{category}” is not an arXiv category (like cs.CL or hep-th).")
     if author:
-        # Exists, not a join: an author listed twice on a paper must not list it twice.
-        papers = papers.filter(
-            Exists(Authorship.objects.filter(paper=OuterRef("pk"), author__key=author_key(author)))
-        )
+        papers = papers.by_author(author)
 
     plain_query = tex_to_plain(query)
     if plain_query:
@@ -107,9 +104,9 @@ def paper_list(request):
 
 
 def paper_detail(request, arxiv_id: str):
-    bare, version = split_version(arxiv_id)
-    if version is not None:
-        # One page per paper, whatever version a link names.
+    bare, _version = split_version(arxiv_id)
+    if bare != arxiv_id:
+        # One page per paper, whatever version or subject class ("math.GT/…") a link names.
         return redirect(reverse("papers:detail", kwargs={"arxiv_id": bare}), permanent=True)
     paper = get_object_or_404(Paper.objects.visible(), arxiv_id=bare)
     authors = [a.author for a in paper.authorships.select_related("author").order_by("position")]

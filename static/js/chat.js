@@ -115,10 +115,10 @@
     return state;
   }
 
-  function setHead(state, analysis, query) {
+  // `label`: the window as the server words it (chat/window.py), "" when there is none.
+  function setHead(state, label, query) {
     const head = state.el.querySelector(".msg-head");
     let chip = head.querySelector(".chip");
-    const label = windowLabel(analysis || {});
     if (label) {
       if (!chip) {
         chip = el("span", "chip");
@@ -136,17 +136,6 @@
       }
       q.textContent = "Searched: " + (query.length > 120 ? query.slice(0, 119) + "…" : query);
     }
-  }
-
-  // The same label as chat/window.py.
-  function windowLabel(analysis) {
-    const start = analysis.start ? String(analysis.start).slice(0, 10) : "";
-    let end = analysis.end ? String(analysis.end).slice(0, 10) : "";
-    if (end && end >= new Date().toISOString().slice(0, 10)) end = ""; // reaches today: open-ended
-    if (start && end) return start === end ? start : start + " → " + end;
-    if (start) return "since " + start;
-    if (end) return "until " + end;
-    return "";
   }
 
   function renderSources(state, id, sources) {
@@ -261,7 +250,7 @@
         ensureUserMessage(event.user_message_id, event.question);
         const state = ensureAnswer(id);
         state.question = event.question;
-        setHead(state, event.analysis, event.query);
+        setHead(state, event.window, event.query);
         if (event.sources && event.sources.length && !state.sources.length) renderSources(state, id, event.sources);
         if ((event.content || "").length > state.text.length) {
           state.text = event.content;
@@ -271,7 +260,7 @@
         break;
       }
       case "analysis":
-        setHead(ensureAnswer(id), event.analysis, event.query);
+        setHead(ensureAnswer(id), event.window, event.query);
         break;
       case "sources":
         renderSources(ensureAnswer(id), id, event.sources);

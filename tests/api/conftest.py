@@ -78,7 +78,7 @@ CATALOGUE = [
     record("hep-th/9901001", "Strings on a flat universe", published="1999-01-04",
            authors=["Edward Witten"], categories=("hep-th",),
            abstract="A classic old-style identifier."),
-    record("math.GT/0309136", "Knots and three-manifolds", published="2003-09-09",
+    record("math/0309136", "Knots and three-manifolds", published="2003-09-09",
            authors=["Grigori Perelman"], categories=("math.GT",),
            abstract="Another old-style identifier, with a subject class."),
 ]

@@ -62,6 +62,7 @@ async def test_ask_streams_analysis_sources_tokens_then_done_and_saves_rows(
     start, analysis, sources, done = events[0], events[1], events[2], events[-1]
     assert start["question"] == "diffusion transformers since 2024"
     assert analysis["query"] and isinstance(analysis["analysis"], dict)
+    assert analysis["window"] == "since 2024-01-01"  # worded by chat/window.py; chat.js shows it
     cards = sources["sources"]
     assert cards and cards[0]["number"] == 1
     assert {"title", "authors", "published", "primary_category", "url"} <= set(cards[0])

@@ -11,9 +11,9 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from chat.retrieval.analysis import QueryAnalysis, analyse
-from chat.retrieval.llm_analysis import analyse_with_llm, build_messages
-from chat.retrieval.query_filters import canonical_category
+from chat.understanding.analysis import QueryAnalysis, analyse
+from chat.understanding.llm_analysis import analyse_with_llm, build_messages
+from papers.identifiers import canonical_category
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 

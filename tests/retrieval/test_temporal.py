@@ -8,8 +8,8 @@ from datetime import UTC, date, datetime, time
 
 import pytest
 
-from chat.retrieval.analysis import analyse
-from chat.retrieval.temporal import (
+from chat.understanding.analysis import analyse
+from chat.understanding.temporal import (
     OPEN_TO_PRESENT_WEIGHT,
     RECENCY_WEIGHT,
     RELATIVE_WINDOW_WEIGHT,

@@ -145,12 +145,12 @@ class Command(BaseCommand):
     # --- evaluation ------------------------------------------------------------------------
 
     def evaluate(self, data, query_ids: list[str]) -> dict:
-        from chat.retrieval.analysis import QueryAnalysis
         from chat.retrieval.dense import dense_search
         from chat.retrieval.filters import SearchFilters
         from chat.retrieval.fulltext import lexical_search
         from chat.retrieval.fusion import Ranked, convex_fusion, reciprocal_rank_fusion
         from chat.retrieval.search import search
+        from chat.understanding.analysis import QueryAnalysis
         from papers.embeddings import get_embedder
         from papers.models import Paper
 

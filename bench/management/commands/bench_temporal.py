@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from django.core.management.base import BaseCommand, CommandError
 
 from bench.evaluation import percentile
-from chat.retrieval.analysis import analyse
+from chat.understanding.analysis import analyse
 
 TOPICS = [
     "diffusion models", "graph neural networks", "quantum error correction", "protein folding",

@@ -26,8 +26,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from chat.pipeline import prompts
-from chat.retrieval.analysis import QueryAnalysis, analyse, as_utc_now
-from chat.retrieval.query_filters import canonical_category
+from chat.understanding.analysis import QueryAnalysis, analyse, as_utc_now
+from papers.identifiers import canonical_category
 
 logger = logging.getLogger("chat.retrieval")
 

@@ -1,13 +1,12 @@
 """The other filters a researcher writes into a question: arXiv ids, categories and authors.
 
 Pure rules, no I/O. Each finder returns what it understood and the character spans to cut from
-the question; `chat.retrieval.analysis` runs them in order (ids, categories, dates, authors), each
-on the text with the earlier finds masked out, so "by 2022" is a date and "2401.12345" never one.
+the question; `chat.understanding.analysis` runs them in order (ids, categories, dates,
+authors), each on the text with the earlier finds masked out, so "by 2022" is a date and
+"2401.12345" never one.
 
-- arXiv ids: new style "2401.12345", "2401.12345v2", "arXiv:2401.12345", old style
-  "hep-th/9901001", "math.GT/0309136", and URLs ("arxiv.org/abs/…", "/pdf/….pdf", "/html/…",
-  DOI "10.48550/arXiv.…"). The id comes back without its version, the way the catalogue stores
-  it ("math.GT/0309136" becomes "math/0309136"). A leading "like", "similar to" goes with it.
+- arXiv ids and links as papers.identifiers reads them ("2401.12345v2", "math.GT/0309136",
+  "arxiv.org/abs/…"), as the catalogue stores them; a leading "like", "similar to" goes with it.
 - Categories: any category of the arXiv taxonomy ("cs.CL", "stat.ML", "quant-ph", "hep-th",
   "cond-mat.mes-hall"), any case, returned in canonical case, with its "in", "from", "category:",
   "cat:" and a trailing "category". Archives that are also English words ("cs", "math",
@@ -28,45 +27,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from papers import identifiers
+from papers.identifiers import CATEGORIES
+
 Span = tuple[int, int]
 
-# ---------------------------------------------------------------------------------------------
-# arXiv taxonomy (https://arxiv.org/category_taxonomy)
-# ---------------------------------------------------------------------------------------------
-
-_SUBJECTS = {
-    "cs": "AI AR CC CE CG CL CR CV CY DB DC DL DM DS ET FL GL GR GT HC IR IT LG LO MA MM MS NA "
-    "NE NI OH OS PF PL RO SC SD SE SI SY",
-    "econ": "EM GN TH",
-    "eess": "AS IV SP SY",
-    "math": "AC AG AP AT CA CO CT CV DG DS FA GM GN GR GT HO IT KT LO MG MP NA NT OA OC PR QA "
-    "RA RT SG SP ST",
-    "astro-ph": "CO EP GA HE IM SR",
-    "cond-mat": "dis-nn mes-hall mtrl-sci other quant-gas soft stat-mech str-el supr-con",
-    "nlin": "AO CD CG PS SI",
-    "physics": "acc-ph ao-ph app-ph atm-clus atom-ph bio-ph chem-ph class-ph comp-ph data-an "
-    "ed-ph flu-dyn gen-ph geo-ph hist-ph ins-det med-ph optics plasm-ph pop-ph soc-ph space-ph",
-    "q-bio": "BM CB GN MN NC OT PE QM SC TO",
-    "q-fin": "CP EC GN MF PM PR RM ST TR",
-    "stat": "AP CO ME ML OT TH",
-}
-_ARCHIVES_WITHOUT_SUBJECTS = "gr-qc hep-ex hep-lat hep-ph hep-th math-ph nucl-ex nucl-th quant-ph"
 # Archives that are also ordinary words: only a category after "category:" / "cat:".
 WORD_ARCHIVES = frozenset({"cs", "math", "physics", "stat", "econ", "eess"})
-
-CATEGORIES: dict[str, str] = {}  # lower case -> canonical spelling
-for _archive, _subjects in _SUBJECTS.items():
-    CATEGORIES[_archive] = _archive
-    for _subject in _subjects.split():
-        CATEGORIES[f"{_archive}.{_subject}".lower()] = f"{_archive}.{_subject}"
-for _archive in _ARCHIVES_WITHOUT_SUBJECTS.split() + ["astro-ph", "cond-mat"]:
-    CATEGORIES[_archive] = _archive
-
-
-def canonical_category(text: str) -> str | None:
-    """ "CS.cl" -> "cs.CL"; None for anything outside the arXiv taxonomy."""
-    return CATEGORIES.get(text.strip().lower())
-
 
 # Any word that could be a category; the taxonomy decides. (One alternation of all 150
 # categories would be tried at every position, several times slower.)
@@ -105,54 +72,22 @@ def find_categories(text: str) -> tuple[tuple[str, ...], list[Span]]:
 # arXiv ids and URLs
 # ---------------------------------------------------------------------------------------------
 
-OLD_ARCHIVES = frozenset(
-    "acc-phys adap-org alg-geom ao-sci astro-ph atom-ph bayes-an chao-dyn chem-ph cmp-lg comp-gas "
-    "cond-mat cs dg-ga funct-an gr-qc hep-ex hep-lat hep-ph hep-th math math-ph mtrl-th nlin "
-    "nucl-ex nucl-th patt-sol physics plasm-ph q-alg q-bio quant-ph solv-int supr-con".split()
-)
-ARXIV_ID = re.compile(
-    r"(?<![\w./-])"
-    r"(?:(?:(?:similar|related)\s+to|like|resembling)\s+)?(?:(?:the\s+)?paper\s+)?"
-    r"(?:(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html|format)/"
-    r"|(?:https?://)?(?:dx\.)?doi\.org/10\.48550/arxiv\."
-    r"|10\.48550/arxiv\.|arxiv\s*:\s*|arxiv\s+)?"
-    r"(?:(?P<new>(?P<yymm>\d{4})\.(?P<num>\d{4,5}))"
-    r"|(?P<old>(?P<archive>[a-z]+(?:-[a-z]+)?)(?:\.[a-z]{2})?/(?P<oyymm>\d{4})\d{3}))"
-    r"(?:v\d+)?(?:\.pdf)?(?:[?#]\S*)?/?(?![\w/]|\.\d)",
+# What goes with an id when it is cut: "like", "similar to the paper".
+ID_BEFORE = re.compile(
+    r"(?<![\w./-])(?:(?:(?:similar|related)\s+to|like|resembling)\s+)?(?:(?:the\s+)?paper\s+)?$",
     re.IGNORECASE,
 )
 
 
-def _valid_new_id(yymm: str, num: str) -> bool:
-    year, month = int(yymm[:2]), int(yymm[2:])
-    if not 1 <= month <= 12 or (year, month) < (7, 4):  # the scheme began in April 2007
-        return False
-    return len(num) == (4 if (year, month) < (15, 1) else 5)
-
-
-def _valid_old_id(archive: str, yymm: str) -> bool:
-    year, month = int(yymm[:2]), int(yymm[2:])
-    return archive.lower() in OLD_ARCHIVES and 1 <= month <= 12 and (year >= 91 or year <= 7)
-
-
 def find_arxiv_ids(text: str) -> tuple[tuple[str, ...], list[Span]]:
-    """Every arXiv id or URL in `text`, as catalogue ids without version."""
+    """Every arXiv id or URL in `text` (papers.identifiers), as catalogue ids without version."""
     ids: list[str] = []
     spans: list[Span] = []
-    if not any(ch.isdigit() for ch in text):
-        return (), spans
-    for m in ARXIV_ID.finditer(text):
-        if m["new"]:
-            if not _valid_new_id(m["yymm"], m["num"]):
-                continue
-            arxiv_id = m["new"]
-        else:
-            if not _valid_old_id(m["archive"], m["oyymm"]):
-                continue
-            arxiv_id = f"{m['archive'].lower()}/{m['old'].rsplit('/', 1)[1]}"
+    for arxiv_id, (start, end) in identifiers.find_arxiv_ids(text):
+        before = ID_BEFORE.search(text, max(0, start - 40), start)
         if arxiv_id not in ids:
             ids.append(arxiv_id)
-        spans.append(m.span())
+        spans.append((before.start() if before else start, end))
     return tuple(ids), spans
 
 

@@ -2,7 +2,7 @@
 
 Pure and fast (precompiled regular expressions, no I/O, well under a millisecond per question).
 `find_temporal(text, today)` returns the window, the recency weight, the matched phrases and the
-character spans to cut from the text; `chat.retrieval.analysis` turns that into a QueryAnalysis.
+character spans to cut from the text; `chat.understanding.analysis` turns that into a QueryAnalysis.
 
 Windows are whole days, inclusive: a start is that day at 00:00, an end is that day at
 23:59:59.999999 (UTC). A window that runs "up to now" ends at the end of today.

@@ -2,8 +2,8 @@
 
 `analyse(text, now)` is pure, rules only, and takes well under a millisecond. It runs the finders
 in an order that keeps them from stepping on each other, each on the text with the earlier finds
-masked out: arXiv ids and URLs, categories, dates (chat.retrieval.temporal), then authors (so that
-"by 2022" is a date and "by Hinton" an author).
+masked out: arXiv ids and URLs, categories, dates (chat.understanding.temporal), then authors (so
+that "by 2022" is a date and "by Hinton" an author).
 
 The topical `query` is the question with those phrases cut out, plus what dangles once they are
 gone: a preposition or article right before a cut phrase ("from the", "in the", "published in"),
@@ -22,13 +22,9 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, date, datetime, time
 from typing import Any
 
-from chat.retrieval.query_filters import (
-    canonical_category,
-    find_arxiv_ids,
-    find_authors,
-    find_categories,
-)
-from chat.retrieval.temporal import find_temporal
+from chat.understanding.mentions import find_arxiv_ids, find_authors, find_categories
+from chat.understanding.temporal import find_temporal
+from papers.identifiers import canonical_category
 
 Span = tuple[int, int]
 MASK = "\x00"  # stands in for found phrases: neither a word nor a space (\x1f would be a space)

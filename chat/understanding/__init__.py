@@ -1,0 +1,1 @@
+"""Question understanding: what a search question asks for (topic, window, recency, filters)."""
