@@ -32,6 +32,8 @@ import numpy as np
 from django.db import connection, transaction
 
 from bench.evaluation import percentile
+from chat.retrieval.dense import dense_search
+from chat.retrieval.filters import SearchFilters
 
 CLUSTERS = 2000
 LATENT = 32  # intrinsic dimension
@@ -219,8 +221,6 @@ def measure(model: str, info: dict, say, queries: int = 100, recall_queries: int
     """p50/p95 of dense_search at k=10 and at 100 candidates, windows, recall vs exact scan."""
     from django.conf import settings
 
-    from chat.retrieval.dense import dense_search
-    from chat.retrieval.filters import SearchFilters
 
     vectors = draw(queries, seed=7)
     result: dict = {}

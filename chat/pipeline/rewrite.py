@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from chat.llm import LLMError
 from chat.pipeline import prompts
 
 logger = logging.getLogger(__name__)
@@ -96,8 +97,6 @@ async def standalone_question(question: str, history: Sequence[Turn], backend=No
         return question
     if backend is None or not getattr(backend, "supports_complete", False):
         return rule_rewrite(question, history)
-    from chat.llm import LLMError
-
     try:
         text = await backend.complete(prompts.rewrite_messages(question, history), max_tokens=120)
     except LLMError as exc:

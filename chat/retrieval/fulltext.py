@@ -29,6 +29,7 @@ from datetime import datetime
 from django.conf import settings
 
 from papers.indexing.lexical import K1, SPARSE_DIMENSIONS
+from papers.text import tex_to_plain
 
 from .filters import SearchFilters
 
@@ -75,8 +76,6 @@ def idf(df: int, documents: int) -> float:
 
 def query_terms(cursor, text: str) -> tuple[list[str], list[QueryTerm]]:
     """The query's lexemes, and those present in the index with their IDF."""
-    from papers.text import tex_to_plain
-
     cursor.execute(_QUERY_TERMS, {"text": tex_to_plain(text)})
     lexemes, terms = [], []
     for lexeme, term_id, df, documents in cursor.fetchall():

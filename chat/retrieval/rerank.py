@@ -18,6 +18,7 @@ from typing import Protocol
 
 from django.conf import settings
 
+from chat.llm import get_llm
 from chat.pipeline import prompts
 
 log = logging.getLogger("chat.retrieval")
@@ -103,8 +104,6 @@ def get_reranker() -> Reranker:
     if name == "fusion":
         return FusionReranker()
     if name == "llm":
-        from chat.llm import get_llm
-
         llm = get_llm()
         if getattr(llm, "supports_complete", False):
             return LLMReranker(llm)

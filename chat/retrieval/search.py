@@ -36,6 +36,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from chat.lanes import may_run_in_parallel, run_search_sql
+from chat.llm import get_llm
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
 from chat.retrieval.fulltext import LexicalResult, lexical_search
@@ -45,7 +46,10 @@ from chat.retrieval.recency import blend
 from chat.retrieval.rerank import get_reranker
 from chat.retrieval.snippets import make_snippet, matching_words
 from chat.understanding.analysis import QueryAnalysis, analyse, as_utc_now
+from chat.understanding.llm_analysis import analyse_with_llm
 from chat.window import window_label
+from papers.embeddings import get_embedder
+from papers.indexing.passages import document_text
 
 MAX_K = 100
 MAX_QUERY_CHARS = 2000
@@ -226,15 +230,11 @@ async def _analyse(text: str, now: datetime) -> QueryAnalysis:
     llm = await _llm()
     if not getattr(llm, "supports_complete", False):
         return analysis
-    from chat.understanding.llm_analysis import analyse_with_llm
-
     return await analyse_with_llm(text, now, llm.complete)
 
 
 async def _llm():
     """The configured LLM backend, built off the event loop (the first build imports an SDK)."""
-    from chat.llm import get_llm
-
     return await sync_to_async(get_llm, thread_sensitive=False)()
 
 
@@ -244,8 +244,6 @@ _embedders: dict[str, Any] = {}
 async def _embedder():
     """The active embedder. Its first use loads the model: in a worker thread, not on the event
     loop; later searches take it from here without a thread hop."""
-    from papers.embeddings import get_embedder
-
     backend = settings.EMBEDDING_BACKEND
     if backend not in _embedders:
         _embedders[backend] = await sync_to_async(get_embedder, thread_sensitive=False)()
@@ -451,8 +449,6 @@ WHERE paper_id = ANY(%s) AND model = %s ORDER BY paper_id, position
 
 def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[SearchHit]:
     """Database thread: the papers of `pool` with passage, snippet and reasons, in pool order."""
-    from papers.indexing.passages import document_text
-
     ids = [f.paper_id for f in pool]
     if not ids:
         return []
@@ -559,8 +555,6 @@ LIMIT %(k)s
 
 def _listing(q: _Query) -> list[SearchHit]:
     """Filters without a topic: the matching papers, newest first."""
-    from papers.embeddings import get_embedder
-
     q.model = get_embedder().name  # for the passages shown with each paper
     step = time.perf_counter()
     with connection.cursor() as cursor:

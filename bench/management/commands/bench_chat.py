@@ -27,6 +27,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from bench.evaluation import interpolated_percentile as percentile
 from bench.questions import QUESTIONS
+from chat import service
+from chat.lanes import search_lanes
+from chat.models import Message, Thread
+from chat.retrieval.search import search
+from papers.models import Paper
 
 BENCH_USER_PREFIX = "bench-chat-"
 
@@ -57,8 +62,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, mode, **options):
-        from papers.models import Paper
-
         papers = Paper.objects.count()
         if not papers:
             raise CommandError("The catalogue is empty: import papers first (README).")
@@ -91,8 +94,6 @@ class Command(BaseCommand):
     def _overhead(self, rounds):
         settings.LLM_BACKEND = "extractive"
         settings.CHAT_RATE_LIMIT_PER_MINUTE = 0
-        from chat.models import Message, Thread
-
         (user,) = self._users(1)
         threads = [Thread.objects.create(owner=user) for _ in range(len(QUESTIONS) * rounds + 3)]
         asyncio.run(self._overhead_run(user, threads, rounds))
@@ -112,17 +113,12 @@ class Command(BaseCommand):
             )
 
     async def _overhead_run(self, user, threads, rounds):
-        from chat import service
-
         questions = QUESTIONS[:3] + QUESTIONS * rounds
         for thread, question in zip(threads, questions, strict=False):
             answer = await service.ask(user, thread.pk, question)
             await answer.done.wait()
 
     async def _search_alone(self, rounds) -> list[float]:
-        from chat.lanes import search_lanes
-        from chat.retrieval.search import search
-
         times = []
         for question in QUESTIONS * rounds:
             async with search_lanes.context():  # the same database lanes the chat uses
@@ -135,7 +131,6 @@ class Command(BaseCommand):
     def _concurrent(self, chats, tokens_per_second, answer_words, ramp, servers, **_):
         from django.test import Client
 
-        from chat.models import Message, Thread
         from tests.live_server import free_port
 
         users = self._users(chats + 2)  # two more warm the server up

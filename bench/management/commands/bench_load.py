@@ -30,6 +30,11 @@ from django.core.management.base import BaseCommand, CommandError
 from bench.evaluation import interpolated_percentile as percentile
 from bench.questions import QUESTIONS
 from bench.scratch_db import scratch_database
+from chat.models import Message, Thread
+from papers.indexing.lexical import index_missing
+from papers.indexing.vectors import embed_missing
+from papers.ingest.snapshot import import_snapshot
+from papers.models import Paper
 
 SCRATCH_DATABASE = "bench_load"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"  # when REDIS_URL is not set: a database of its own
@@ -118,11 +123,6 @@ class Command(BaseCommand):
 
     # --- Scratch data ----------------------------------------------------------------------------
     def _scratch_papers(self, snapshot: Path, count: int) -> int:
-        from papers.indexing.lexical import index_missing
-        from papers.indexing.vectors import embed_missing
-        from papers.ingest.snapshot import import_snapshot
-        from papers.models import Paper
-
         # The hashing embedder (no model): the load is the app's, not MiniLM's; the daphne
         # processes embed queries with it too.
         settings.EMBEDDING_BACKEND = "hashing"
@@ -140,7 +140,6 @@ class Command(BaseCommand):
         from django.test import Client
         from rest_framework.authtoken.models import Token
 
-        from chat.models import Thread
 
         User = get_user_model()
         User.objects.filter(username__startswith="load-").delete()
@@ -159,8 +158,6 @@ class Command(BaseCommand):
     def _saved_answers(self, threads) -> dict:
         """What the servers saved: statuses, and their own timings of the same answers (where
         the time to first token goes: before the LLM, or on the way to the socket)."""
-        from chat.models import Message
-
         rows = list(Message.objects.filter(thread__in=threads, role="assistant"))
         stages = {}
         for key in ("setup_ms", "retrieval_ms", "overhead_ms", "ttft_ms"):

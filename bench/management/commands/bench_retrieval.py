@@ -31,6 +31,17 @@ from django.db import connection, transaction
 
 from bench.evaluation import load_beir, mean, ndcg_at, percentile, recall_at
 from bench.scratch_db import scratch_database
+from chat.retrieval.dense import dense_search
+from chat.retrieval.filters import SearchFilters
+from chat.retrieval.fulltext import lexical_search
+from chat.retrieval.fusion import Ranked, convex_fusion, reciprocal_rank_fusion
+from chat.retrieval.search import search
+from chat.understanding.analysis import QueryAnalysis
+from papers.embeddings import get_embedder
+from papers.indexing.lexical import index_missing
+from papers.indexing.vectors import embed_missing
+from papers.ingest.upsert import PaperRecord, upsert_papers
+from papers.models import Paper, Passage
 
 CANDIDATES = 100
 PUBLISHED = datetime(2020, 1, 1, tzinfo=UTC)  # BEIR documents have no dates
@@ -96,11 +107,6 @@ class Command(BaseCommand):
             self.stderr.write(message)
 
     def load(self, data, cache_dir: Path) -> float:
-        from papers.embeddings import get_embedder
-        from papers.indexing.lexical import index_missing
-        from papers.ingest.upsert import PaperRecord, upsert_papers
-        from papers.models import Paper
-
         started = time.perf_counter()
         if Paper.objects.count() != len(data.corpus):
             self.say(f"writing {len(data.corpus)} documents into the scratch database")
@@ -129,9 +135,6 @@ class Command(BaseCommand):
         return time.perf_counter() - started
 
     def ensure_vectors(self, embedder, cache: Path) -> None:
-        from papers.indexing.vectors import embed_missing
-        from papers.models import Passage
-
         if Passage.objects.filter(model=embedder.name).exists():
             return
         if cache.is_file():
@@ -145,15 +148,6 @@ class Command(BaseCommand):
     # --- evaluation ------------------------------------------------------------------------
 
     def evaluate(self, data, query_ids: list[str]) -> dict:
-        from chat.retrieval.dense import dense_search
-        from chat.retrieval.filters import SearchFilters
-        from chat.retrieval.fulltext import lexical_search
-        from chat.retrieval.fusion import Ranked, convex_fusion, reciprocal_rank_fusion
-        from chat.retrieval.search import search
-        from chat.understanding.analysis import QueryAnalysis
-        from papers.embeddings import get_embedder
-        from papers.models import Paper
-
         embedder = get_embedder()
         arxiv_of = dict(Paper.objects.values_list("id", "arxiv_id"))
         run_search = async_to_sync(search)
@@ -253,8 +247,6 @@ def _fingerprint(path: Path) -> str:
 
 def _save_vectors(cache: Path, model: str) -> None:
     """Every passage of `model` (by document id, span) and its vector, to a .npz file."""
-    from papers.models import Passage
-
     rows = list(
         Passage.objects.filter(model=model)
         .order_by("paper__arxiv_id", "position")
@@ -270,8 +262,6 @@ def _save_vectors(cache: Path, model: str) -> None:
 
 
 def _load_vectors(cache: Path, model: str) -> None:
-    from papers.models import Paper, Passage
-
     saved = np.load(cache)
     paper_of = dict(Paper.objects.values_list("arxiv_id", "id"))
     published = dict(Paper.objects.values_list("id", "published"))

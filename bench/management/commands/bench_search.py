@@ -38,6 +38,14 @@ from django.db import connection, transaction
 from bench import scale as bench_scale
 from bench.evaluation import percentile
 from bench.scratch_db import scratch_database
+from chat.retrieval.dense import dense_search
+from chat.retrieval.filters import SearchFilters
+from chat.retrieval.fulltext import lexical_search
+from chat.retrieval.search import search
+from papers.embeddings import get_embedder
+from papers.indexing.lexical import index_missing
+from papers.ingest.snapshot import import_snapshot
+from papers.models import Paper, Passage
 
 TOPICS = [
     "diffusion models for image generation",
@@ -146,11 +154,6 @@ class Command(BaseCommand):
     # --- setup -----------------------------------------------------------------------------
 
     def load(self, snapshot: Path) -> dict:
-        from papers.embeddings import get_embedder
-        from papers.indexing.lexical import index_missing
-        from papers.ingest.snapshot import import_snapshot
-        from papers.models import Paper, Passage
-
         setup: dict = {}
         model = get_embedder().name
         if not Paper.objects.exists():
@@ -190,8 +193,6 @@ class Command(BaseCommand):
     # --- end-to-end queries ----------------------------------------------------------------
 
     def run_queries(self, now: datetime, k: int, repeat: int) -> tuple[dict, dict]:
-        from chat.retrieval.search import search
-
         run = async_to_sync(search)
         queries = [f"{topic} {phrase}".strip() for phrase in PHRASES for topic in TOPICS]
         self.say(f"{len(queries)} queries, warm-up")
@@ -247,10 +248,6 @@ class Command(BaseCommand):
     # --- dense plan: exact scan vs HNSW iterative scan ---------------------------------------
 
     def dense_plans(self, k: int) -> list[dict]:
-        from chat.retrieval.dense import dense_search
-        from chat.retrieval.filters import SearchFilters
-        from papers.embeddings import get_embedder
-
         model = get_embedder().name
         vectors = bench_scale.draw(30, seed=7)  # queries from the passages' distribution
         rows = []
@@ -287,9 +284,6 @@ class Command(BaseCommand):
     # --- BM25 candidate cap -------------------------------------------------------------------
 
     def bm25_cap(self) -> dict:
-        from chat.retrieval.filters import SearchFilters
-        from chat.retrieval.fulltext import lexical_search
-
         capped_ms, full_ms, agree10, exact = [], [], [], 0
         for topic in TOPICS:
             for _ in range(3):
@@ -322,8 +316,6 @@ class Command(BaseCommand):
     # --- scale -------------------------------------------------------------------------------
 
     def scale(self, options) -> None:
-        from papers.embeddings import get_embedder
-
         n = options["scale"]
         if n < 1000:
             raise CommandError("--scale needs at least 1000 vectors")

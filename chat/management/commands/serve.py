@@ -16,6 +16,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from flatuniverse.settings.database import forget_dead_users
+from papers.jobs import enqueue_ingest
+from papers.models import Paper
 
 
 class Command(BaseCommand):
@@ -57,12 +59,8 @@ class Command(BaseCommand):
         self._supervise(children)
 
     def _ingest_if_empty(self):
-        from papers.models import Paper
-
         if Paper.objects.exists() or not settings.INGEST_ON_EMPTY_START:
             return
-        from papers.jobs import enqueue_ingest
-
         enqueue_ingest("initial-ingest")
         self.stdout.write(
             "flatuniverse: the catalogue is empty; fetching recent papers from arXiv in the"
