@@ -6,7 +6,7 @@
 import sys
 import time
 
-from tests.fake_openai import FakeOpenAI, Reply
+from tests.fakes.openai_chat import FakeOpenAI, Reply
 
 if __name__ == "__main__":
     fake = FakeOpenAI(default=Reply(sys.argv[1], tokens_per_second=float(sys.argv[2]))).start()

@@ -6,7 +6,7 @@ from django_q.conf import Conf
 from django_q.models import OrmQ
 
 from papers.models import IngestRun, Paper
-from tests.replay_arxiv import ReplayArxiv
+from tests.fakes.arxiv_replay import ReplayArxiv
 
 
 @pytest.mark.django_db

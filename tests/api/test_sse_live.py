@@ -11,7 +11,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from chat.models import Message, Thread
-from tests.fake_openai import FakeOpenAI, Reply
+from tests.fakes.openai_chat import FakeOpenAI, Reply
 from tests.live_server import LiveServer
 from tests.ops.conftest import redis_url  # noqa: F401  (a fixture: a Redis db, or skip)
 

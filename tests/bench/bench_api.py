@@ -20,7 +20,7 @@ from rest_framework.authtoken.models import Token
 
 from chat.models import Thread
 from chat.retrieval.search import search
-from tests.fake_openai import FakeOpenAI, Reply
+from tests.fakes.openai_chat import FakeOpenAI, Reply
 from tests.live_server import LiveServer
 
 N = 30

@@ -166,7 +166,7 @@ def catalogue(transactional_db, settings):
 # --- The OpenAI backend against the local fake server --------------------------------------------
 @pytest.fixture
 def fake_openai():
-    from tests.fake_openai import FakeOpenAI
+    from tests.fakes.openai_chat import FakeOpenAI
 
     with FakeOpenAI() as server:
         yield server
@@ -185,6 +185,6 @@ def slow_openai(fake_openai, settings):
 
 
 def slow_reply(text: str, tokens_per_second: float):
-    from tests.fake_openai import Reply
+    from tests.fakes.openai_chat import Reply
 
     return Reply(text, tokens_per_second=tokens_per_second)

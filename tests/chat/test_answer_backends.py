@@ -6,7 +6,7 @@ import pytest
 
 from chat.models import Message, Thread
 from tests.chat.test_socket import events_until_end, open_socket
-from tests.fake_openai import BreakMidStream, Fail, Reply
+from tests.fakes.openai_chat import BreakMidStream, Fail, Reply
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

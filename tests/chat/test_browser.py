@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.chat.conftest import SCRIPT_TITLE
-from tests.fake_openai import FakeOpenAI, Reply
+from tests.fakes.openai_chat import FakeOpenAI, Reply
 from tests.live_server import LiveServer
 
 CHROMIUM = "/usr/bin/chromium"

@@ -311,7 +311,7 @@ async def test_sync_reports_the_answer_in_progress_and_nothing_when_idle(
 async def test_stop_before_the_first_token_keeps_an_empty_stopped_answer(
     catalogue, owner, thread, slow_openai
 ):
-    from tests.fake_openai import Reply
+    from tests.fakes.openai_chat import Reply
 
     slow_openai.default = Reply("never shown", first_token_delay=5)
     comm = await open_socket(thread, owner)

@@ -19,7 +19,7 @@ import pytest
 from chat.models import Thread
 from tests import live_server
 from tests.chat.conftest import catalogue  # noqa: F401  (a fixture, used by the drills)
-from tests.fake_openai import FakeOpenAI, Reply
+from tests.fakes.openai_chat import FakeOpenAI, Reply
 from tests.live_server import LiveServer
 
 # The answer the fake model streams: cites the first source only, so the text the sockets

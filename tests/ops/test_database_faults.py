@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 
 from chat.models import Message
-from tests.fake_openai import Reply
+from tests.fakes.openai_chat import Reply
 from tests.ops.client import Tab, login_cookie
 from tests.ops.conftest import ANSWER, QUESTION, SERVER_APP_NAME
 

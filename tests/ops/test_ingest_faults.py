@@ -1,7 +1,7 @@
 """Fault drills for the ingest: an arXiv that answers 503 with Retry-After and then truncated
 feeds, and ingest processes killed with SIGKILL in the middle of their work.
 
-The arXiv side is tests.replay_arxiv (recorded responses over real HTTP) with one more fault it
+The arXiv side is tests.fakes.arxiv_replay (recorded responses over real HTTP) with one more fault it
 does not script itself: a feed cut off half-way. The ingest engineer's tests cover a 429, a server
 that dies, and a run marked "running" by hand; these drills add the truncated feed and real
 processes killed for real.
@@ -20,7 +20,7 @@ from django.db.models import Count
 from papers.ingest.arxiv_api import ingest_arxiv
 from papers.models import IngestRun, Paper
 from tests import live_server
-from tests.replay_arxiv import ReplayArxiv, Request
+from tests.fakes.arxiv_replay import ReplayArxiv, Request
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(90)]
 

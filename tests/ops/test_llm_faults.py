@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from chat.models import Message
-from tests.fake_openai import BreakMidStream, Fail, Malformed, Reply, Slow, words
+from tests.fakes.openai_chat import BreakMidStream, Fail, Malformed, Reply, Slow, words
 from tests.ops.client import Tab, login_cookie
 from tests.ops.conftest import ANSWER, OPENAI_TIMEOUT, QUESTION
 

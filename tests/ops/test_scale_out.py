@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 def test_tabs_on_two_processes_see_one_answer_saved_once(
     catalogue, owner, password, thread, fake_llm, redis_url, server, server_env
 ):
-    from tests.fake_openai import Reply
+    from tests.fakes.openai_chat import Reply
 
     assert server_env.get("REDIS_URL"), "the drill server runs on Redis when Redis answers"
     # Slow enough that both tabs are watching long before the answer ends (about 2 s).

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from papers.ingest.upsert import PaperRecord, upsert_papers
-from tests.replay_arxiv import ReplayArxiv
+from tests.fakes.arxiv_replay import ReplayArxiv
 
 
 @pytest.fixture

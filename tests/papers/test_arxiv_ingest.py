@@ -10,7 +10,7 @@ import pytest
 from papers.ingest.arxiv_api import WINDOW_OVERLAP, ingest_arxiv, refresh_papers
 from papers.ingest.arxiv_client import ArxivQueryError, PoliteClient
 from papers.models import IngestRun, Paper
-from tests.replay_arxiv import ReplayArxiv
+from tests.fakes.arxiv_replay import ReplayArxiv
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ from asgiref.sync import async_to_sync
 from rest_framework.test import APIClient
 
 from chat.retrieval.search import search
-from tests.retrieval.search_corpus import DIFFUSION, DIFFUSION_ABSTRACT, NOW, build_corpus
+from tests.chat.retrieval.search_corpus import DIFFUSION, DIFFUSION_ABSTRACT, NOW, build_corpus
 
 NAMESAKES = [
     # Word, not substring: "hinton" is not "Hintonia".
@@ -57,7 +57,7 @@ def from_api(api, author, category):
 
 def from_search(author, category):
     """The search's filters, given as the search page's chips give them (the reading of "papers
-    by X" in a question is tested in tests/retrieval/test_analysis.py)."""
+    by X" in a question is tested in tests/chat/understanding/test_analysis.py)."""
     overrides = {"authors": [author] if author else [], "categories": [category] if category else []}
     response = async_to_sync(search)("papers", k=50, now=NOW, overrides=overrides)
     return {hit.arxiv_id for hit in response.hits}

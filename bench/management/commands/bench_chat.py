@@ -8,7 +8,7 @@ overhead    Everything before the first token except the LLM's own latency: savi
             thread) with the extractive backend, and reports the pipeline's own `overhead_ms`
             (ask → request handed to the LLM) and the time to the first token.
 concurrent  N chats at once over real WebSockets: a daphne child process serves the app, a local
-            OpenAI-compatible fake (tests/fake_openai.py) streams every answer at a fixed rate,
+            OpenAI-compatible fake (tests/fakes/openai_chat.py) streams every answer at a fixed rate,
             and N aiohttp clients (one user and thread each) ask together. Reports time to first
             token (socket send → first `token` frame), total time, errors, and checks that every
             answer was saved complete with the streamed text.

@@ -2,7 +2,7 @@
 
 Two daphne processes share Redis (channel layer and cache); N WebSocket chats ask at once, spread
 over both, while a few clients keep /api/search/ busy; the LLM is the local fake
-(tests/fake_openai.py, in a process of its own) streaming every answer at a fixed rate.
+(tests/fakes/openai_chat.py, in a process of its own) streaming every answer at a fixed rate.
 Everything runs on a scratch database `bench_load` on the same PostgreSQL server (created,
 migrated, filled with its own users and papers, dropped at the end): never the catalogue.
 It stops by itself: every wait is bounded and the whole run has a deadline (--timeout).

@@ -1,6 +1,6 @@
 """Fixtures for the LLM backend tests, reusable elsewhere.
 
-`fake_openai` is a started tests.fake_openai.FakeOpenAI (see that module for its behaviours);
+`fake_openai` is a started tests.fakes.openai_chat.FakeOpenAI (see that module for its behaviours);
 `openai_backend(...)` builds an OpenAIBackend pointed at it with fast retries.
 """
 
@@ -8,7 +8,7 @@ import pytest
 
 from chat.llm.openai_backend import OpenAIBackend
 from chat.llm.retry import RetryPolicy
-from tests.fake_openai import FakeOpenAI
+from tests.fakes.openai_chat import FakeOpenAI
 
 # Retries in tests wait milliseconds, not seconds; Retry-After still wins when a test sends it.
 FAST_RETRY = RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.05, max_total_wait=2.0)

@@ -7,7 +7,7 @@ from asgiref.sync import async_to_sync
 from chat.retrieval.multiquery import parse_rewrites
 from chat.retrieval.rerank import parse_order
 from chat.retrieval.search import search
-from tests.fake_openai import Fail, FakeOpenAI, Reply
+from tests.fakes.openai_chat import Fail, FakeOpenAI, Reply
 
 from .search_corpus import NOW, build_corpus
 

@@ -6,7 +6,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from papers.embeddings import EmbeddingError
 from papers.embeddings.openai_api import TEXTS_PER_REQUEST, OpenAIEmbedder
-from tests.fake_openai_embeddings import FakeOpenAIEmbeddings, fake_vector
+from tests.fakes.openai_embeddings import FakeOpenAIEmbeddings, fake_vector
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ advertised total so paging ends where the recordings end. Faults can be scripted
 answers the next requests with an error status, `die_after` drops the server after N requests
 (everything after is a refused connection), like an arXiv outage in the middle of a run.
 
-Run it by hand: `python tests/replay_arxiv.py` prints its URL (for ARXIV_API_URL).
+Run it by hand: `python tests/fakes/arxiv_replay.py` prints its URL (for ARXIV_API_URL).
 """
 
 import re

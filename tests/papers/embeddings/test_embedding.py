@@ -9,7 +9,7 @@ from papers.embeddings.openai_api import OpenAIEmbedder
 from papers.indexing.passages import document_text, passage_text
 from papers.indexing.vectors import embed_missing, reembed, reembed_all
 from papers.models import Paper, Passage
-from tests.fake_openai_embeddings import FakeOpenAIEmbeddings
+from tests.fakes.openai_embeddings import FakeOpenAIEmbeddings
 
 from .conftest import GALAXY, PROTEIN, long_abstract
 

@@ -6,7 +6,7 @@ request is answered by the next scripted behaviour, then by `default`; every req
 
 Use it directly (tests, benchmarks, a management command)::
 
-    from tests.fake_openai import FakeOpenAI, Reply, Fail, BreakMidStream, Malformed, Slow
+    from tests.fakes.openai_chat import FakeOpenAI, Reply, Fail, BreakMidStream, Malformed, Slow
 
     with FakeOpenAI() as fake:                 # started on 127.0.0.1:<free port>
         fake.base_url                          # "http://127.0.0.1:PORT/v1" -> OPENAI_BASE_URL
@@ -16,8 +16,8 @@ Use it directly (tests, benchmarks, a management command)::
         fake.requests[-1].body["messages"]     # what the client sent
         fake.chat_requests()                   # only the /v1/chat/completions ones
 
-or through the `fake_openai` pytest fixture in tests/llm/conftest.py (copy its three lines into
-your own conftest.py, or `from tests.llm.conftest import fake_openai`). With Django settings::
+or through the `fake_openai` pytest fixture in tests/chat/llm/conftest.py (copy its three lines into
+your own conftest.py, or `from tests.chat.llm.conftest import fake_openai`). With Django settings::
 
     settings.LLM_BACKEND = "openai"; settings.OPENAI_API_KEY = "test"
     settings.OPENAI_BASE_URL = fake.base_url

@@ -1,4 +1,4 @@
-"""The openai backend through the real SDK over real HTTP, against tests/fake_openai.py."""
+"""The openai backend through the real SDK over real HTTP, against tests/fakes/openai_chat.py."""
 
 import asyncio
 import time
@@ -7,7 +7,7 @@ import pytest
 
 from chat.llm import AnswerRequest, LLMError, Usage, get_llm
 from chat.llm.retry import RetryPolicy
-from tests.fake_openai import BreakMidStream, Fail, Malformed, Reply, Slow
+from tests.fakes.openai_chat import BreakMidStream, Fail, Malformed, Reply, Slow
 
 MESSAGES = [
     {"role": "system", "content": "Answer only from the sources."},
