@@ -3,8 +3,8 @@ token and generation speed, with a prompt the size of a real one (8 abstracts).
 
     .venv/bin/python -m bench.llm_local [--answers 5] [--max-tokens 128]
 
-The prompt is 8 real abstracts from ../shared/data/scifact with a question, as the pipeline
-sends them; each answer gets a different question so llama.cpp's prompt cache does not help
+The prompt is the pipeline's own (chat.pipeline.prompts) over 8 real abstracts from
+../shared/data/scifact; each answer gets a different question so llama.cpp's prompt cache does not help
 more than it would in a real chat (the sources change with every question).
 """
 
@@ -16,12 +16,14 @@ import json
 import os
 import statistics
 import time
+from datetime import date
 from pathlib import Path
 
 
 async def _run(args) -> None:
-    from chat.llm import AnswerRequest
+    from chat.llm import AnswerRequest, SourceText
     from chat.llm.local import LocalBackend
+    from chat.pipeline.prompts import answer_messages
 
     with open(args.data / "corpus.jsonl") as lines:
         docs = [json.loads(line) for _, line in zip(range(8 * args.answers), lines, strict=False)]
@@ -38,11 +40,8 @@ async def _run(args) -> None:
     ttfts, speeds = [], []
     for i, question in enumerate(questions):
         batch = docs[8 * i : 8 * i + 8]
-        sources = "\n\n".join(f"[{n}] {d['title']}\n{d['text']}" for n, d in enumerate(batch, 1))
-        messages = [
-            {"role": "system", "content": "Answer only from the numbered sources; cite as [n]."},
-            {"role": "user", "content": f"Sources:\n{sources}\n\nQuestion: {question}"},
-        ]
+        sources = [SourceText(n, d["title"], "", "", d["text"]) for n, d in enumerate(batch, 1)]
+        messages = answer_messages(question, sources, date.today())
         request = AnswerRequest(question, [], messages, max_tokens=args.max_tokens, temperature=0)
         started = time.perf_counter()
         first = None
