@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "arxiv-api"
+DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "arxiv-api"  # ../shared
 _TOTAL = re.compile(rb"(<opensearch:totalResults[^>]*>)(\d+)(</opensearch:totalResults>)")
 
 
