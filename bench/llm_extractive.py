@@ -21,6 +21,8 @@ import statistics
 import time
 from pathlib import Path
 
+from bench import SHARED_DATA
+
 
 def _load(folder: Path):
     corpus = {}
@@ -43,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--data",
         type=Path,
-        default=Path(__file__).resolve().parents[2] / "shared/data/scifact",
+        default=SHARED_DATA / "scifact",
         help="a BEIR-layout SciFact folder (default ../shared/data/scifact)",
     )
     parser.add_argument("--min-coverage", type=float, help="try another MIN_COVERAGE")

@@ -19,6 +19,8 @@ import time
 from datetime import date
 from pathlib import Path
 
+from bench import SHARED_DATA
+
 
 async def _run(args) -> None:
     from chat.llm import AnswerRequest, SourceText
@@ -69,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--data",
         type=Path,
-        default=Path(__file__).resolve().parents[2] / "shared/data/scifact",
+        default=SHARED_DATA / "scifact",
         help="a BEIR-layout SciFact folder (default ../shared/data/scifact)",
     )
     args = parser.parse_args(argv)

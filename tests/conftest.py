@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+from tests.fakes import SHARED_DATA
 
 
 @pytest.fixture

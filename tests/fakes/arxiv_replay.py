@@ -23,7 +23,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "arxiv-api"  # ../shared
+from tests.fakes import SHARED_DATA
+
+DEFAULT_DATA = SHARED_DATA / "arxiv-api"
 _TOTAL = re.compile(rb"(<opensearch:totalResults[^>]*>)(\d+)(</opensearch:totalResults>)")
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from bench import SHARED_DATA
 from bench.scratch_db import scratch_database
 from papers.embeddings import get_embedder
 from papers.embeddings.minilm import TOKENS_PER_RUN
@@ -52,7 +53,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--path",
             type=Path,
-            default=settings.BASE_DIR.parent / "shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz",
+            default=SHARED_DATA / "arxiv-snapshot/arxiv-sample.jsonl.gz",
             help="snapshot sample (default ../shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz)",
         )
         parser.add_argument("--batch-size", type=_positive, help="embed_missing batch size")

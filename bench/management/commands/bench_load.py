@@ -27,6 +27,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from bench import SHARED_DATA
 from bench.evaluation import interpolated_percentile as percentile
 from bench.questions import QUESTIONS
 from bench.scratch_db import scratch_database
@@ -84,7 +85,7 @@ class Command(BaseCommand):
                             help="papers imported into the scratch database (default 2000)")
         parser.add_argument(
             "--snapshot", type=Path,
-            default=settings.BASE_DIR.parent / "shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz",
+            default=SHARED_DATA / "arxiv-snapshot/arxiv-sample.jsonl.gz",
             help="arXiv snapshot file the papers come from (default ../shared/data/arxiv-snapshot/"
             "arxiv-sample.jsonl.gz)",
         )

@@ -35,6 +35,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
+from bench import SHARED_DATA
 from bench import scale as bench_scale
 from bench.evaluation import percentile
 from bench.scratch_db import scratch_database
@@ -98,7 +99,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--snapshot",
             type=Path,
-            default=settings.BASE_DIR.parent / "shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz",
+            default=SHARED_DATA / "arxiv-snapshot/arxiv-sample.jsonl.gz",
             help="default ../shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz",
         )
         parser.add_argument("--now", default="2026-11-21", help="the queries' today")
