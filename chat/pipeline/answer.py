@@ -156,7 +156,7 @@ async def answer_events(
 
     if reference.kind == SOURCES and history:
         # "which of these…", "the second one": the previous answer's papers, no new search.
-        papers = await previous_papers(reference, history[-1].sources, now)
+        papers = await previous_papers(reference, history[-reference.back].sources, now)
         analysis = analyse(reference.rest or question, now).to_dict()
         analysis.update(_followup_fields(reference), triage=verdict.kind)
         if not papers.hits:

@@ -129,8 +129,8 @@ def _try(c: Coverage) -> str:
 
 
 ABOUT = (
-    "I answer research questions from a catalogue of arXiv papers and cite the papers I quote "
-    "as [1], [2]. I understand date windows (“since last year”, “in 2024”), authors "
+    "I answer research questions from a catalogue of arXiv papers and cite, by number, the "
+    "papers I quote. I understand date windows (“since last year”, “in 2024”), authors "
     "(“papers by …”), categories (“in cs.CL”) and arXiv ids (“papers like 2309.00267”), and "
     "follow-ups about an answer's papers (“which of these use transformers?”, “the second one”)."
 )

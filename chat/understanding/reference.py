@@ -38,6 +38,7 @@ class Reference:
     kind: str  # SOURCES | TOPIC | STANDALONE
     numbers: tuple[int, ...] = ()  # source numbers of the previous answer (SOURCES)
     rest: str = ""  # the question's own words with the reference cut out: "use transformers"
+    back: int = 1  # which earlier answer: 1 the previous one, 2 the one before...
 
     @property
     def followup_of(self) -> list[int] | None:
@@ -127,28 +128,45 @@ def _cut(text: str, span: tuple[int, int]) -> str:
     return " ".join(rest.split()).strip(" ,;:?.!")
 
 
+def _numbers(turn) -> list[int]:
+    sources = getattr(turn, "sources", None) or ()
+    return [int(s.get("number", i + 1)) for i, s in enumerate(sources)]
+
+
+def _one_source(text: str, history: Sequence) -> Reference | None:
+    """ "[3]", "paper 3", "the second one": in the latest answer that has that many sources
+    ("the second one" after a follow-up that kept one paper means the list before it)."""
+    numbered = _NUMBERED.search(text)
+    ordinal = None if numbered else _ORDINAL_REF.search(text)
+    if numbered is None and ordinal is None:
+        return None
+    for back in range(1, len(history) + 1):
+        numbers = _numbers(history[-back])
+        if not numbers:
+            continue
+        if numbered:
+            n, span = int(numbered.group(1) or numbered.group(2)), numbered.span()
+        else:
+            word = (ordinal.group(1) or ordinal.group(2)).lower()
+            n, span = (numbers[-1] if word == "last" else ORDINALS[word]), ordinal.span()
+        if n in numbers:
+            return Reference(SOURCES, (n,), _cut(text, span), back)
+    return None
+
+
 def resolve(question: str, history: Sequence) -> Reference:
     """How `question` relates to the thread's previous answer (the last item of `history`, with
     its `sources`: the saved source cards). Rules only: pure and fast."""
     previous = history[-1] if history else None
-    sources = list(getattr(previous, "sources", None) or ()) if previous else []
-    numbers = [int(s.get("number", i + 1)) for i, s in enumerate(sources)]
+    numbers = _numbers(previous) if previous else []
     if previous is None:
         return Reference(STANDALONE)
     text = question.strip()
 
+    one = _one_source(text, history)
+    if one is not None:
+        return one
     if numbers:
-        m = _NUMBERED.search(text)
-        if m:
-            n = int(m.group(1) or m.group(2))
-            if n in numbers:
-                return Reference(SOURCES, (n,), _cut(text, m.span()))
-        m = _ORDINAL_REF.search(text)
-        if m:
-            word = (m.group(1) or m.group(2)).lower()
-            n = numbers[-1] if word == "last" else ORDINALS[word]
-            if n in numbers:
-                return Reference(SOURCES, (n,), _cut(text, m.span()))
         m = _SET_REF.search(text)
         if m:
             return Reference(SOURCES, tuple(numbers), _cut(text, m.span()))

@@ -109,3 +109,9 @@ def test_reference_table_accuracy(capsys):
     with capsys.disabled():
         print(f"\nfollow-up rules: {right}/{len(CASES)} cases right")
     assert right == len(CASES)
+
+
+def test_the_second_one_after_a_filtered_follow_up_means_the_list_before_it():
+    filtered = Turn(question="which of these use transformers?", sources=CARDS[4:5])
+    reference = resolve("the second one", [LIST_ANSWER, filtered])
+    assert (reference.kind, reference.numbers, reference.back) == (SOURCES, (2,), 2)
