@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from chat.llm import LLMError
 from chat.pipeline import prompts
-from chat.understanding.reference import STANDALONE, TOPIC, Reference, resolve
+from chat.understanding.reference import SOURCES, STANDALONE, TOPIC, Reference, resolve
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +39,8 @@ _TIME_EXPRESSION = re.compile(
     r"this (year|month|week)|today|yesterday|ago)\b",
     re.IGNORECASE,
 )
+
+
 @dataclass(frozen=True)
 class Turn:
     """One earlier exchange of the thread, as the rewrite needs it."""
@@ -60,7 +62,16 @@ def rule_rewrite(question: str, history: Sequence[Turn]) -> str:
     time window, unless the follow-up names its own); anything else is searched as typed."""
     if not history or resolve(question, history).kind != TOPIC:
         return question
-    previous = history[-1]
+    # The latest turn that searched a topic: a follow-up on its sources ("tell me more about
+    # [3]") has none to borrow.
+    previous = next(
+        (
+            turn
+            for i, turn in reversed(list(enumerate(history)))
+            if resolve(turn.question, history[:i]).kind != SOURCES
+        ),
+        history[-1],
+    )
     own = _LEADING_CONNECTIVE.sub("", question).strip() or question.strip()
     if _TIME_EXPRESSION.search(own):
         context = previous.topic or _TIME_EXPRESSION.sub("", previous.query or previous.question)

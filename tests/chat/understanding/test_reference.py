@@ -115,3 +115,11 @@ def test_the_second_one_after_a_filtered_follow_up_means_the_list_before_it():
     filtered = Turn(question="which of these use transformers?", sources=CARDS[4:5])
     reference = resolve("the second one", [LIST_ANSWER, filtered])
     assert (reference.kind, reference.numbers, reference.back) == (SOURCES, (2,), 2)
+
+
+def test_an_ellipsis_after_a_follow_up_on_sources_borrows_the_searched_topic():
+    read = Turn(
+        question="tell me more about [3]", query="tell me more about [3]", sources=CARDS[2:3]
+    )
+    query = rule_rewrite("what about since 2024?", [LIST_ANSWER, read])
+    assert "diffusion language models" in query and "tell me more" not in query
