@@ -26,7 +26,10 @@ from chat.llm.base import AnswerRequest, LLMError, SourceText
 from chat.pipeline import prompts
 from chat.pipeline.citations import check_citations
 from chat.pipeline.rewrite import Turn, standalone_question
+from chat.pipeline.seed import seed_card
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
+from chat.understanding import intent as intents
+from chat.understanding.analysis import analyse
 from chat.window import window_label
 
 logger = logging.getLogger(__name__)
@@ -74,6 +77,7 @@ def _source_texts(cards: Sequence[dict]):
             authors=c["authors"],
             published=c["published"],
             text=c["passage"],
+            arxiv_id=c.get("arxiv_id") or "",
         )
         for c in cards
     ]
@@ -116,9 +120,15 @@ async def answer_events(
     timings["rewrite_ms"] = _ms(step)
 
     step = time.perf_counter()
+    # Timelines and filtered lists read better with more papers: the rules' first reading of the
+    # question (microseconds) sets how many to ask for.
+    wanted = k or intents.sources_wanted(
+        intents.classify(query, analyse(query[:MAX_QUERY_CHARS], now), now.date()),
+        settings.CHAT_SOURCES,
+    )
     try:
         # A pasted abstract may be longer than a search takes; its start carries the topic.
-        response = await search(query[:MAX_QUERY_CHARS], k=k or settings.CHAT_SOURCES, now=now)
+        response = await search(query[:MAX_QUERY_CHARS], k=wanted, now=now)
     except SearchError as exc:
         timings["total_ms"] = _ms(started)
         yield events.outcome(
@@ -129,17 +139,32 @@ async def answer_events(
     timings["retrieval_ms"] = _ms(step)
     if response.timings:
         timings["retrieval"] = dict(response.timings)
+    intent = intents.classify(query, response.analysis, now.date())
     analysis = response.analysis.to_dict()
+    analysis["intent"] = intent.kind
     yield events.analysis(query, analysis, window_label(analysis, now.date()))
 
     step = time.perf_counter()
-    cards = [source_card(n, hit) for n, hit in enumerate(response.hits, start=1)]
-    messages = prompts.answer_messages(query, _source_texts(cards), now.date())
+    seed = await seed_card(response.analysis.arxiv_id)
+    if seed:
+        seed["passage"] = seed["passage"][:PASSAGE_CHARS]
+    # "summarize <id>": the paper itself is source [1] (search only found papers like it).
+    first = [{**seed, "number": 1}] if seed and intent.kind == intents.NAMED_PAPER else []
+    cards = first + [
+        source_card(n, hit) for n, hit in enumerate(response.hits, start=1 + len(first))
+    ]
+    seed_text = _source_texts(first or [seed])[0] if seed else None
+    messages = prompts.answer_messages(
+        query, _source_texts(cards), now.date(), intent=intent, seed=seed_text
+    )
     # The extractive backend matches sentences against the question's words: give it the topic
     # (the date phrase and filters cut out), or "since 2025" would count as unanswered words.
     # Model backends read the whole question from `messages`.
     topic = response.analysis.query or query
-    request = AnswerRequest(question=topic, sources=_source_texts(cards), messages=messages)
+    request = AnswerRequest(
+        question=topic, sources=_source_texts(cards), messages=messages,
+        intent=intent, analysis=analysis, seed=seed_text, today=now.date(),
+    )
     timings["prompt_ms"] = _ms(step)
     yield events.sources(cards)
     timings["overhead_ms"] = _ms(started)
