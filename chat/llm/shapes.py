@@ -46,8 +46,10 @@ from .meaning import similarities
 from .roles import BONUS, CONTRIBUTION, RESULT, role
 from .sentences import content_words, stems, terms
 
-SHORTLIST = 12  # most sentences embedded for one overview or comparison
-LIST_EMBED_BUDGET = 8  # most sentences embedded to choose list lines (only where rules tie)
+# Most sentences embedded for one answer (overview; a comparison embeds half per side, a list
+# only where the rules tie). Each costs ~10 ms on this CPU: 6 keeps the composer near 100 ms.
+SHORTLIST = 6
+LIST_EMBED_BUDGET = 4
 OVERVIEW_SENTENCES = 5
 LEX_WEIGHT = 0.25  # words still count a little once meaning is known
 LONG_LINE_WORDS = 45  # a list line quoting a longer sentence reads badly: prefer a shorter one
@@ -179,8 +181,6 @@ def _age(newest: date, today: date) -> str:
         months -= 1
     if months >= 24:
         return f"{months // 12} years"
-    if months >= 12:
-        return "over a year" if months > 12 else "a year"
     return f"{max(months, 1)} month{'s' if max(months, 1) > 1 else ''}"
 
 
@@ -215,6 +215,10 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     sources = list(request.sources)
     authors = _analysis(request, "authors", [])
     categories = _analysis(request, "categories", [])
+    # The composer is given the question when the analysis found no topic ("papers by X"):
+    # whether there is one is the analysis' to say.
+    if request.analysis is not None:
+        topic = request.analysis.get("query") or ""
     newest_first = intent.latest or (intent.by_filter and not topic)
     if newest_first:
         sources.sort(key=lambda s: s.published or "", reverse=True)
@@ -285,7 +289,7 @@ def _named_source(request: AnswerRequest) -> SourceText | None:
 def _named(request: AnswerRequest, scorer: _Scorer, source: SourceText) -> list[str]:
     own = scorer.by_source.get(source.number, [])
     said = [s for s in own if scorer.role_of(s) in (CONTRIBUTION, RESULT)][:4]
-    if len(said) < 2:  # an abstract without "we propose": its non-background sentences
+    if len(said) < 3:  # an abstract without "we propose": its non-background sentences too
         rest = [s for s in own if s not in said and scorer.role_of(s) != "background"]
         said = sorted(said + rest[: 3 - len(said)], key=lambda s: s.position)
     if not said:
@@ -336,8 +340,8 @@ def _shortlist(scorer: _Scorer, lex: dict[int, float], size: int) -> list[_Sente
     """What is worth embedding: the best sentences by words and role, plus the top papers' best
     contribution (a sentence can answer in other words than the question's)."""
     ranked = sorted(scorer.sentences, key=lambda s: scorer.prelim(s, lex), reverse=True)
-    picked = ranked[: size - 4]
-    for source in scorer.sources[:4]:
+    picked = ranked[: size - 2]
+    for source in scorer.sources[:2]:
         own = [s for s in scorer.by_source.get(source.number, []) if s not in picked]
         contributions = [s for s in own if scorer.role_of(s) in (CONTRIBUTION, RESULT)]
         if contributions:
@@ -404,8 +408,10 @@ def _acronym_forms(side: str, sources: list[SourceText]) -> list[set[str]]:
 
 
 def _mentions(s: _Sentence, forms: list[set[str]]) -> bool:
+    """Whether a sentence names a side: all of a short name's words ("full fine-tuning" is not
+    any "fine-tuning"), two thirds of a long one's (an acronym's spelled-out form)."""
     have = set(s.term_counts)
-    return any(len(f & have) >= max(1, (len(f) + 1) // 2) for f in forms)
+    return any(len(f & have) >= (len(f) if len(f) <= 3 else -(-2 * len(f) // 3)) for f in forms)
 
 
 def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] | None:
@@ -415,8 +421,14 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
     # nothing apart.
     shared = set.union(*forms[a]) & set.union(*forms[b])
     forms = {side: [f - shared or f for f in fs] for side, fs in forms.items()}
+    # A side's evidence names that side only; a sentence naming both sets them side by side.
     mentioning = {
-        side: [s for s in scorer.sentences if _mentions(s, forms[side])] for side in (a, b)
+        side: [
+            s
+            for s in scorer.sentences
+            if _mentions(s, forms[side]) and not _mentions(s, forms[other])
+        ]
+        for side, other in ((a, b), (b, a))
     }
     if not mentioning[a] and not mentioning[b]:
         return None
@@ -428,9 +440,8 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
             lines += [T.COMPARE_SIDE_MISSING.format(side=side), ""]
             continue
         lex = scorer.lexical(f"{side} {topic}")
-        shortlist = sorted(mine, key=lambda s: scorer.prelim(s, lex), reverse=True)[
-            : SHORTLIST // 2
-        ]
+        shortlist = sorted(mine, key=lambda s: scorer.prelim(s, lex), reverse=True)
+        shortlist = shortlist[: SHORTLIST // 2]
         scores = scorer.by_meaning(f"{side} {topic}", shortlist, lex)
         picked = _greedy([(scores[id(s)], s) for s in shortlist], 2)
         used.update(id(s) for s in picked)
