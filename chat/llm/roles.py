@@ -60,7 +60,7 @@ def role(sentence: str, position: int = 1) -> str:
 
 
 # How much each role adds to a sentence's score (on top of its meaning, a cosine in -1..1).
-BONUS = {CONTRIBUTION: 0.12, RESULT: 0.08, OTHER: 0.0, BACKGROUND: -0.12}
+BONUS = {CONTRIBUTION: 0.15, RESULT: 0.1, OTHER: 0.0, BACKGROUND: -0.2}
 
 
 def bonus(sentence: str, position: int = 1) -> float:

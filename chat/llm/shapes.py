@@ -43,7 +43,7 @@ from .extractive import (
     compose_answer,
 )
 from .meaning import similarities
-from .roles import BONUS, CONTRIBUTION, RESULT, role
+from .roles import BACKGROUND, BONUS, CONTRIBUTION, RESULT, role
 from .sentences import content_words, stems, terms
 
 # Most sentences embedded for one answer (overview; a comparison embeds half per side, a list
@@ -51,7 +51,7 @@ from .sentences import content_words, stems, terms
 SHORTLIST = 6
 LIST_EMBED_BUDGET = 4
 OVERVIEW_SENTENCES = 5
-LEX_WEIGHT = 0.25  # words still count a little once meaning is known
+LEX_WEIGHT = 0.1  # words break ties once meaning is known; they do not outvote it
 LONG_LINE_WORDS = 45  # a list line quoting a longer sentence reads badly: prefer a shorter one
 MEANING_ENOUGH = 0.45  # a sentence this close in meaning answers, whatever words it uses
 FRESH_DAYS = 31
@@ -131,7 +131,7 @@ class _Scorer:
 
         def rule_score(s: _Sentence) -> float:
             r = self.role_of(s)
-            value = {CONTRIBUTION: 1.0, RESULT: 0.6}.get(r, 0.2 if r != "background" else 0.0)
+            value = {CONTRIBUTION: 1.0, RESULT: 0.6}.get(r, 0.2 if r != BACKGROUND else 0.0)
             value += 0.5 * lex[id(s)] - 0.02 * s.position
             return value - (0.3 if len(s.text.split()) > LONG_LINE_WORDS else 0.0)
 
@@ -290,7 +290,7 @@ def _named(request: AnswerRequest, scorer: _Scorer, source: SourceText) -> list[
     own = scorer.by_source.get(source.number, [])
     said = [s for s in own if scorer.role_of(s) in (CONTRIBUTION, RESULT)][:4]
     if len(said) < 3:  # an abstract without "we propose": its non-background sentences too
-        rest = [s for s in own if s not in said and scorer.role_of(s) != "background"]
+        rest = [s for s in own if s not in said and scorer.role_of(s) != BACKGROUND]
         said = sorted(said + rest[: 3 - len(said)], key=lambda s: s.position)
     if not said:
         said = own[:3]
@@ -317,7 +317,9 @@ def _greedy(scored: list[tuple[float, _Sentence]], limit: int) -> list[_Sentence
         )
         value = value * SOURCE_REPEAT_DECAY ** quoted[s.source.number] if value > 0 else value
         best = value if best is None else best
-        if value <= 0 or (len(chosen) >= 3 and value < 0.6 * best) or value < 0.3 * best:
+        # Beyond the first, only sentences nearly as good: the third-best paper's loosely
+        # related sentence is what made the old answers read as keyword matches.
+        if value <= 0 or (len(chosen) >= 3 and value < 0.7 * best) or value < 0.5 * best:
             break
         chosen.append(s)
         quoted[s.source.number] += 1
@@ -358,7 +360,10 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     scored = [(scores[id(s)], s) for s in shortlist]
     if not _enough(request.sources, topic, scorer, scored):
         return None
-    chosen = _greedy(scored, OVERVIEW_SENTENCES)
+    # Background ("... remains a long-standing challenge") only when no paper says what it did.
+    chosen = _greedy(
+        [(v, s) for v, s in scored if scorer.role_of(s) != BACKGROUND], OVERVIEW_SENTENCES
+    ) or _greedy(scored, OVERVIEW_SENTENCES)
     if not chosen:
         return None
     lines = [T.LEAD_IN, ""] + _grouped(chosen)
