@@ -49,7 +49,7 @@ from .sentences import content_words, stems, terms
 # Most sentences embedded for one answer (overview; a comparison embeds half per side, a list
 # only where the rules tie). Each costs ~10 ms on this CPU: 6 keeps the composer near 100 ms.
 SHORTLIST = 6
-LIST_EMBED_BUDGET = 4
+LIST_EMBED_BUDGET = 2
 OVERVIEW_SENTENCES = 5
 LEX_WEIGHT = 0.1  # words break ties once meaning is known; they do not outvote it
 LONG_LINE_WORDS = 45  # a list line quoting a longer sentence reads badly: prefer a shorter one
@@ -261,7 +261,7 @@ def _seed(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
         own = _Scorer([seed], "").contribution("", [seed.number], 0).get(seed.number)
         anchor = " ".join(part for part in (seed.title, own.text if own else "") if part)
     lex = scorer.lexical(anchor)
-    picks = scorer.contribution(anchor, [s.number for s in request.sources], SHORTLIST, lex)
+    picks = scorer.contribution(anchor, [s.number for s in request.sources], LIST_EMBED_BUDGET, lex)
     for rank, source in enumerate(request.sources, start=1):
         lines.append(_item(T.LIST_ITEM, T.LIST_ITEM_BARE, source, picks.get(source.number), rank))
     return lines
@@ -424,7 +424,7 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
     forms = {side: _acronym_forms(side, request.sources) for side in (a, b)}
     # Words both sides share ("models" in "diffusion models vs autoregressive models") tell
     # nothing apart.
-    shared = set.union(*forms[a]) & set.union(*forms[b])
+    shared = set().union(*forms[a]) & set().union(*forms[b])
     forms = {side: [f - shared or f for f in fs] for side, fs in forms.items()}
     # A side's evidence names that side only; a sentence naming both sets them side by side.
     mentioning = {
