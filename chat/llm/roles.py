@@ -34,7 +34,9 @@ _RESULT = re.compile(
 _BACKGROUND = re.compile(
     r"\b(?:long[\s-]standing|remains?\s+(?:a\s+|an\s+)?(?:\w+\s+)?(?:challeng|open|difficult|"
     r"unclear|unexplored|underexplored|limited)\w*|ha(?:ve|s)\s+(?:recently\s+)?(?:attracted|"
-    r"gained|received|drawn|become|emerged|shown\s+(?:great|remarkable|impressive|promising))|"
+    r"gained|received|drawn|become|emerged|(?:shown|achieved|demonstrated|made|witnessed)\s+"
+    r"(?:great|remarkable|impressive|promising|significant|tremendous|substantial|notable|rapid|"
+    r"considerable|unprecedented|exceptional))|"
     r"in\s+recent\s+years|recent(?:ly)?\s+(?:years|advances|progress|developments)|^recently\b|"
     r"there\s+(?:has|have)\s+been|(?:increasing|growing)\s+(?:number|interest|attention|body)|"
     r"growing\s+(?:interest|attention|body)|(?:existing|previous|prior|current|conventional|"
