@@ -18,6 +18,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from papers.embeddings import EmbeddingError, get_embedder
+
 logger = logging.getLogger(__name__)
 
 CACHE_SIZE = 20_000  # sentence vectors (384 floats each: ~30 MB at most)
@@ -27,23 +29,21 @@ _lock = threading.Lock()
 
 
 def _embedder():
-    from papers.embeddings import get_embedder
-
     return get_embedder()
 
 
-def _vectors(embedder, texts: list[str], query: bool = False) -> np.ndarray:
-    keys = [(embedder.name, ("q:" if query else "d:") + t) for t in texts]
+def _vectors(embedder, texts: list[str]) -> np.ndarray:
+    """Vectors of `texts`, embedding only those not cached, in one call: every embedder embeds a
+    query exactly as a document (papers.embeddings), so the anchor joins the sentences' batch and
+    the model runs once per answer rather than twice."""
+    keys = [(embedder.name, t) for t in texts]
     with _lock:
         found = {k: _cache[k] for k in keys if k in _cache}
         for k in found:
             _cache.move_to_end(k)
     missing = list(dict.fromkeys(k for k in keys if k not in found))
     if missing:
-        if query:
-            made = np.stack([embedder.embed_query(k[1][2:]) for k in missing])
-        else:
-            made = embedder.embed_documents([k[1][2:] for k in missing])
+        made = embedder.embed_documents([k[1] for k in missing])
         with _lock:
             for k, vector in zip(missing, made, strict=True):
                 _cache[k] = found[k] = np.asarray(vector, dtype=np.float32)
@@ -57,10 +57,9 @@ def similarities(anchor: str, texts: list[str]) -> list[float] | None:
     if not texts or not anchor.strip():
         return [0.0] * len(texts) if texts else []
     try:
-        embedder = _embedder()
-        query = _vectors(embedder, [anchor], query=True)[0]
-        documents = _vectors(embedder, texts)
-    except Exception as exc:  # noqa: BLE001 - any embedder failure: rank by words instead
+        vectors = _vectors(_embedder(), [anchor, *texts])
+    except (EmbeddingError, OSError, RuntimeError, ValueError) as exc:
+        # The embedder cannot run (not installed, misconfigured, out of memory): words alone.
         logger.warning("sentence_similarity_unavailable error=%s", exc)
         return None
-    return [float(v) for v in documents @ query]
+    return [float(v) for v in vectors[1:] @ vectors[0]]
