@@ -31,6 +31,7 @@ _RESULT = re.compile(
     r"|\d+(?:\.\d+)?\s*(?:%|x\b|×|points?\b)",
     _F,
 )
+# Scene-setting in so many words: never a result, whatever numbers it carries.
 _BACKGROUND = re.compile(
     r"\b(?:long[\s-]standing|remains?\s+(?:a\s+|an\s+)?(?:\w+\s+)?(?:challeng|open|difficult|"
     r"unclear|unexplored|underexplored|limited)\w*|ha(?:ve|s)\s+(?:recently\s+)?(?:attracted|"
@@ -39,12 +40,17 @@ _BACKGROUND = re.compile(
     r"considerable|unprecedented|exceptional))|"
     r"in\s+recent\s+years|recent(?:ly)?\s+(?:years|advances|progress|developments)|^recently\b|"
     r"there\s+(?:has|have)\s+been|(?:increasing|growing)\s+(?:number|interest|attention|body)|"
-    r"growing\s+(?:interest|attention|body)|(?:existing|previous|prior|current|conventional|"
-    r"traditional)\s+(?:methods|approaches|works?|studies|techniques|models|systems)|"
-    r"suffers?\s+from|however|despite|nevertheless|is\s+(?:a|an)\s+(?:fundamental|key|crucial|"
-    r"important|critical|essential|challenging)|plays?\s+(?:a|an)\s+\w+\s+role|widely\s+"
-    r"(?:used|adopted|studied)|(?:a|an)\s+(?:key|major|fundamental|critical|central)\s+"
-    r"(?:challenge|problem|issue))\b",
+    r"is\s+(?:a|an)\s+(?:fundamental|key|crucial|important|critical|essential|challenging)|"
+    r"plays?\s+(?:a|an)\s+\w+\s+role|widely\s+(?:used|adopted|studied)|(?:a|an)\s+(?:key|major|"
+    r"fundamental|critical|central)\s+(?:challenge|problem|issue))\b",
+    _F,
+)
+# Others' shortcomings: background unless the sentence also reports what this paper achieved
+# ("outperforms existing methods" is a result).
+_OTHERS = re.compile(
+    r"\b(?:(?:existing|previous|prior|current|conventional|traditional)\s+(?:[\w-]+\s+){0,3}?"
+    r"(?:methods|approaches|works?|studies|techniques|models|systems)|suffers?\s+from|"
+    r"struggles?\s+(?:with|to)|often\s+fails?\s+to|however|despite|nevertheless)\b",
     _F,
 )
 
@@ -56,7 +62,7 @@ def role(sentence: str, position: int = 1) -> str:
         return CONTRIBUTION
     if _RESULT.search(sentence) and not _BACKGROUND.search(sentence):
         return RESULT
-    if _BACKGROUND.search(sentence) or position == 0:
+    if _BACKGROUND.search(sentence) or _OTHERS.search(sentence) or position == 0:
         return BACKGROUND
     return OTHER
 

@@ -515,19 +515,15 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
         return compose_answer(request.question, sources, max_words)
     topic = request.question
     if not sources:
-        return (
-            T.NO_SOURCES
-            if intent.kind != intents.SEED or request.seed is None
-            else "\n".join(
-                [
-                    T.SEED_LEAD.format(
-                        title=_title(request.seed),
-                        published=request.seed.published,
-                        arxiv_id=request.seed.arxiv_id,
-                    )
-                ]
+        arxiv_id = _analysis(request, "arxiv_id", "")
+        if intent.kind == intents.SEED and request.seed is not None:
+            seed = request.seed
+            return T.SEED_LEAD.format(
+                title=_title(seed), published=seed.published, arxiv_id=seed.arxiv_id or arxiv_id
             )
-        )
+        if intent.kind == intents.SEED and arxiv_id:
+            return T.SEED_MISSING_NOTHING.format(arxiv_id=arxiv_id)
+        return T.NO_SOURCES
     scorer = _Scorer(sources, topic)
     kind = intent.kind
     body: list[str] | None = None

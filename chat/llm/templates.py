@@ -32,6 +32,9 @@ LIST_ITEM_BARE = "{rank}. **{title}** ({published}) [{number}]"
 # "Papers like <id>": the seed first, then its neighbours, each with the sentence nearest to it.
 SEED_LEAD = "Papers similar to **{title}** ({published}, arXiv {arxiv_id}):"
 SEED_MISSING = "arXiv {arxiv_id} is not in the catalogue; papers matching the question instead:"
+SEED_MISSING_NOTHING = (
+    "arXiv {arxiv_id} is not in the catalogue, and no other paper matched the question."
+)
 
 # A named paper: its contributions and results.
 NAMED_LEAD = "What **{title}** ({published}) reports:"

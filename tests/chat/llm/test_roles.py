@@ -17,6 +17,8 @@ CASES = [
     ("3D Gaussian splatting has recently attracted great attention.", BACKGROUND),
     ("Recently, there has been an increasing number of studies employing RL.", BACKGROUND),
     ("However, existing methods suffer from slow sampling.", BACKGROUND),
+    ("Existing ultrasound segmentation methods often struggle with new tasks.", BACKGROUND),
+    ("Our model outperforms existing segmentation methods on COCO.", RESULT),
     ("The encoder maps each patch to a token.", OTHER),
 ]
 

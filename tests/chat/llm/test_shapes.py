@@ -158,6 +158,19 @@ async def test_papers_like_an_id_name_the_seed_first(sample_catalogue, now):
     assert_composed_from_sources(done["content"], sources, seed_card)
 
 
+async def test_papers_like_an_unknown_id_say_so_and_answer_from_the_topic(sample_catalogue, now):
+    analysis, sources, done = await _ask("papers like 2501.99999 on language models", now)
+
+    assert analysis["intent"] == "seed"
+    first = done["content"].splitlines()[0]
+    assert first.startswith("arXiv 2501.99999 is not in the catalogue")
+    assert first in (
+        T.SEED_MISSING.format(arxiv_id="2501.99999"),
+        T.SEED_MISSING_NOTHING.format(arxiv_id="2501.99999"),
+    )
+    assert_composed_from_sources(done["content"], sources)
+
+
 async def test_a_named_paper_is_answered_from_that_paper(sample_catalogue, now):
     papers = Paper.objects.filter(abstract__iregex=r"\m(we propose|we introduce|we present)\M")
     paper = await papers.order_by("-published", "arxiv_id").afirst()
