@@ -21,6 +21,7 @@ from chat.llm.shapes import compose_shaped
 from chat.pipeline import prompts
 from chat.pipeline.answer import answer_events
 from chat.understanding.intent import Intent
+from papers.indexing.lexical import index_missing
 from papers.indexing.vectors import embed_missing
 from papers.ingest.snapshot import parse_snapshot_record
 from papers.ingest.upsert import upsert_papers
@@ -48,6 +49,8 @@ def sample_catalogue(transactional_db, settings, shared_data):
     settings.LLM_BACKEND = "extractive"
     settings.LLM_FALLBACK = ""
     upsert_papers(_sample(shared_data, SLICE))
+    # Both indexes, as the indexing job builds them: the relevance gate reads BM25 too.
+    index_missing()
     embed_missing()
 
 
