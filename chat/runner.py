@@ -138,7 +138,10 @@ class RunningAnswer:
         # (the LLM needs none): see chat/lanes.py.
         async with contextlib.AsyncExitStack() as lane:
             await lane.enter_async_context(search_lanes.context())
-            async for event in answer_events(self.turn.question, history=self.turn.history):
+            answer = answer_events(
+                self.turn.question, history=self.turn.history, filters=self.turn.filters or None
+            )
+            async for event in answer:
                 kind = event["type"]
                 if kind == "token":
                     self.text += event["text"]
@@ -152,6 +155,8 @@ class RunningAnswer:
                     # Saved beside the LLM's start, not before it: a socket joining now reads
                     # them from the running answer anyway, and the final save writes them again.
                     self._save_soon(query=self.query, analysis=self.analysis, sources=self.sources)
+                    await events.publish(self.thread_id, events.for_answer(event, self.message_id))
+                elif kind == "stage":
                     await events.publish(self.thread_id, events.for_answer(event, self.message_id))
                 elif kind == "done":
                     return self._final_event("done", Status.COMPLETE, pipeline=event)

@@ -23,7 +23,7 @@ from django.utils import timezone
 from chat import events
 from chat.llm import get_fallback, get_llm
 from chat.llm.base import AnswerRequest, LLMError, SourceText
-from chat.pipeline import prompts
+from chat.pipeline import progress, prompts
 from chat.pipeline.citations import check_citations
 from chat.pipeline.rewrite import Turn, standalone_question
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
@@ -102,23 +102,30 @@ async def answer_events(
     backend=None,
     fallback=None,
     k: int | None = None,
+    filters: dict | None = None,
 ) -> AsyncIterator[dict]:
-    """Answer `question` (a thread's newest) given the thread's earlier `history`."""
+    """Answer `question` (a thread's newest) given the thread's earlier `history`; `filters`
+    (checked by chat.understanding.overrides.parse_filters) replace what the question says."""
     started = time.perf_counter()
     now = now or timezone.now()
     # The first call builds the backend (importing its SDK or loading a model): off the loop, so
     # a cold process does not freeze every other socket meanwhile.
     backend = backend or await asyncio.to_thread(get_llm)
     timings: dict[str, Any] = {}
+    yield progress.understanding()
 
     step = time.perf_counter()
     query = await standalone_question(question, history, backend=backend)
     timings["rewrite_ms"] = _ms(step)
 
+    yield await progress.searching()
     step = time.perf_counter()
     try:
         # A pasted abstract may be longer than a search takes; its start carries the topic.
-        response = await search(query[:MAX_QUERY_CHARS], k=k or settings.CHAT_SOURCES, now=now)
+        response = await search(
+            query[:MAX_QUERY_CHARS], k=k or settings.CHAT_SOURCES, now=now,
+            overrides=filters or None,
+        )
     except SearchError as exc:
         timings["total_ms"] = _ms(started)
         yield events.outcome(
@@ -130,6 +137,8 @@ async def answer_events(
     if response.timings:
         timings["retrieval"] = dict(response.timings)
     analysis = response.analysis.to_dict()
+    if filters:  # what the user set on the chips, kept with the answer
+        analysis["filters"] = dict(filters)
     yield events.analysis(query, analysis, window_label(analysis, now.date()))
 
     step = time.perf_counter()
@@ -142,6 +151,7 @@ async def answer_events(
     request = AnswerRequest(question=topic, sources=_source_texts(cards), messages=messages)
     timings["prompt_ms"] = _ms(step)
     yield events.sources(cards)
+    yield progress.reading(len(cards))
     timings["overhead_ms"] = _ms(started)
 
     parts: list[str] = []
@@ -187,6 +197,7 @@ async def answer_events(
     try:
         if delta:
             timings["ttft_ms"] = _ms(started)
+            yield progress.writing()
             parts.append(delta)
             yield events.delta(delta)
             async for delta in stream:

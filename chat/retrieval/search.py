@@ -54,7 +54,7 @@ from papers.indexing.passages import document_text
 MAX_K = 100
 MAX_QUERY_CHARS = 2000
 # Keys the search page's chip (and API callers) may override in the analysis.
-OVERRIDABLE = frozenset({"start", "end", "recency_weight", "categories", "authors"})
+OVERRIDABLE = frozenset({"start", "end", "recency_weight", "categories", "authors", "arxiv_id"})
 
 
 class SearchError(ValueError):
