@@ -22,9 +22,10 @@ from django.utils import timezone
 
 from chat import events
 from chat.llm import get_fallback, get_llm
-from chat.llm.base import AnswerRequest, LLMError, SourceText
+from chat.llm.base import LLM_BAD_OUTPUT, AnswerRequest, LLMError, SourceText
+from chat.llm.repetition import trim_loop
 from chat.pipeline import progress, prompts
-from chat.pipeline.citations import check_citations
+from chat.pipeline.citations import check_citations, only_citations
 from chat.pipeline.rewrite import Turn, standalone_question
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
 from chat.window import window_label
@@ -34,6 +35,7 @@ logger = logging.getLogger(__name__)
 # Characters of each source's passage put in the prompt: an abstract fits; long passages are cut
 # so eight sources stay well inside a small model's context window.
 PASSAGE_CHARS = 1500
+CITATIONS_ONLY = "The model answered with citation numbers only; no answer was written."
 
 
 def _ms(start: float) -> int:
@@ -159,7 +161,7 @@ async def answer_events(
     used = backend
 
     def finish(kind: str, **extra) -> dict:
-        checked = check_citations("".join(parts), len(cards))
+        checked = check_citations(trim_loop("".join(parts)), len(cards))
         timings["total_ms"] = _ms(started)
         return events.outcome(
             kind, checked.text, checked.kept, checked.dropped,
@@ -210,5 +212,18 @@ async def answer_events(
         return
     finally:
         if stream is not None:
+            await stream.aclose()
+    if only_citations("".join(parts)):
+        # "[1] [2] … [13]" is not an answer: the fallback (the composer) writes one instead.
+        fallback = fallback or await asyncio.to_thread(get_fallback)
+        if fallback is None or fallback.name == used.name:
+            yield finish("error", code=LLM_BAD_OUTPUT, message=CITATIONS_ONLY)
+            return
+        logger.warning("llm_citations_only backend=%s", used.name)
+        timings.update(fallback_from=used.name, fallback_code="citations_only")
+        used, stream = fallback, fallback.stream(request)
+        try:
+            parts = [delta async for delta in stream]
+        finally:
             await stream.aclose()
     yield finish("done")

@@ -228,7 +228,8 @@ async def _analyse(text: str, now: datetime) -> QueryAnalysis:
     if analysis.confident:
         return analysis
     llm = await _llm()
-    if not getattr(llm, "supports_complete", False):
+    # Only a model that follows instructions: the tiny local one invents filters.
+    if not getattr(llm, "follows_instructions", False):
         return analysis
     return await analyse_with_llm(text, now, llm.complete)
 
@@ -328,7 +329,7 @@ async def _start_rewrites(q: _Query):
     if not (settings.SEARCH_MULTI_QUERY and q.text and not q.analysis.arxiv_id):
         return None
     llm = await _llm()
-    if not getattr(llm, "supports_complete", False):
+    if not getattr(llm, "follows_instructions", False):
         return None
     return asyncio.ensure_future(rewrite(q.text, llm))
 

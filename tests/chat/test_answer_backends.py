@@ -109,3 +109,48 @@ async def test_local_gguf_model_answers_over_the_socket(catalogue, owner, thread
     assert answer.status == "complete" and answer.content.strip()
     assert answer.completion_tokens and answer.completion_tokens <= 24
     assert all(1 <= n <= len(answer.sources) for n in answer.citations)
+
+
+async def test_an_answer_of_citation_numbers_only_is_replaced_by_the_composer(
+    catalogue, owner, thread, slow_openai
+):
+    """The local model saved "[1] [2] … [13]" as a complete answer: never again."""
+    slow_openai.default = Reply("[1] [2] [3] [4] [5] [6] [7] [8] [9] [10] [11] [12] [13]")
+    events, answer = await ask(thread, owner)
+
+    done = events[-1]
+    assert done["type"] == "done" and done["backend"] == "extractive"
+    assert done["timings"]["fallback_from"] == "openai"
+    assert done["timings"]["fallback_code"] == "citations_only"
+    assert any(c.isalpha() for c in done["content"].replace("[", "").replace("]", ""))
+    assert answer.status == "complete" and answer.content == done["content"]
+
+
+async def test_without_a_fallback_a_citations_only_answer_fails(
+    catalogue, owner, thread, slow_openai, settings
+):
+    settings.LLM_FALLBACK = ""
+    slow_openai.default = Reply("[1] [2]")
+    events, answer = await ask(thread, owner)
+
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "llm_bad_output"
+    assert answer.status == "failed"
+
+
+async def test_a_looping_answer_is_saved_with_one_copy_of_the_loop(
+    catalogue, owner, thread, slow_openai
+):
+    slow_openai.default = Reply("Video diffusion keeps frames consistent [1]. " + "linguistics, " * 60)
+    events, answer = await ask(thread, owner)
+
+    assert events[-1]["type"] == "done"
+    assert answer.content == "Video diffusion keeps frames consistent [1]. linguistics,"
+
+
+async def test_only_models_that_follow_instructions_rewrite_triage_or_rank(settings):
+    from chat.llm import get_llm
+
+    settings.OPENAI_API_KEY = "test-key"
+    assert get_llm("openai").follows_instructions is True
+    assert get_llm("local").follows_instructions is False
+    assert get_llm("extractive").follows_instructions is False
