@@ -82,6 +82,7 @@ def _conversation(thread: Thread) -> list[dict]:
                 # Chips only for answers that searched (not a failed-before-search one).
                 chips=chips(message.analysis) if message.analysis else [],
                 filters_json=json.dumps(filters_of(message.analysis)),
+                user_set_json=json.dumps((message.analysis or {}).get("filters") or {}),
                 followups=suggest_followups(message.query, message.analysis, sources)
                 if message is last_answer and message.status == Message.Status.COMPLETE
                 else [],

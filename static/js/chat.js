@@ -118,13 +118,14 @@
 
   // The filters the answer was searched with (chat/understanding/overrides.py words the chips;
   // templates/chat/_chips.html renders the same for saved answers).
-  function renderChips(article, chips, filters) {
+  function renderChips(article, chips, filters, userSet) {
     const head = article.querySelector(".msg-head");
     const old = head.querySelector(".filter-chips");
     if (old) old.remove();
     const box = el("div", "filter-chips");
     box.setAttribute("aria-label", "Filters this answer was searched with");
     box.dataset.filters = JSON.stringify(filters || {});
+    box.dataset.userSet = JSON.stringify(userSet || {});
     for (const chip of chips || []) {
       const node = el("span", "chip chip-" + chip.kind + (chip.edited ? " chip-edited" : ""));
       node.dataset.kind = chip.kind;
@@ -145,9 +146,9 @@
     head.insertBefore(box, head.firstChild);
   }
 
-  function setHead(state, chips, filters, query) {
+  function setHead(state, chips, filters, query, analysis) {
     const head = state.el.querySelector(".msg-head");
-    if (filters) renderChips(state.el, chips, filters);
+    if (filters) renderChips(state.el, chips, filters, (analysis || {}).filters);
     if (query && query.trim() !== (state.question || "").trim()) {
       let q = head.querySelector(".query");
       if (!q) {
@@ -275,13 +276,31 @@
   }
 
   // --- Editing an answer's filters: re-asks its question with the edited `filters` -------------
-  function filtersOf(article) {
-    const box = article.querySelector(".filter-chips");
+  function readJSON(text) {
     try {
-      return JSON.parse((box && box.dataset.filters) || "{}");
+      return JSON.parse(text || "{}");
     } catch (e) {
       return {};
     }
+  }
+
+  // Every filter the answer was searched with.
+  function filtersOf(article) {
+    const box = article.querySelector(".filter-chips");
+    return readJSON(box && box.dataset.filters);
+  }
+
+  // What to send: the filters the user had already set on this answer, and what changed now.
+  // The rest the question itself says again, so a chip the user never touched stays the
+  // question's own (not marked as set by the user).
+  function changedFilters(article, edited) {
+    const box = article.querySelector(".filter-chips");
+    const before = filtersOf(article);
+    const send = readJSON(box && box.dataset.userSet);
+    for (const [key, value] of Object.entries(edited)) {
+      if (JSON.stringify(value) !== JSON.stringify(before[key])) send[key] = value;
+    }
+    return send;
   }
 
   function reaskWithout(article, chip) {
@@ -296,7 +315,7 @@
       case "seed": filters.arxiv_id = null; break;
       default: return;
     }
-    ask(article.dataset.question || "", filters);
+    ask(article.dataset.question || "", changedFilters(article, filters));
   }
 
   function field(form, label, name, type, value, extra) {
@@ -341,7 +360,7 @@
       e.preventDefault();
       const data = new FormData(form);
       const weight = parseFloat(data.get("recency_weight"));
-      ask(article.dataset.question || "", {
+      ask(article.dataset.question || "", changedFilters(article, {
         start: data.get("start") || null,
         end: data.get("end") || null,
         // The server says what is wrong with a value (invalid_filters); send what was typed.
@@ -349,7 +368,7 @@
         authors: splitList(data.get("authors") || ""),
         categories: splitList(data.get("categories") || ""),
         arxiv_id: (data.get("arxiv_id") || "").trim() || null,
-      });
+      }));
       form.remove();
     });
     article.querySelector(".msg-head").after(form);
@@ -375,7 +394,7 @@
         const state = ensureAnswer(id);
         state.question = event.question;
         state.el.dataset.question = event.question;
-        setHead(state, event.chips, event.filters, event.query);
+        setHead(state, event.chips, event.filters, event.query, event.analysis);
         if (event.sources && event.sources.length && !state.sources.length) renderSources(state, id, event.sources);
         if ((event.content || "").length > state.text.length) {
           state.text = event.content;
@@ -385,7 +404,7 @@
         break;
       }
       case "analysis":
-        setHead(ensureAnswer(id), event.chips, event.filters, event.query);
+        setHead(ensureAnswer(id), event.chips, event.filters, event.query, event.analysis);
         break;
       case "stage":
         showStage(ensureAnswer(id), event.stage, event.detail);

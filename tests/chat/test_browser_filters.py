@@ -79,6 +79,8 @@ def test_stages_show_then_an_edited_chip_reasks_with_the_new_filters(
             window = second.locator(".chip-window")
             assert window.locator(".chip-label").inner_text() == "since 2024-01-01"
             assert "chip-edited" in window.get_attribute("class")
+            # Only what the user changed is marked (and sent): recency is still the question's.
+            assert "chip-edited" not in second.locator(".chip-recency").get_attribute("class")
             assert second.locator(".chip-category .chip-label").inner_text() == "in cs.CV"
             assert answer_dates(second) and min(answer_dates(second)) >= "2024-01-01"
             assert "cs.CV" in second.locator(".sources").inner_text()
