@@ -182,6 +182,8 @@ _ANSWER_END = {"message_id": str, "status": str, "content": str, "citations": li
 _ANSWER_END_DETAIL = {
     "html": str, "dropped_citations": list, "timings": dict, "usage": dict, "backend": str,
     "model": str, "followups": list,
+    # A model's sentences no cited source supports (chat.pipeline.support); absent: not checked.
+    "unsupported": list,
 }
 SCHEMAS: dict[str, tuple[dict, dict]] = {
     "ready": ({"thread_id": str, "streaming": (str, type(None))}, {}),

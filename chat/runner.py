@@ -180,6 +180,8 @@ class RunningAnswer:
             dropped = pipeline["dropped_citations"]
             timings = dict(pipeline["timings"])
             usage, backend, model = pipeline["usage"], pipeline["backend"], pipeline["model"]
+            if "unsupported" in pipeline:
+                extra["unsupported"] = pipeline["unsupported"]
         else:
             checked = check_citations(self.text, len(self.sources))
             content, citations, dropped = checked.text, checked.kept, checked.dropped
@@ -192,9 +194,11 @@ class RunningAnswer:
         for key in ("ttft_ms", "total_ms", "overhead_ms"):
             if key in timings:
                 timings[key] += setup_ms
+        html = render_answer(
+            content, len(self.sources), self.message_id, extra.get("unsupported", ())
+        )
         return events.final(
-            kind, self.message_id, status, content,
-            str(render_answer(content, len(self.sources), self.message_id)), citations, dropped,
+            kind, self.message_id, status, content, str(html), citations, dropped,
             timings, usage, backend, model,
             suggest_followups(self.query, self.analysis, self.sources)
             if status == Status.COMPLETE
@@ -231,6 +235,7 @@ class RunningAnswer:
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
             time_to_first_token_ms=timings.get("ttft_ms"),
+            unsupported=final.get("unsupported", []),
             total_ms=timings.get("total_ms"),
             error=final.get("message", "") if final["type"] == "error" else "",
             updated_at=timezone.now(),

@@ -75,13 +75,19 @@ class MessageSerializer(serializers.ModelSerializer):
     timings = serializers.DictField(
         read_only=True, help_text="Where the time went, in milliseconds, by stage."
     )
+    unsupported = serializers.ListField(
+        child=serializers.DictField(), read_only=True,
+        help_text="Sentences of a model's answer that the sources they cite do not support "
+        "(lexical overlap and embedding similarity): `index`, `start`/`end` (a span of "
+        "`content`), `text`, `cited`, `score`. Empty when all are supported or not checked.",
+    )
 
     class Meta:
         model = Message
         fields = [
             "id", "role", "content", "status", "query", "analysis", "sources", "citations",
             "backend", "model", "prompt_tokens", "completion_tokens", "time_to_first_token_ms",
-            "total_ms", "timings", "error", "created_at",
+            "total_ms", "timings", "unsupported", "error", "created_at",
         ]
         read_only_fields = fields
         extra_kwargs = {

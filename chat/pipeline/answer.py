@@ -26,7 +26,9 @@ from chat.llm.base import LLM_BAD_OUTPUT, AnswerRequest, LLMError, SourceText
 from chat.llm.repetition import trim_loop
 from chat.pipeline import progress, prompts
 from chat.pipeline.citations import check_citations, only_citations
+from chat.pipeline.passages import select_passages
 from chat.pipeline.rewrite import Turn, standalone_question
+from chat.pipeline.support import unsupported
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
 from chat.window import window_label
 
@@ -145,12 +147,18 @@ async def answer_events(
 
     step = time.perf_counter()
     cards = [source_card(n, hit) for n, hit in enumerate(response.hits, start=1)]
-    messages = prompts.answer_messages(query, _source_texts(cards), now.date())
     # The extractive backend matches sentences against the question's words: give it the topic
     # (the date phrase and filters cut out), or "since 2025" would count as unanswered words.
     # Model backends read the whole question from `messages`.
     topic = response.analysis.query or query
-    request = AnswerRequest(question=topic, sources=_source_texts(cards), messages=messages)
+    texts = prompt_texts = _source_texts(cards)
+    if backend.name != "extractive" and settings.LLM_PROMPT_SENTENCES > 0 and texts:
+        # A model reads each source's best sentences, not the whole abstract (a shorter prompt).
+        prompt_texts = await asyncio.to_thread(
+            select_passages, topic, texts, settings.LLM_PROMPT_SENTENCES
+        )
+    messages = prompts.answer_messages(query, prompt_texts, now.date())
+    request = AnswerRequest(question=topic, sources=texts, messages=messages)
     timings["prompt_ms"] = _ms(step)
     yield events.sources(cards)
     yield progress.reading(len(cards))
@@ -226,4 +234,10 @@ async def answer_events(
             parts = [delta async for delta in stream]
         finally:
             await stream.aclose()
-    yield finish("done")
+    done = finish("done")
+    if used.name != "extractive" and done["citations"]:
+        # Each sentence against the sources it cites (the embedder: off the event loop).
+        step = time.perf_counter()
+        done["unsupported"] = await asyncio.to_thread(unsupported, done["content"], cards)
+        timings["support_ms"] = _ms(step)
+    yield done

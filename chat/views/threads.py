@@ -75,7 +75,9 @@ def _conversation(thread: Thread) -> list[dict]:
             item.update(
                 # "Searched: …" only when the follow-up was rewritten into something else.
                 rewritten=bool(message.query) and message.query.strip() != question.strip(),
-                html=render_answer(message.content, len(sources), message.pk),
+                html=render_answer(
+                    message.content, len(sources), message.pk, message.unsupported or ()
+                ),
                 sources=sources,
                 prefix=anchor_prefix(message.pk),
                 question=question,

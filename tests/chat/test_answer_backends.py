@@ -154,3 +154,51 @@ async def test_only_models_that_follow_instructions_rewrite_triage_or_rank(setti
     assert get_llm("openai").follows_instructions is True
     assert get_llm("local").follows_instructions is False
     assert get_llm("extractive").follows_instructions is False
+
+
+def _first_source_title(body: dict) -> str:
+    """The title of source [1] in the prompt the pipeline sent."""
+    prompt = body["messages"][-1]["content"]
+    return prompt.split("[1] ", 1)[1].split("\n", 1)[0]
+
+
+async def test_a_sentence_its_cited_source_does_not_say_is_marked_unsupported(
+    catalogue, owner, thread, slow_openai, owner_client
+):
+    def reply(body):
+        if not body.get("stream"):
+            return "video diffusion"
+        return (f"The paper is about {_first_source_title(body).lower()} [1]. "
+                "Penguins migrate across Antarctica every winter [1].")
+
+    slow_openai.default = Reply(reply)
+    events, answer = await ask(thread, owner, "video diffusion")
+
+    done = events[-1]
+    assert done["type"] == "done" and done["citations"] == [1]
+    assert [u["index"] for u in done["unsupported"]] == [1]
+    marked = done["unsupported"][0]
+    assert answer.content[marked["start"] : marked["end"]] == (
+        "Penguins migrate across Antarctica every winter [1]."
+    )
+    assert answer.unsupported == done["unsupported"]
+    underline = '<span class="unsupported" title="not found in the cited source">Penguins'
+    assert underline in done["html"] and done["html"].count('class="unsupported"') == 1
+    # The saved thread shows the same underline.
+    from asgiref.sync import sync_to_async
+
+    page = await sync_to_async(owner_client.get)(f"/chat/{thread.pk}/")
+    assert underline in page.content.decode()
+
+
+async def test_a_model_is_given_the_best_sentences_and_the_extractive_whole_passages(
+    catalogue, owner, thread, slow_openai, settings
+):
+    settings.LLM_PROMPT_SENTENCES = 1
+    slow_openai.default = Reply("Frames stay consistent [1].")
+    await ask(thread, owner, "video diffusion temporal attention")
+
+    prompt = slow_openai.chat_requests()[-1].body["messages"][-1]["content"]
+    assert "Temporal attention keeps frames consistent." in prompt
+    assert "Our video diffusion model improves FVD on UCF-101." not in prompt  # cut: …
+    assert "…" in prompt
