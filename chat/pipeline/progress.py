@@ -31,6 +31,12 @@ async def catalogue_size() -> int:
     return _count[1]
 
 
+def forget_catalogue_size() -> None:
+    """Count again next time (tests, which build a catalogue each)."""
+    global _count
+    _count = None
+
+
 def understanding() -> dict:
     return events.stage("understanding", "Understanding the question…")
 
