@@ -78,14 +78,15 @@ def test_unsupported_sentences_are_underlined_and_nothing_else_changes():
     assert str(render_answer("Plain [1].", 1, "m1")) == str(render_answer("Plain [1].", 1, "m1", []))
 
 
-def test_a_model_reads_each_sources_best_sentences_not_the_whole_abstract(minilm):
+@pytest.mark.parametrize("meaning", [False, True])
+def test_a_model_reads_each_sources_best_sentences_not_the_whole_abstract(minilm, meaning):
     long = SourceText(1, "Video diffusion", "A. Author", "2024-01-01", (
         "Video generation is a long-standing challenge. Many methods exist. Compute is costly. "
         "We propose temporal attention for video diffusion. It keeps frames consistent. "
         "Code is available online."))
     short = SourceText(2, "Short", "", "", "One sentence only.")
     cut, same = select_passages("how does temporal attention help video diffusion", [long, short],
-                                per_source=2, embedder=minilm)
+                                per_source=2, meaning=meaning, embedder=minilm)
     assert same == short
     assert "We propose temporal attention for video diffusion." in cut.text
     assert "Code is available" not in cut.text and "Many methods exist" not in cut.text
