@@ -9,7 +9,9 @@ sentences, in the same process. Prompt size is counted in the embedder's tokens 
 MiniLM: within a few percent of a BPE tokenizer on English) for every question, and by the local
 model itself (llama.cpp's prompt_tokens) for the first `--local` questions, with its time to
 first token and total time for both prompts. The selection's own time is reported too: it is
-paid before the first token.
+paid before the first token. Last, the support check's time (chat.pipeline.support, paid after
+the last token): an answer of one sentence taken from each of the first four sources plus one
+invented sentence, checked with the embedder; it also says which sentences were flagged.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ class Command(BaseCommand):
 
         embedder = get_embedder()
         today = date.today()
-        rows = []
+        rows, rows_cards = [], []
         for question in QUESTIONS:
             response = await search(question, k=settings.CHAT_SOURCES)
             cards = [source_card(n, hit) for n, hit in enumerate(response.hits, start=1)]
@@ -73,6 +75,7 @@ class Command(BaseCommand):
             whole = answer_messages(question, texts, today)
             short = answer_messages(question, chosen, today)
             rows.append((question, whole, short, select_ms, len(cards)))
+            rows_cards.append(cards)
 
         def tokens(messages) -> int:
             return sum(embedder.count_tokens(m["content"]) for m in messages)
@@ -95,8 +98,29 @@ class Command(BaseCommand):
             f"tokens, median ratio {statistics.median(ratios):.0%}, selection p50 "
             f"{statistics.median(selects):.0f} ms (max {max(selects):.0f} ms)"
         )
+        await self._support(rows_cards)
         if options["local"]:
             await self._local(rows[: options["local"]], options["max_tokens"])
+
+    async def _support(self, rows_cards) -> None:
+        from chat.llm.sentences import split_sentences
+        from chat.pipeline.support import judge
+
+        times, flagged_right, flagged_wrong = [], 0, 0
+        for cards in rows_cards:
+            lines = [f"{split_sentences(c['passage'])[-1]} [{c['number']}]" for c in cards[:4]]
+            lines.append("The authors trained it on the moon in 1850 [1].")
+            started = time.perf_counter()
+            judged = await asyncio.to_thread(judge, "\n".join(f"- {x}" for x in lines), cards)
+            times.append((time.perf_counter() - started) * 1000)
+            flagged = [j.sentence.index for j in judged if not j.supported]
+            flagged_right += flagged == [len(lines) - 1]
+            flagged_wrong += any(i < len(lines) - 1 for i in flagged)
+        self.stdout.write(
+            f"support check: p50 {statistics.median(times):.0f} ms (max {max(times):.0f} ms) for "
+            f"5 sentences; only the invented one flagged in {flagged_right}/{len(times)} answers, "
+            f"a quoted one flagged in {flagged_wrong}"
+        )
 
     async def _local(self, rows, max_tokens: int) -> None:
         from chat.llm import AnswerRequest
