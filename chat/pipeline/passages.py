@@ -59,6 +59,8 @@ def select_passages(
         if previous != len(sentences) - 1:
             parts.append("…")
         selected.append(
-            SourceText(source.number, source.title, source.authors, source.published, " ".join(parts))
+            SourceText(
+                source.number, source.title, source.authors, source.published, " ".join(parts)
+            )
         )
     return selected

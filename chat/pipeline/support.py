@@ -60,8 +60,14 @@ class Judged:
 
     def to_dict(self) -> dict:
         s = self.sentence
-        return {"index": s.index, "start": s.start, "end": s.end, "text": s.text,
-                "cited": s.cited, "score": round(self.score, 3)}
+        return {
+            "index": s.index,
+            "start": s.start,
+            "end": s.end,
+            "text": s.text,
+            "cited": s.cited,
+            "score": round(self.score, 3),
+        }
 
 
 def answer_sentences(text: str) -> list[AnswerSentence]:

@@ -80,10 +80,12 @@ class Command(BaseCommand):
         def tokens(messages) -> int:
             return sum(embedder.count_tokens(m["content"]) for m in messages)
 
-        self.stdout.write(f"{len(rows)} questions, {settings.CHAT_SOURCES} sources each, "
-                          f"{options['sentences']} sentences per source "
-                          f"({'lexical + meaning' if options['meaning'] else 'lexical'}); "
-                          f"tokens: {embedder.name}")
+        self.stdout.write(
+            f"{len(rows)} questions, {settings.CHAT_SOURCES} sources each, "
+            f"{options['sentences']} sentences per source "
+            f"({'lexical + meaning' if options['meaning'] else 'lexical'}); "
+            f"tokens: {embedder.name}"
+        )
         ratios, befores, afters, selects = [], [], [], []
         for question, whole, short, select_ms, sources in rows:
             before, after = tokens(whole), tokens(short)
@@ -91,8 +93,10 @@ class Command(BaseCommand):
             afters.append(after)
             ratios.append(after / before)
             selects.append(select_ms)
-            self.stdout.write(f"  {before:5d} -> {after:5d} tokens ({after / before:4.0%}), "
-                              f"select {select_ms:5.0f} ms, {sources} sources: {question}")
+            self.stdout.write(
+                f"  {before:5d} -> {after:5d} tokens ({after / before:4.0%}), "
+                f"select {select_ms:5.0f} ms, {sources} sources: {question}"
+            )
         self.stdout.write(
             f"median prompt {statistics.median(befores):.0f} -> {statistics.median(afters):.0f} "
             f"tokens, median ratio {statistics.median(ratios):.0%}, selection p50 "
@@ -132,8 +136,9 @@ class Command(BaseCommand):
         self.stdout.write(f"local model {backend.model}, {max_tokens} tokens per answer:")
         for question, whole, short, _, _ in rows:
             for label, messages in (("whole", whole), ("selected", short)):
-                request = AnswerRequest(question, [], messages, max_tokens=max_tokens,
-                                        temperature=0)
+                request = AnswerRequest(
+                    question, [], messages, max_tokens=max_tokens, temperature=0
+                )
                 started, first = time.perf_counter(), None
                 stream = backend.stream(request)
                 async for _ in stream:
