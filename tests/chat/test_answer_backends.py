@@ -196,7 +196,7 @@ async def test_a_model_is_given_the_best_sentences_and_the_extractive_whole_pass
 ):
     settings.LLM_PROMPT_SENTENCES = 1
     slow_openai.default = Reply("Frames stay consistent [1].")
-    await ask(thread, owner, "video diffusion temporal attention")
+    await ask(thread, owner, "how does temporal attention keep video frames consistent")
 
     prompt = slow_openai.chat_requests()[-1].body["messages"][-1]["content"]
     assert "Temporal attention keeps frames consistent." in prompt
