@@ -86,7 +86,9 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         kind = content["type"]
         try:
             if kind == "ask":
-                await service.ask(self.user, self.thread_id, content.get("text"))
+                await service.ask(
+                    self.user, self.thread_id, content.get("text"), content.get("filters")
+                )
             elif kind == "stop":
                 await service.stop(self.user, self.thread_id)
             elif kind == "sync":  # a page that heard nothing for a while checks it missed nothing

@@ -17,6 +17,7 @@ from typing import Any
 from channels.layers import get_channel_layer
 
 from chat.models import Message
+from chat.understanding.overrides import chips, filters_of
 from chat.window import window_label
 
 FAILED = Message.Status.FAILED
@@ -75,17 +76,34 @@ def resume(message_id, user_message_id: str | None, question: str, query: str, a
            sources: list, content: str, status: str) -> dict:
     return dict(type="resume", message_id=str(message_id), user_message_id=user_message_id,
                 question=question, query=query, analysis=analysis,
-                window=window_label(analysis), sources=sources,
-                content=content, status=status)
+                window=window_label(analysis), filters=filters_of(analysis),
+                chips=chips(analysis), sources=sources, content=content, status=status)
 
 
 # --- The pipeline's events (chat.pipeline.answer), completed by the running answer ---------------
 def analysis(query: str, analysis: dict, window: str | None) -> dict:
-    return {"type": "analysis", "query": query, "analysis": analysis, "window": window}
+    """How the question was read; `filters` (every filter it was searched with, what the page's
+    chips edit and send back in `ask`) and `chips` (what to show) come from the analysis."""
+    return {
+        "type": "analysis", "query": query, "analysis": analysis, "window": window,
+        "filters": filters_of(analysis), "chips": chips(analysis),
+    }
 
 
 def sources(cards: list[dict]) -> dict:
     return {"type": "sources", "sources": cards}
+
+
+# The steps of an answer a page shows while it waits, in order (docs/WEBSOCKET.md).
+STAGES = ("understanding", "searching", "reading", "writing")
+
+
+def stage(name: str, detail: str) -> dict:
+    """Progress: the answer entered step `name`; `detail` is the line to show ("Searching 57,438
+    papers…")."""
+    if name not in STAGES:
+        raise ValueError(f"unknown stage {name!r}")
+    return {"type": "stage", "stage": name, "detail": detail}
 
 
 def delta(text: str) -> dict:
@@ -154,6 +172,11 @@ SOURCE_CARD = {
     "published": str, "primary_category": str, "categories": list, "score": float,
     "passage": str, "url": str,
 }
+FILTERS = {
+    "start": (str, type(None)), "end": (str, type(None)), "recency_weight": float,
+    "authors": list, "categories": list, "arxiv_id": (str, type(None)),
+}
+CHIP = {"kind": str, "label": str, "value": (str, float, type(None)), "edited": bool}
 _ANSWER_END = {"message_id": str, "status": str, "content": str, "citations": list}
 # Absent only when the end is read back from the row (`saved_final`).
 _ANSWER_END_DETAIL = {
@@ -161,18 +184,24 @@ _ANSWER_END_DETAIL = {
     "model": str, "followups": list,
     # True when the relevance gate found nothing in the catalogue on the question (no citations).
     "nothing_relevant": bool,
+    # A model's sentences no cited source supports (chat.pipeline.support); absent: not checked.
+    "unsupported": list,
 }
 SCHEMAS: dict[str, tuple[dict, dict]] = {
     "ready": ({"thread_id": str, "streaming": (str, type(None))}, {}),
     "pong": ({}, {}),
     "resume": ({
         "message_id": str, "user_message_id": (str, type(None)), "question": str, "query": str,
-        "analysis": dict, "window": str, "sources": list,
+        "analysis": dict, "window": str, "filters": dict, "chips": list, "sources": list,
         "content": str, "status": str,
     }, {}),
     "start": ({"message_id": str, "user_message_id": str, "question": str}, {}),
-    "analysis": ({"message_id": str, "query": str, "analysis": dict, "window": str}, {}),
+    "analysis": ({
+        "message_id": str, "query": str, "analysis": dict, "window": str, "filters": dict,
+        "chips": list,
+    }, {}),
     "sources": ({"message_id": str, "sources": list}, {}),
+    "stage": ({"message_id": str, "stage": str, "detail": str}, {}),
     "token": ({"message_id": str, "offset": int, "text": str}, {}),
     "done": (_ANSWER_END, _ANSWER_END_DETAIL),
     "error": (
@@ -193,6 +222,10 @@ def check(event: dict) -> None:
         _check_fields(event, {"type": str, **required, **_ANSWER_END}, optional, kind)
     for card in event.get("sources", ()):
         _check_fields(card, SOURCE_CARD, {}, f"{kind}.sources[]")
+    if "filters" in event:
+        _check_fields(event["filters"], FILTERS, {}, f"{kind}.filters")
+    for chip in event.get("chips", ()):
+        _check_fields(chip, CHIP, {}, f"{kind}.chips[]")
 
 
 def _check_fields(value: dict, required: dict, optional: dict, where: str) -> None:

@@ -27,6 +27,11 @@ ALLOWED_ATTRIBUTES = {
     "td": {"align"},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
+ALLOWED_ATTRIBUTES["span"] = {"class", "title"}
+ALLOWED_TAGS.add("span")
+# Unsupported sentences: marked in the text by two private-use characters, then these tags.
+_OPEN, _CLOSE = "\ue000", "\ue001"
+UNSUPPORTED_OPEN = '<span class="unsupported" title="not found in the cited source">'
 
 
 def _citation_rule(state, silent: bool) -> bool:
@@ -80,8 +85,23 @@ def anchor_prefix(message_id) -> str:
     return f"m{str(message_id).replace('-', '')[:12]}"
 
 
-def render_answer(text: str, source_count: int = 0, message_id=None) -> SafeString:
-    """Sanitised HTML for an answer whose sources are numbered 1..source_count."""
+def _mark_unsupported(text: str, spans) -> str:
+    """`text` with each unsupported sentence between two private-use characters, which pass
+    through Markdown as text and become the underline's tags after it."""
+    # The model's own are not ours: replaced one for one, so the spans still fit.
+    text = text.replace(_OPEN, "\ufffd").replace(_CLOSE, "\ufffd")
+    for span in sorted(spans, key=lambda s: s["start"], reverse=True):
+        start, end = span["start"], span["end"]
+        if 0 <= start < end <= len(text):
+            text = text[:start] + _OPEN + text[start:end] + _CLOSE + text[end:]
+    return text
+
+
+def render_answer(text: str, source_count: int = 0, message_id=None, unsupported=()) -> SafeString:
+    """Sanitised HTML for an answer whose sources are numbered 1..source_count; sentences in
+    `unsupported` (chat.pipeline.support: spans into `text`) get a dotted underline."""
     env = {"source_count": source_count, "anchor_prefix": anchor_prefix(message_id or "answer")}
+    html = _MD.render(_mark_unsupported(text or "", unsupported), env)
+    html = html.replace(_OPEN, UNSUPPORTED_OPEN).replace(_CLOSE, "</span>")
     # mark_safe is sound here: the string is what nh3 let through.
-    return mark_safe(sanitize(_MD.render(text or "", env)))
+    return mark_safe(sanitize(html))

@@ -81,6 +81,9 @@ class Message(models.Model):
     # Where the time went, in ms: rewrite, retrieval, prompt, overhead (all before the LLM), ttft,
     # total; plus the fallback reason when another backend had to take over.
     timings = models.JSONField(default=dict, blank=True)
+    # Sentences of a model's answer that no source they cite supports (chat.pipeline.support):
+    # [{index, start, end, text, cited, score}], spans into `content`. Shown underlined.
+    unsupported = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Bumped by every periodic save while streaming: a "streaming" row whose process died stops

@@ -138,7 +138,10 @@ class RunningAnswer:
         # (the LLM needs none): see chat/lanes.py.
         async with contextlib.AsyncExitStack() as lane:
             await lane.enter_async_context(search_lanes.context())
-            async for event in answer_events(self.turn.question, history=self.turn.history):
+            answer = answer_events(
+                self.turn.question, history=self.turn.history, filters=self.turn.filters or None
+            )
+            async for event in answer:
                 kind = event["type"]
                 if kind == "token":
                     self.text += event["text"]
@@ -152,6 +155,8 @@ class RunningAnswer:
                     # Saved beside the LLM's start, not before it: a socket joining now reads
                     # them from the running answer anyway, and the final save writes them again.
                     self._save_soon(query=self.query, analysis=self.analysis, sources=self.sources)
+                    await events.publish(self.thread_id, events.for_answer(event, self.message_id))
+                elif kind == "stage":
                     await events.publish(self.thread_id, events.for_answer(event, self.message_id))
                 elif kind == "done":
                     return self._final_event("done", Status.COMPLETE, pipeline=event)
@@ -177,6 +182,8 @@ class RunningAnswer:
             dropped = pipeline["dropped_citations"]
             timings = dict(pipeline["timings"])
             usage, backend, model = pipeline["usage"], pipeline["backend"], pipeline["model"]
+            if "unsupported" in pipeline:
+                extra["unsupported"] = pipeline["unsupported"]
         else:
             checked = check_citations(self.text, len(self.sources))
             content, citations, dropped = checked.text, checked.kept, checked.dropped
@@ -189,9 +196,11 @@ class RunningAnswer:
         for key in ("ttft_ms", "total_ms", "overhead_ms"):
             if key in timings:
                 timings[key] += setup_ms
+        html = render_answer(
+            content, len(self.sources), self.message_id, extra.get("unsupported", ())
+        )
         return events.final(
-            kind, self.message_id, status, content,
-            str(render_answer(content, len(self.sources), self.message_id)), citations, dropped,
+            kind, self.message_id, status, content, str(html), citations, dropped,
             timings, usage, backend, model,
             suggest_followups(self.query, self.analysis, self.sources)
             if status == Status.COMPLETE
@@ -228,6 +237,7 @@ class RunningAnswer:
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
             time_to_first_token_ms=timings.get("ttft_ms"),
+            unsupported=final.get("unsupported", []),
             total_ms=timings.get("total_ms"),
             error=final.get("message", "") if final["type"] == "error" else "",
             updated_at=timezone.now(),

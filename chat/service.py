@@ -23,10 +23,12 @@ from chat.turns import AskRefused
 logger = logging.getLogger(__name__)
 
 
-async def ask(user, thread_id, text: Any) -> RunningAnswer:
-    """Start answering `text` in the user's thread; raises AskRefused with the reason."""
+async def ask(user, thread_id, text: Any, filters: Any = None) -> RunningAnswer:
+    """Start answering `text` in the user's thread, searched with `filters` (an edited chip:
+    chat.understanding.overrides) when given; raises AskRefused with the reason."""
     asked_at = time.perf_counter()
     question = turns.validate_question(text)
+    checked_filters = turns.validate_filters(filters)
     try:
         # Work before the first token runs on chat.lanes.search_lanes (in parallel across
         # answers); see chat/lanes.py for why not Django's default thread.
@@ -36,6 +38,7 @@ async def ask(user, thread_id, text: Any) -> RunningAnswer:
             "ask_refused thread=%s database unavailable: %s", thread_id, turns.reason(exc)
         )
         raise AskRefused("database_unavailable", turns.DATABASE_DOWN_MESSAGE) from None
+    turn.filters = checked_filters
     await events.publish(
         turn.thread_id, events.start(turn.message_id, turn.user_message_id, question)
     )

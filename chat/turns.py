@@ -20,6 +20,7 @@ from django.utils import timezone
 from chat import events
 from chat.models import Message, Thread
 from chat.pipeline.rewrite import HISTORY_TURNS, Turn
+from chat.understanding.overrides import parse_filters
 
 # A streaming row untouched this long belongs to a process that died.
 STALE_AFTER = timedelta(seconds=60)
@@ -67,6 +68,14 @@ def validate_question(text: Any) -> str:
     return question
 
 
+def validate_filters(data: Any) -> dict:
+    """The filters sent with a question (an edited chip), checked; {} when none were sent."""
+    try:
+        return parse_filters(data)
+    except (ValueError, TypeError) as exc:
+        raise AskRefused("invalid_filters", f"These filters cannot be used: {exc}.") from None
+
+
 def update_message(message_id, only_streaming: bool = False, **fields) -> int:
     rows = Message.objects.filter(pk=message_id)
     if only_streaming:
@@ -81,6 +90,7 @@ class NewTurn:
     message_id: uuid.UUID
     question: str
     history: list[Turn] = field(default_factory=list)
+    filters: dict = field(default_factory=dict)  # set on the chips; {}: as the question says
 
 
 def fail_stale(thread_id, now=None) -> int:

@@ -19,6 +19,15 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(autouse=True)
+def fresh_catalogue_count():
+    """The chat's "Searching N papers…" count is cached for a minute per process: each test
+    builds its own catalogue."""
+    from chat.pipeline import progress
+
+    progress.forget_catalogue_size()
+
+
 @pytest.fixture
 def password() -> str:
     return "correct horse battery staple"

@@ -37,6 +37,7 @@ REFUSAL_STATUS = {
     "empty_question": 400,
     "question_too_long": 400,
     "database_unavailable": 503,
+    "invalid_filters": 400,
 }
 
 SSE_DESCRIPTION = """\
@@ -44,7 +45,11 @@ With `Accept: text/event-stream`: the answer as server-sent events while it is w
 events as the web app's WebSocket, each `event: <type>` with its JSON envelope as `data:`:
 
 - `start`: `message_id` (the answer) and `user_message_id` (the question);
-- `analysis`: `query` (the standalone question searched), `analysis` (date window, topic) and `window` (the window as a label);
+- `stage` (several): `stage` (`understanding`, `searching`, `reading`, `writing`) and `detail`,
+  a line to show while waiting ("Searching 57,438 papers…");
+- `analysis`: `query` (the standalone question searched), `analysis` (date window, topic),
+  `window` (the window as a label), `filters` (every filter it was searched with: send them back,
+  edited, as `filters` to re-ask) and `chips` (`kind`, `label`, `value`, `edited`: what to show);
 - `sources`: `sources`, the numbered papers the answer may cite;
 - `token` (many): `text` to append, at character `offset`;
 - `done`: the final `content`, `html` (sanitised), `citations`, `timings`, `usage`, `backend`,
@@ -79,9 +84,10 @@ class AskAccepted(HttpResponse):
     """What the DRF view returns for a valid question: not sent to the client, but handed to the
     async side (thread_messages) which asks and answers."""
 
-    def __init__(self, user, thread_id, question: str, stream: bool):
+    def __init__(self, user, thread_id, question: str, stream: bool, filters: dict | None = None):
         super().__init__(status=202)
         self.user, self.thread_id, self.question, self.stream = user, thread_id, question, stream
+        self.filters = filters
 
 
 class ThreadMessagesView(generics.ListAPIView):
@@ -135,7 +141,15 @@ class ThreadMessagesView(generics.ListAPIView):
             OpenApiExample(
                 "question", value={"text": "What is new on diffusion models for text?"},
                 request_only=True,
-            )
+            ),
+            OpenApiExample(
+                "re-ask with edited filters",
+                value={
+                    "text": "diffusion models for text since 2024",
+                    "filters": {"start": "2025-01-01", "end": None, "categories": ["cs.CL"]},
+                },
+                request_only=True,
+            ),
         ],
         tags=["threads"],
     )
@@ -144,7 +158,8 @@ class ThreadMessagesView(generics.ListAPIView):
         ask = AskSerializer(data=request.data)
         ask.is_valid(raise_exception=True)
         return AskAccepted(
-            request.user, thread.pk, ask.validated_data["text"], wants_event_stream(request)
+            request.user, thread.pk, ask.validated_data["text"], wants_event_stream(request),
+            ask.validated_data.get("filters") or None,
         )
 
 
@@ -157,7 +172,9 @@ async def thread_messages(request, thread_id):
     if not isinstance(response, AskAccepted):
         return response  # the message list, or an error
     try:
-        stream = await AnswerStream.open(response.user, response.thread_id, response.question)
+        stream = await AnswerStream.open(
+            response.user, response.thread_id, response.question, response.filters
+        )
     except service.AskRefused as refusal:
         return _refusal_response(refusal)
     if response.stream:

@@ -5,6 +5,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chat.models import Message, Thread
+from chat.understanding.overrides import parse_filters
 
 
 class ThreadSerializer(serializers.ModelSerializer):
@@ -74,13 +75,19 @@ class MessageSerializer(serializers.ModelSerializer):
     timings = serializers.DictField(
         read_only=True, help_text="Where the time went, in milliseconds, by stage."
     )
+    unsupported = serializers.ListField(
+        child=serializers.DictField(), read_only=True,
+        help_text="Sentences of a model's answer that the sources they cite do not support "
+        "(lexical overlap and embedding similarity): `index`, `start`/`end` (a span of "
+        "`content`), `text`, `cited`, `score`. Empty when all are supported or not checked.",
+    )
 
     class Meta:
         model = Message
         fields = [
             "id", "role", "content", "status", "query", "analysis", "sources", "citations",
             "backend", "model", "prompt_tokens", "completion_tokens", "time_to_first_token_ms",
-            "total_ms", "timings", "error", "created_at",
+            "total_ms", "timings", "unsupported", "error", "created_at",
         ]
         read_only_fields = fields
         extra_kwargs = {
@@ -111,10 +118,57 @@ class TextField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class FiltersSerializer(serializers.Serializer):
+    """Documents `filters` (chat.understanding.overrides): each key given replaces what the
+    question says; a key left out keeps it."""
+
+    start = serializers.DateField(
+        required=False, allow_null=True,
+        help_text="First day of the window (YYYY-MM-DD); null: no lower bound.",
+    )
+    end = serializers.DateField(
+        required=False, allow_null=True,
+        help_text="Last day of the window (YYYY-MM-DD); null: no upper bound.",
+    )
+    recency_weight = serializers.FloatField(
+        required=False, min_value=0, max_value=1,
+        help_text="How much newer papers are favoured, 0 (not at all) to 1.",
+    )
+    authors = serializers.ListField(
+        child=serializers.CharField(), required=False,
+        help_text="Only papers by these authors; [] removes the author filter.",
+    )
+    categories = serializers.ListField(
+        child=serializers.CharField(), required=False,
+        help_text="Only papers in these arXiv categories (e.g. cs.CL); [] removes the filter.",
+    )
+    arxiv_id = serializers.CharField(
+        required=False, allow_null=True,
+        help_text="Seed paper: papers like this arXiv id; null removes it.",
+    )
+
+
+@extend_schema_field(FiltersSerializer)
+class FiltersField(serializers.JSONField):
+    """The filter set, checked by the same rules as the chat socket's (clear messages)."""
+
+    def to_internal_value(self, data):
+        try:
+            return parse_filters(data)
+        except (ValueError, TypeError) as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+
 class AskSerializer(serializers.Serializer):
     text = TextField(
         max_length=settings.CHAT_MAX_QUESTION_CHARS,
         help_text="The question. Follow-ups may refer to earlier turns of the thread.",
+    )
+    filters = FiltersField(
+        required=False,
+        help_text="Filters that replace what the question says (an edited chip of an earlier "
+        "answer): window, recency, authors, categories, seed paper. The answer's `analysis."
+        "filters` keeps them.",
     )
 
 

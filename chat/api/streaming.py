@@ -23,7 +23,7 @@ log = logging.getLogger("chat.api")
 
 FINAL_EVENTS = ("done", "error")
 # Events of other answers in the same thread, and a reconnecting tab's snapshots, are not ours.
-FORWARDED_EVENTS = ("start", "analysis", "sources", "token", *FINAL_EVENTS)
+FORWARDED_EVENTS = ("start", "analysis", "stage", "sources", "token", *FINAL_EVENTS)
 # How often to look whether the answer task has ended without its final event reaching us.
 POLL_SECONDS = 1.0
 # A comment line this often keeps proxies from closing a quiet stream (a slow LLM's first token).
@@ -42,7 +42,7 @@ class AnswerStream:
         self.final: dict | None = None
 
     @classmethod
-    async def open(cls, user, thread_id, text: str) -> "AnswerStream":
+    async def open(cls, user, thread_id, text: str, filters: dict | None = None) -> "AnswerStream":
         """Subscribe, then ask: subscribing first means not even the first event can be missed.
         Raises service.AskRefused (busy, rate limited, gone) before anything is streamed."""
         layer = get_channel_layer()
@@ -50,7 +50,7 @@ class AnswerStream:
         group = events.group_name(thread_id)
         await layer.group_add(group, channel)
         try:
-            answer = await _ask_outside_request(user, thread_id, text)
+            answer = await _ask_outside_request(user, thread_id, text, filters)
         except BaseException:
             await layer.group_discard(group, channel)
             raise
@@ -101,7 +101,7 @@ class AnswerStream:
         return self.final
 
 
-async def _ask_outside_request(user, thread_id, text: str) -> RunningAnswer:
+async def _ask_outside_request(user, thread_id, text: str, filters=None) -> RunningAnswer:
     """service.ask() in an empty context.
 
     The answer task that ask() creates outlives this HTTP request. Started from the request's
@@ -110,7 +110,7 @@ async def _ask_outside_request(user, thread_id, text: str) -> RunningAnswer:
     answer's go. Shielded: once asked, a client hanging up must not leave half a turn behind.
     """
     task = asyncio.get_running_loop().create_task(
-        service.ask(user, thread_id, text), context=contextvars.Context()
+        service.ask(user, thread_id, text, filters), context=contextvars.Context()
     )
     return await asyncio.shield(task)
 

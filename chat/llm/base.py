@@ -114,6 +114,10 @@ class LLMBackend(Protocol):
     # False when complete() always raises LLMError(LLM_UNAVAILABLE) (the extractive backend):
     # callers then use their rule-based path instead.
     supports_complete: bool
+    # True when the model follows instructions well enough to rewrite a follow-up, read a
+    # question's filters, triage it or rank papers (an OpenAI-compatible model). The tiny local
+    # model answers but does none of these: it turned "hi" into a question about hallucination.
+    follows_instructions: bool
 
     def stream(self, request: AnswerRequest) -> LLMStream:
         """Start answering; iterate the result for text deltas. Raises LLMError while iterating."""

@@ -222,6 +222,7 @@ class ExtractiveBackend:
     name = "extractive"
     model = "extractive"
     supports_complete = False
+    follows_instructions = False
 
     def __init__(self, *, chunk_delay: float = 0.003):
         # A short pause between words makes the answer arrive like any other stream and lets

@@ -8,6 +8,13 @@ worker is a single thread because llama.cpp decodes one sequence at a time here 
 
 Stopping: when the consumer closes the stream or its task is cancelled, a flag is set and the
 llama.cpp callback returns True at the next token, which ends the generation.
+
+Loops: a 135M-parameter model repeats itself ("linguistics, linguistics, …" 300 times). Sampling
+penalises repeats (SAMPLING: llama.cpp's repetition penalty and its DRY sampler, which penalises
+extending a sequence that already occurred), and the text is watched (chat.llm.repetition): once
+its tail is a span repeated, generation stops with finish_reason "repetition" and the pipeline
+keeps one copy. The model is only trusted to write answers: `follows_instructions` is False, so
+nothing asks it to rewrite follow-ups, read filters, triage or rank (see chat.llm.base).
 """
 
 from __future__ import annotations
@@ -32,10 +39,20 @@ from .base import (
     LLMStream,
     Usage,
 )
+from .repetition import loop_start
 
 logger = logging.getLogger("chat.llm")
 
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+# llama.cpp sampling against loops, sent with every request (its server's parameter names).
+SAMPLING = {
+    "repeat_penalty": 1.15,  # divides the odds of tokens seen in the last `repeat_last_n`
+    "repeat_last_n": 256,
+    "dry_multiplier": 0.8,  # DRY: penalises continuing a sequence that already occurred
+    "dry_base": 1.75,
+    "dry_allowed_length": 3,  # "[1]" and short phrases may recur
+}
 
 
 def default_model_path() -> Path | None:
@@ -128,6 +145,7 @@ def _error_from(result: dict, streamed: bool) -> LLMError:
 class LocalBackend:
     name = "local"
     supports_complete = True
+    follows_instructions = False
 
     def __init__(
         self,
@@ -155,12 +173,14 @@ class LocalBackend:
             "temperature": request.temperature,
             "stream": True,
             "stream_options": {"include_usage": True},
+            **SAMPLING,
         }
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
         stop = threading.Event()
         self._start(body, stop, _thread_to_loop(loop, queue, stop))
         streamed = False
+        text = ""
         try:
             while True:
                 kind, item = await queue.get()
@@ -176,6 +196,11 @@ class LocalBackend:
                 if delta:
                     streamed = True
                     yield delta
+                    text += delta
+                    if loop_start(text) is not None:
+                        logger.warning("llm_loop_stopped backend=local chars=%d", len(text))
+                        out.finish_reason = "repetition"
+                        return
         finally:
             stop.set()  # the generation ends at its next token; no need to wait for it here
 

@@ -97,6 +97,7 @@ class _BadOutput(ValueError):
 class OpenAIBackend:
     name = "openai"
     supports_complete = True
+    follows_instructions = True
 
     def __init__(
         self,

@@ -23,13 +23,16 @@ from django.utils import timezone
 
 from chat import events
 from chat.llm import get_fallback, get_llm
-from chat.llm.base import AnswerRequest, LLMError, SourceText
-from chat.pipeline import prompts
-from chat.pipeline.citations import check_citations
+from chat.llm.base import LLM_BAD_OUTPUT, AnswerRequest, LLMError, SourceText
+from chat.llm.repetition import trim_loop
+from chat.pipeline import progress, prompts
+from chat.pipeline.citations import check_citations, only_citations
 from chat.pipeline.direct import catalogue_coverage, chat_reply, nothing_relevant_reply
+from chat.pipeline.passages import select_passages
 from chat.pipeline.previous import previous_papers
 from chat.pipeline.rewrite import Turn, model_may_rewrite, understand_followup
 from chat.pipeline.seed import seed_card
+from chat.pipeline.support import unsupported
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
 from chat.understanding import intent as intents
 from chat.understanding.analysis import analyse
@@ -42,6 +45,7 @@ logger = logging.getLogger(__name__)
 # Characters of each source's passage put in the prompt: an abstract fits; long passages are cut
 # so eight sources stay well inside a small model's context window.
 PASSAGE_CHARS = 1500
+CITATIONS_ONLY = "The model answered with citation numbers only; no answer was written."
 
 
 def _ms(start: float) -> int:
@@ -128,13 +132,16 @@ async def answer_events(
     backend=None,
     fallback=None,
     k: int | None = None,
+    filters: dict | None = None,
 ) -> AsyncIterator[dict]:
-    """Answer `question` (a thread's newest) given the thread's earlier `history`."""
+    """Answer `question` (a thread's newest) given the thread's earlier `history`; `filters`
+    (checked by chat.understanding.overrides.parse_filters) replace what the question says."""
     started = time.perf_counter()
     now = now or timezone.now()
     # The first call builds the backend (importing its SDK or loading a model): off the loop, so
     # a cold process does not freeze every other socket meanwhile.
     timings: dict[str, Any] = {}
+    yield progress.understanding()
 
     # Triage (chat.understanding.triage): small talk and questions about Flatuniverse are
     # answered from a template, without a search. Only an OpenAI-compatible model may settle
@@ -174,6 +181,7 @@ async def answer_events(
             return
         hits, topic = papers.hits, papers.topic
     else:
+        yield await progress.searching()
         step = time.perf_counter()
         # Timelines and filtered lists read better with more papers: the rules' first reading
         # of the question (microseconds) sets how many to ask for.
@@ -183,7 +191,9 @@ async def answer_events(
         )
         try:
             # A pasted abstract may be longer than a search takes; its start carries the topic.
-            response = await search(query[:MAX_QUERY_CHARS], k=wanted, now=now)
+            response = await search(
+                query[:MAX_QUERY_CHARS], k=wanted, now=now, overrides=filters or None
+            )
         except SearchError as exc:
             timings["total_ms"] = _ms(started)
             yield events.outcome(
@@ -214,6 +224,8 @@ async def answer_events(
         # topic (the date phrase and filters cut out), or "since 2025" would count as unanswered
         # words. Model backends read the whole question from `messages`.
         topic = response.analysis.query or query
+    if filters:  # what the user set on the chips, kept with the answer
+        analysis["filters"] = dict(filters)
     intent = intents.classify(query, understood, now.date())
     analysis["intent"] = intent.kind
     yield events.analysis(query, analysis, window_label(analysis, now.date()))
@@ -226,15 +238,22 @@ async def answer_events(
     first = [{**seed, "number": 1}] if seed and intent.kind == intents.NAMED_PAPER else []
     cards = first + [source_card(n, hit) for n, hit in enumerate(hits, start=1 + len(first))]
     seed_text = _source_texts(first or [seed])[0] if seed else None
+    texts = prompt_texts = _source_texts(cards)
+    if backend.name != "extractive" and settings.LLM_PROMPT_SENTENCES > 0 and texts:
+        # A model reads each source's best sentences, not the whole abstract (a shorter prompt).
+        prompt_texts = await asyncio.to_thread(
+            select_passages, topic, texts, settings.LLM_PROMPT_SENTENCES
+        )
     messages = prompts.answer_messages(
-        query, _source_texts(cards), now.date(), intent=intent, seed=seed_text
+        query, prompt_texts, now.date(), intent=intent, seed=seed_text
     )
     request = AnswerRequest(
-        question=topic, sources=_source_texts(cards), messages=messages,
+        question=topic, sources=texts, messages=messages,
         intent=intent, analysis=analysis, seed=seed_text, today=now.date(),
     )
     timings["prompt_ms"] = _ms(step)
     yield events.sources(cards)
+    yield progress.reading(len(cards))
     timings["overhead_ms"] = _ms(started)
 
     parts: list[str] = []
@@ -242,7 +261,7 @@ async def answer_events(
     used = backend
 
     def finish(kind: str, **extra) -> dict:
-        checked = check_citations("".join(parts), len(cards))
+        checked = check_citations(trim_loop("".join(parts)), len(cards))
         timings["total_ms"] = _ms(started)
         return events.outcome(
             kind, checked.text, checked.kept, checked.dropped,
@@ -280,6 +299,7 @@ async def answer_events(
     try:
         if delta:
             timings["ttft_ms"] = _ms(started)
+            yield progress.writing()
             parts.append(delta)
             yield events.delta(delta)
             async for delta in stream:
@@ -293,4 +313,23 @@ async def answer_events(
     finally:
         if stream is not None:
             await stream.aclose()
-    yield finish("done")
+    if only_citations("".join(parts)):
+        # "[1] [2] … [13]" is not an answer: the fallback (the composer) writes one instead.
+        fallback = fallback or await asyncio.to_thread(get_fallback)
+        if fallback is None or fallback.name == used.name:
+            yield finish("error", code=LLM_BAD_OUTPUT, message=CITATIONS_ONLY)
+            return
+        logger.warning("llm_citations_only backend=%s", used.name)
+        timings.update(fallback_from=used.name, fallback_code="citations_only")
+        used, stream = fallback, fallback.stream(request)
+        try:
+            parts = [delta async for delta in stream]
+        finally:
+            await stream.aclose()
+    done = finish("done")
+    if used.name != "extractive" and done["citations"]:
+        # Each sentence against the sources it cites (the embedder: off the event loop).
+        step = time.perf_counter()
+        done["unsupported"] = await asyncio.to_thread(unsupported, done["content"], cards)
+        timings["support_ms"] = _ms(step)
+    yield done

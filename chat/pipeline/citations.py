@@ -56,3 +56,13 @@ def check_citations(text: str, source_count: int) -> CheckedAnswer:
         return match.group("lead") + "".join(f"[{n}]" for n in valid)
 
     return CheckedAnswer(text=_GROUP.sub(replace, text), kept=kept, dropped=dropped)
+
+
+# What is left of an answer once its citations are taken out, when it says something.
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def only_citations(text: str) -> bool:
+    """True when an answer says nothing but citation numbers ("[1] [2] … [13]"), or nothing at
+    all: a small model's failure that must not be saved as an answer."""
+    return _WORD.search(_GROUP.sub(" ", text)) is None

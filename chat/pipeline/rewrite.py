@@ -84,8 +84,11 @@ def rule_rewrite(question: str, history: Sequence[Turn]) -> str:
 
 
 def model_may_rewrite(backend) -> bool:
-    """Only an OpenAI-compatible model is trusted to rewrite or triage questions."""
-    return getattr(backend, "name", "") == "openai" and getattr(backend, "supports_complete", False)
+    """Only a model that follows instructions (an OpenAI-compatible one, not the small `local`
+    model) is trusted to rewrite or triage questions."""
+    return getattr(backend, "follows_instructions", False) and getattr(
+        backend, "supports_complete", False
+    )
 
 
 def _clean_model_rewrite(text: str, question: str) -> str | None:

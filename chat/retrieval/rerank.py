@@ -105,7 +105,7 @@ def get_reranker() -> Reranker:
         return FusionReranker()
     if name == "llm":
         llm = get_llm()
-        if getattr(llm, "supports_complete", False):
+        if getattr(llm, "follows_instructions", False):
             return LLMReranker(llm)
         return FusionReranker()
     raise ValueError(f"unknown RERANKER {settings.RERANKER!r}: choose fusion or llm")

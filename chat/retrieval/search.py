@@ -55,7 +55,7 @@ from papers.indexing.passages import document_text
 MAX_K = 100
 MAX_QUERY_CHARS = 2000
 # Keys the search page's chip (and API callers) may override in the analysis.
-OVERRIDABLE = frozenset({"start", "end", "recency_weight", "categories", "authors"})
+OVERRIDABLE = frozenset({"start", "end", "recency_weight", "categories", "authors", "arxiv_id"})
 
 
 class SearchError(ValueError):
@@ -240,7 +240,8 @@ async def _analyse(text: str, now: datetime) -> QueryAnalysis:
     if analysis.confident:
         return analysis
     llm = await _llm()
-    if not getattr(llm, "supports_complete", False):
+    # Only a model that follows instructions: the tiny local one invents filters.
+    if not getattr(llm, "follows_instructions", False):
         return analysis
     return await analyse_with_llm(text, now, llm.complete)
 
@@ -340,7 +341,7 @@ async def _start_rewrites(q: _Query):
     if not (settings.SEARCH_MULTI_QUERY and q.text and not q.analysis.arxiv_id):
         return None
     llm = await _llm()
-    if not getattr(llm, "supports_complete", False):
+    if not getattr(llm, "follows_instructions", False):
         return None
     return asyncio.ensure_future(rewrite(q.text, llm))
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from chat.understanding.mentions import find_arxiv_ids, find_authors, find_categories
 from chat.understanding.temporal import find_temporal
-from papers.identifiers import canonical_category
+from papers.identifiers import InvalidArxivId, canonical_category, parse_arxiv_id
 
 Span = tuple[int, int]
 MASK = "\x00"  # stands in for found phrases: neither a word nor a space (\x1f would be a space)
@@ -72,6 +72,7 @@ class QueryAnalysis:
         recency_weight: float | str = UNSET,
         categories: tuple[str, ...] | list[str] = UNSET,
         authors: tuple[str, ...] | list[str] = UNSET,
+        arxiv_id: str | None = UNSET,
     ) -> QueryAnalysis:
         """The analysis with what the user changed on the search page's chip; None removes a bound.
 
@@ -96,6 +97,8 @@ class QueryAnalysis:
             changes["categories"] = _as_categories(categories)
         if authors is not UNSET:
             changes["authors"] = _as_authors(authors)
+        if arxiv_id is not UNSET:
+            changes["arxiv_id"] = _as_arxiv_id(arxiv_id)
         updated = replace(self, **changes)
         is_temporal = bool(updated.start or updated.end or updated.recency_weight > 0)
         return replace(updated, is_temporal=is_temporal)
@@ -169,6 +172,20 @@ def _as_authors(values: tuple[str, ...] | list[str]) -> tuple[str, ...]:
         if name not in names:
             names.append(name)
     return tuple(names)
+
+
+def _as_arxiv_id(value: str | None) -> str | None:
+    """The seed paper ("papers like …"): an id or abs/pdf link; None or "" removes it."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"the seed paper must be an arXiv id such as 2309.00267, not {value!r}")
+    try:
+        return parse_arxiv_id(value)[0]
+    except InvalidArxivId:
+        raise ValueError(
+            f"{value[:60]!r} is not an arXiv id (e.g. 2309.00267 or hep-th/9901001)"
+        ) from None
 
 
 def as_utc_now(now: datetime | None) -> datetime:

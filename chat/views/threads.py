@@ -5,6 +5,8 @@ another user's thread id answers 404 exactly like one that does not exist. Readi
 plain server-rendered HTML; asking goes over the WebSocket (static/js/chat.js).
 """
 
+import json
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -16,7 +18,7 @@ from chat.markdown import anchor_prefix, render_answer
 from chat.models import Message, Thread
 from chat.pipeline.followups import suggest_followups
 from chat.turns import fail_stale
-from chat.window import window_label
+from chat.understanding.overrides import chips, filters_of
 
 # A question waiting in the session for the thread page's script to send (from the new-chat box).
 PENDING_KEY = "chat_pending_questions"
@@ -73,10 +75,16 @@ def _conversation(thread: Thread) -> list[dict]:
             item.update(
                 # "Searched: …" only when the follow-up was rewritten into something else.
                 rewritten=bool(message.query) and message.query.strip() != question.strip(),
-                html=render_answer(message.content, len(sources), message.pk),
+                html=render_answer(
+                    message.content, len(sources), message.pk, message.unsupported or ()
+                ),
                 sources=sources,
                 prefix=anchor_prefix(message.pk),
-                window=window_label(message.analysis),
+                question=question,
+                # Chips only for answers that searched (not a failed-before-search one).
+                chips=chips(message.analysis) if message.analysis else [],
+                filters_json=json.dumps(filters_of(message.analysis)),
+                user_set_json=json.dumps((message.analysis or {}).get("filters") or {}),
                 followups=suggest_followups(message.query, message.analysis, sources)
                 if message is last_answer and message.status == Message.Status.COMPLETE
                 else [],

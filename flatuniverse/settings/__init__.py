@@ -271,6 +271,9 @@ LLM_MODEL = envstr("LLM_MODEL", "gpt-4o-mini")
 LLM_MODEL_PATH = envstr("LLM_MODEL_PATH")  # a GGUF file for the `local` backend
 LLM_FALLBACK = envstr("LLM_FALLBACK", "extractive")
 LLM_MAX_TOKENS = envint("LLM_MAX_TOKENS", 700)
+# Sentences of each source a model reads (chat/pipeline/passages.py): the best-matching ones,
+# not the whole abstract (the local model reads 3,200 tokens in 70 s). 0: whole passages.
+LLM_PROMPT_SENTENCES = envint("LLM_PROMPT_SENTENCES", 3)
 LLM_RETRY_MAX_WAIT = envfloat("LLM_RETRY_MAX_WAIT", 20.0)  # total backoff before the first token
 LLM_LOCAL_CONTEXT = envint("LLM_LOCAL_CONTEXT", 4096)  # context window of the `local` model
 # Leave a core to the web server and database: llama.cpp's threads spin-wait, and on busy cores

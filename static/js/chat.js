@@ -104,6 +104,7 @@
       messagesBox.appendChild(article);
     }
     article.dataset.status = "streaming";
+    removeStages(article);
     // A server-rendered partial answer is rendered Markdown, not the raw text offsets count in:
     // start empty; the `resume` event sent on connect carries the raw text so far.
     const answerBox = article.querySelector(".answer");
@@ -115,18 +116,39 @@
     return state;
   }
 
-  // `label`: the window as the server words it (chat/window.py), "" when there is none.
-  function setHead(state, label, query) {
-    const head = state.el.querySelector(".msg-head");
-    let chip = head.querySelector(".chip");
-    if (label) {
-      if (!chip) {
-        chip = el("span", "chip");
-        chip.title = "The time window understood from the question";
-        head.insertBefore(chip, head.firstChild);
-      }
-      chip.textContent = "Window: " + label;
+  // The filters the answer was searched with (chat/understanding/overrides.py words the chips;
+  // templates/chat/_chips.html renders the same for saved answers).
+  function renderChips(article, chips, filters, userSet) {
+    const head = article.querySelector(".msg-head");
+    const old = head.querySelector(".filter-chips");
+    if (old) old.remove();
+    const box = el("div", "filter-chips");
+    box.setAttribute("aria-label", "Filters this answer was searched with");
+    box.dataset.filters = JSON.stringify(filters || {});
+    box.dataset.userSet = JSON.stringify(userSet || {});
+    for (const chip of chips || []) {
+      const node = el("span", "chip chip-" + chip.kind + (chip.edited ? " chip-edited" : ""));
+      node.dataset.kind = chip.kind;
+      node.dataset.value = chip.value === null || chip.value === undefined ? "" : String(chip.value);
+      if (chip.edited) node.title = "Set by you";
+      node.appendChild(el("span", "chip-label", chip.label));
+      const remove = el("button", "chip-remove", "×");
+      remove.type = "button";
+      remove.title = "Ask again without this filter";
+      remove.setAttribute("aria-label", "Remove the filter " + chip.label);
+      node.appendChild(remove);
+      box.appendChild(node);
     }
+    const editButton = el("button", "chip-edit link-button small", chips && chips.length ? "Edit filters" : "Add filters");
+    editButton.type = "button";
+    editButton.title = "Change the window, recency, authors, categories or seed paper and ask again";
+    box.appendChild(editButton);
+    head.insertBefore(box, head.firstChild);
+  }
+
+  function setHead(state, chips, filters, query, analysis) {
+    const head = state.el.querySelector(".msg-head");
+    if (filters) renderChips(state.el, chips, filters, (analysis || {}).filters);
     if (query && query.trim() !== (state.question || "").trim()) {
       let q = head.querySelector(".query");
       if (!q) {
@@ -193,6 +215,7 @@
     const state = ensureAnswer(id);
     const status = event.status || (event.type === "done" ? "complete" : "failed");
     state.el.dataset.status = status;
+    removeStages(state.el);
     const box = state.el.querySelector(".answer");
     box.classList.remove("streaming-text");
     // Sanitised on the server (markdown-it without HTML, then nh3): see chat/markdown.py.
@@ -233,6 +256,125 @@
     state.el.appendChild(box);
   }
 
+  // --- Progress while answering (`stage` events: understanding, searching, reading, writing) -----
+  function showStage(state, stage, detail) {
+    let list = state.el.querySelector(".stages");
+    if (!list) {
+      list = el("ol", "stages");
+      list.setAttribute("aria-label", "Progress");
+      state.el.querySelector(".msg-head").after(list);
+    }
+    list.querySelectorAll("li").forEach((li) => li.classList.replace("current", "done"));
+    const item = el("li", "current", detail);
+    item.dataset.stage = stage;
+    list.appendChild(item);
+  }
+
+  function removeStages(article) {
+    const list = article.querySelector(".stages");
+    if (list) list.remove();
+  }
+
+  // --- Editing an answer's filters: re-asks its question with the edited `filters` -------------
+  function readJSON(text) {
+    try {
+      return JSON.parse(text || "{}");
+    } catch (e) {
+      return {};
+    }
+  }
+
+  // Every filter the answer was searched with.
+  function filtersOf(article) {
+    const box = article.querySelector(".filter-chips");
+    return readJSON(box && box.dataset.filters);
+  }
+
+  // What to send: the filters the user had already set on this answer, and what changed now.
+  // The rest the question itself says again, so a chip the user never touched stays the
+  // question's own (not marked as set by the user).
+  function changedFilters(article, edited) {
+    const box = article.querySelector(".filter-chips");
+    const before = filtersOf(article);
+    const send = readJSON(box && box.dataset.userSet);
+    for (const [key, value] of Object.entries(edited)) {
+      if (JSON.stringify(value) !== JSON.stringify(before[key])) send[key] = value;
+    }
+    return send;
+  }
+
+  function reaskWithout(article, chip) {
+    if (!article || !chip) return;
+    const filters = filtersOf(article);
+    const value = chip.dataset.value;
+    switch (chip.dataset.kind) {
+      case "window": filters.start = null; filters.end = null; break;
+      case "recency": filters.recency_weight = 0; break;
+      case "author": filters.authors = (filters.authors || []).filter((a) => a !== value); break;
+      case "category": filters.categories = (filters.categories || []).filter((c) => c !== value); break;
+      case "seed": filters.arxiv_id = null; break;
+      default: return;
+    }
+    ask(article.dataset.question || "", changedFilters(article, filters));
+  }
+
+  function field(form, label, name, type, value, extra) {
+    const wrap = el("label", null, label);
+    const box = el("input");
+    box.name = name;
+    box.type = type;
+    box.value = value === null || value === undefined ? "" : value;
+    Object.assign(box, extra || {});
+    wrap.appendChild(box);
+    form.appendChild(wrap);
+  }
+
+  function splitList(text) {
+    return text.split(",").map((part) => part.trim()).filter(Boolean);
+  }
+
+  function toggleFilterForm(article) {
+    if (!article) return;
+    const open = article.querySelector(".filter-form");
+    if (open) {
+      open.remove();
+      return;
+    }
+    const filters = filtersOf(article);
+    const form = el("form", "filter-form chip-form");
+    form.setAttribute("aria-label", "Edit the filters and ask again");
+    field(form, "From", "start", "date", filters.start);
+    field(form, "To", "end", "date", filters.end);
+    field(form, "Recency", "recency_weight", "number", filters.recency_weight || 0, { min: 0, max: 1, step: 0.1 });
+    field(form, "Authors", "authors", "text", (filters.authors || []).join(", "), { placeholder: "Surname, Full Name" });
+    field(form, "Categories", "categories", "text", (filters.categories || []).join(", "), { placeholder: "cs.CL, cs.LG" });
+    field(form, "Papers like", "arxiv_id", "text", filters.arxiv_id, { placeholder: "2309.00267" });
+    const apply = el("button", "small", "Ask again");
+    apply.type = "submit";
+    form.appendChild(apply);
+    const cancel = el("button", "small secondary", "Cancel");
+    cancel.type = "button";
+    cancel.addEventListener("click", () => form.remove());
+    form.appendChild(cancel);
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const data = new FormData(form);
+      const weight = parseFloat(data.get("recency_weight"));
+      ask(article.dataset.question || "", changedFilters(article, {
+        start: data.get("start") || null,
+        end: data.get("end") || null,
+        // The server says what is wrong with a value (invalid_filters); send what was typed.
+        recency_weight: Number.isNaN(weight) ? 0 : weight,
+        authors: splitList(data.get("authors") || ""),
+        categories: splitList(data.get("categories") || ""),
+        arxiv_id: (data.get("arxiv_id") || "").trim() || null,
+      }));
+      form.remove();
+    });
+    article.querySelector(".msg-head").after(form);
+    form.querySelector("input").focus();
+  }
+
   // --- Server events -----------------------------------------------------------------------------
   function onEvent(event) {
     lastEventAt = Date.now();
@@ -242,6 +384,7 @@
       case "start":
         ensureUserMessage(event.user_message_id, event.question);
         ensureAnswer(id).question = event.question;
+        answers.get(id).el.dataset.question = event.question;
         setTitleFrom(event.question);
         busy = true;
         showNotice("");
@@ -250,7 +393,8 @@
         ensureUserMessage(event.user_message_id, event.question);
         const state = ensureAnswer(id);
         state.question = event.question;
-        setHead(state, event.window, event.query);
+        state.el.dataset.question = event.question;
+        setHead(state, event.chips, event.filters, event.query, event.analysis);
         if (event.sources && event.sources.length && !state.sources.length) renderSources(state, id, event.sources);
         if ((event.content || "").length > state.text.length) {
           state.text = event.content;
@@ -260,7 +404,10 @@
         break;
       }
       case "analysis":
-        setHead(ensureAnswer(id), event.window, event.query);
+        setHead(ensureAnswer(id), event.chips, event.filters, event.query, event.analysis);
+        break;
+      case "stage":
+        showStage(ensureAnswer(id), event.stage, event.detail);
         break;
       case "sources":
         renderSources(ensureAnswer(id), id, event.sources);
@@ -344,7 +491,7 @@
     return true;
   }
 
-  function ask(text) {
+  function ask(text, filters) {
     const question = text.trim();
     if (!question) return;
     if (question.length > maxChars) {
@@ -355,8 +502,10 @@
       showNotice("Wait for the current answer, or stop it.");
       return;
     }
-    if (send({ type: "ask", text: question })) {
-      input.value = "";
+    const frame = { type: "ask", text: question };
+    if (filters) frame.filters = filters;
+    if (send(frame)) {
+      if (!filters) input.value = "";
       showNotice("");
     }
   }
@@ -375,6 +524,10 @@
   messagesBox.addEventListener("click", (e) => {
     const followup = e.target.closest(".followup");
     if (followup) ask(followup.dataset.question || "");
+    const remove = e.target.closest(".chip-remove");
+    if (remove) reaskWithout(remove.closest(".msg-assistant"), remove.closest(".chip"));
+    const editButton = e.target.closest(".chip-edit");
+    if (editButton) toggleFilterForm(editButton.closest(".msg-assistant"));
   });
 
   setInterval(() => {

@@ -103,3 +103,81 @@ def test_event_stream_ask_sends_the_websocket_events_in_order(owner_api, thread,
     assert streamed and done["status"] == "complete"
     saved = Message.objects.get(pk=done["message_id"])
     assert saved.content == done["content"]
+
+
+# --- Filters: an edited chip re-asks with the same overrides as the socket -----------------------
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "filters, says",
+    [
+        ({"start": "last May"}, "start 'last May' is not an ISO date"),
+        ({"start": "2025-01-01", "end": "2024-01-01"}, "starts (2025-01-01) after it ends"),
+        ({"recency_weight": 3}, "recency weight must be a number from 0 to 1"),
+        ({"categories": ["cs.NOPE"]}, "'cs.NOPE' is not an arXiv category"),
+        ({"authors": "Hinton"}, "authors must be a list of names"),
+        ({"arxiv_id": "not-an-id"}, "is not an arXiv id"),
+        ({"colour": "blue"}, "unknown filter colour"),
+        (["start"], "filters must be an object"),
+    ],
+)
+def test_bad_filters_get_400_saying_what_is_wrong_and_save_nothing(owner_api, thread, filters, says):
+    response = owner_api.post(
+        f"/api/threads/{thread.pk}/messages/", {"text": "diffusion", "filters": filters},
+        format="json",
+    )
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert "filters" in error["fields"]
+    assert says in error["message"], error["message"]
+    assert not Message.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_filters_replace_what_the_question_says_and_are_kept_with_the_answer(
+    owner_api, thread, indexed_papers
+):
+    def sources(body):
+        return {s["arxiv_id"] for s in body["answer"]["sources"]}
+
+    plain = ask(owner_api, thread, "diffusion models").json()
+    assert "2305.00003" in sources(plain)  # a 2023 diffusion paper, without filters
+
+    response = owner_api.post(
+        f"/api/threads/{thread.pk}/messages/",
+        {"text": "diffusion models", "filters": {"start": "2024-01-01", "categories": ["CS.cl"]}},
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    answer = response.json()["answer"]
+    assert {s["arxiv_id"] for s in answer["sources"]} == {"2401.00001"}
+    assert answer["analysis"]["filters"] == {"start": "2024-01-01", "categories": ["cs.CL"]}
+    assert answer["analysis"]["start"].startswith("2024-01-01")
+    assert answer["analysis"]["categories"] == ["cs.CL"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_event_stream_shows_the_stages_and_the_chips(owner_api, thread, indexed_papers):
+    response = owner_api.post(
+        f"/api/threads/{thread.pk}/messages/",
+        {"text": "diffusion models since 2023", "filters": {"authors": ["Ada Lovelace"]}},
+        format="json", HTTP_ACCEPT="text/event-stream",
+    )
+    events = parse_sse(response.content)
+    stages = [data for kind, data in events if kind == "stage"]
+    assert [s["stage"] for s in stages] == ["understanding", "searching", "reading", "writing"]
+    assert stages[1]["detail"] == "Searching 5 papers…"
+    analysis = next(data for kind, data in events if kind == "analysis")
+    assert analysis["filters"]["authors"] == ["Ada Lovelace"]
+    assert analysis["filters"]["start"] == "2023-01-01"
+    labels = [(c["kind"], c["label"], c["edited"]) for c in analysis["chips"]]
+    assert ("window", "since 2023-01-01", False) in labels
+    assert ("author", "by Ada Lovelace", True) in labels
+
+
+@pytest.mark.django_db
+def test_the_schema_documents_filters_on_ask(owner_api):
+    schema = json.loads(owner_api.get("/api/schema/?format=json").content)
+    ask_body = schema["components"]["schemas"]["AskRequest"]["properties"]
+    assert "filters" in ask_body
+    filters = schema["components"]["schemas"]["FiltersRequest"]["properties"]
+    assert set(filters) == {"start", "end", "recency_weight", "authors", "categories", "arxiv_id"}

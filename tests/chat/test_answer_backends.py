@@ -109,3 +109,96 @@ async def test_local_gguf_model_answers_over_the_socket(catalogue, owner, thread
     assert answer.status == "complete" and answer.content.strip()
     assert answer.completion_tokens and answer.completion_tokens <= 24
     assert all(1 <= n <= len(answer.sources) for n in answer.citations)
+
+
+async def test_an_answer_of_citation_numbers_only_is_replaced_by_the_composer(
+    catalogue, owner, thread, slow_openai
+):
+    """The local model saved "[1] [2] … [13]" as a complete answer: never again."""
+    slow_openai.default = Reply("[1] [2] [3] [4] [5] [6] [7] [8] [9] [10] [11] [12] [13]")
+    events, answer = await ask(thread, owner)
+
+    done = events[-1]
+    assert done["type"] == "done" and done["backend"] == "extractive"
+    assert done["timings"]["fallback_from"] == "openai"
+    assert done["timings"]["fallback_code"] == "citations_only"
+    assert any(c.isalpha() for c in done["content"].replace("[", "").replace("]", ""))
+    assert answer.status == "complete" and answer.content == done["content"]
+
+
+async def test_without_a_fallback_a_citations_only_answer_fails(
+    catalogue, owner, thread, slow_openai, settings
+):
+    settings.LLM_FALLBACK = ""
+    slow_openai.default = Reply("[1] [2]")
+    events, answer = await ask(thread, owner)
+
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "llm_bad_output"
+    assert answer.status == "failed"
+
+
+async def test_a_looping_answer_is_saved_with_one_copy_of_the_loop(
+    catalogue, owner, thread, slow_openai
+):
+    slow_openai.default = Reply("Video diffusion keeps frames consistent [1]. " + "linguistics, " * 60)
+    events, answer = await ask(thread, owner)
+
+    assert events[-1]["type"] == "done"
+    assert answer.content == "Video diffusion keeps frames consistent [1]. linguistics,"
+
+
+async def test_only_models_that_follow_instructions_rewrite_triage_or_rank(settings):
+    from chat.llm import get_llm
+
+    settings.OPENAI_API_KEY = "test-key"
+    assert get_llm("openai").follows_instructions is True
+    assert get_llm("local").follows_instructions is False
+    assert get_llm("extractive").follows_instructions is False
+
+
+def _first_source_title(body: dict) -> str:
+    """The title of source [1] in the prompt the pipeline sent."""
+    prompt = body["messages"][-1]["content"]
+    return prompt.split("[1] ", 1)[1].split("\n", 1)[0]
+
+
+async def test_a_sentence_its_cited_source_does_not_say_is_marked_unsupported(
+    catalogue, owner, thread, slow_openai, owner_client
+):
+    def reply(body):
+        if not body.get("stream"):
+            return "video diffusion"
+        return (f"The paper is about {_first_source_title(body).lower()} [1]. "
+                "Penguins migrate across Antarctica every winter [1].")
+
+    slow_openai.default = Reply(reply)
+    events, answer = await ask(thread, owner, "video diffusion")
+
+    done = events[-1]
+    assert done["type"] == "done" and done["citations"] == [1]
+    assert [u["index"] for u in done["unsupported"]] == [1]
+    marked = done["unsupported"][0]
+    assert answer.content[marked["start"] : marked["end"]] == (
+        "Penguins migrate across Antarctica every winter [1]."
+    )
+    assert answer.unsupported == done["unsupported"]
+    underline = '<span class="unsupported" title="not found in the cited source">Penguins'
+    assert underline in done["html"] and done["html"].count('class="unsupported"') == 1
+    # The saved thread shows the same underline.
+    from asgiref.sync import sync_to_async
+
+    page = await sync_to_async(owner_client.get)(f"/chat/{thread.pk}/")
+    assert underline in page.content.decode()
+
+
+async def test_a_model_is_given_the_best_sentences_and_the_extractive_whole_passages(
+    catalogue, owner, thread, slow_openai, settings
+):
+    settings.LLM_PROMPT_SENTENCES = 1
+    slow_openai.default = Reply("Frames stay consistent [1].")
+    await ask(thread, owner, "how does temporal attention keep video frames consistent")
+
+    prompt = slow_openai.chat_requests()[-1].body["messages"][-1]["content"]
+    assert "Temporal attention keeps frames consistent." in prompt
+    assert "Our video diffusion model improves FVD on UCF-101." not in prompt  # cut: …
+    assert "…" in prompt

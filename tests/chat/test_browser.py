@@ -103,7 +103,7 @@ def test_sign_up_ask_stream_reload(catalogue, chromium, password):
             )
             # The follow-up was rewritten with the thread's history; its window shows as a chip.
             second = page.locator(".msg-assistant").nth(1)
-            assert "Window: since 2025-01-01" in second.locator(".chip").inner_text()
+            assert second.locator(".chip-window .chip-label").inner_text() == "since 2025-01-01"
             assert "diffusion transformers since 2025" in second.locator(".query").inner_text()
             assert page.locator("#stop").is_hidden()
 

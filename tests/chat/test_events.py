@@ -25,11 +25,14 @@ async def test_every_envelope_of_an_answer_matches_its_schema(catalogue, owner, 
     assert (await first.connect(timeout=TIMEOUT))[0]
     sent = [await first.receive_json_from(timeout=TIMEOUT)]  # ready
     for frame in ("{not json", '{"type": "dance"}', '{"type": "ask", "text": " "}',
+                  '{"type": "ask", "text": "q", "filters": {"start": "May"}}',
                   '{"type": "stop"}', '{"type": "ping"}'):
         await first.send_to(text_data=frame)
         sent.append(await first.receive_json_from(timeout=TIMEOUT))
 
-    await first.send_json_to({"type": "ask", "text": "video diffusion"})
+    await first.send_json_to(
+        {"type": "ask", "text": "video diffusion", "filters": {"categories": ["cs.CV"]}}
+    )
     while sent[-1]["type"] != "token":
         sent.append(await first.receive_json_from(timeout=TIMEOUT))
     await first.send_json_to({"type": "ask", "text": "and another"})  # busy
@@ -48,8 +51,16 @@ async def test_every_envelope_of_an_answer_matches_its_schema(catalogue, owner, 
     sent.append(events.saved_final(await Message.objects.aget(pk=answer.pk)))
 
     kinds = {event["type"] for event in sent}
-    assert kinds == {"ready", "pong", "error", "start", "analysis", "sources", "token", "resume",
-                     "done"}
+    assert kinds == {"ready", "pong", "error", "start", "analysis", "stage", "sources", "token",
+                     "resume", "done"}
+    # The page shows the steps in order, as they happen.
+    stages = [event["stage"] for event in sent if event["type"] == "stage"]
+    assert stages[:4] == ["understanding", "searching", "reading", "writing"]
+    analysis = next(event for event in sent if event["type"] == "analysis")
+    assert analysis["filters"]["categories"] == ["cs.CV"]
+    assert {"kind": "category", "label": "in cs.CV", "value": "cs.CV", "edited": True} in (
+        analysis["chips"]
+    )
     for event in sent:
         events.check(event)
 
@@ -80,6 +91,9 @@ async def test_a_stop_that_finds_a_dead_answer_says_interrupted(owner):
         {"type": "start", "message_id": "m", "question": "q"},
         {"type": "whisper"},
         {"type": "error", "code": "internal_error", "message": "m", "message_id": "m"},
+        {"type": "stage", "message_id": "m", "stage": "searching"},
+        {"type": "analysis", "message_id": "m", "query": "q", "analysis": {}, "window": "",
+         "filters": {"start": 2024}, "chips": []},
     ],
 )
 async def test_an_envelope_off_its_schema_is_caught(event):

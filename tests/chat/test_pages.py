@@ -130,3 +130,28 @@ def test_streaming_answer_shows_its_status(owner_client, owner):
     Message.objects.create(thread=thread, role="assistant", status="streaming", content="Partial")
     html = owner_client.get(f"/chat/{thread.pk}/").content.decode()
     assert 'data-status="streaming"' in html and "Writing…" in html
+
+
+def test_saved_answer_shows_every_filter_it_used_as_chips(owner_client, owner):
+    """A reload shows the chips the answer streamed: window, recency, author, category, seed,
+    with the ones the user set marked, and the filter set the page edits and sends back."""
+    thread = Thread.objects.create(owner=owner, title="t")
+    Message.objects.create(thread=thread, role="user", content="papers like 2309.00267 by <b>Gao</b>")
+    Message.objects.create(
+        thread=thread, role="assistant", status="complete", content="An answer.",
+        analysis={
+            "query": "", "start": "2023-01-01T00:00:00+00:00", "end": None, "recency_weight": 0.6,
+            "authors": ["Jianfeng <b>Gao</b>"], "categories": ["cs.CL"], "arxiv_id": "2309.00267",
+            "filters": {"categories": ["cs.CL"]},
+        },
+    )
+    html = owner_client.get(f"/chat/{thread.pk}/").content.decode()
+    chips = html.split('class="filter-chips"', 1)[1].split("</div>", 1)[0]
+    for label in ("since 2023-01-01", "recent first (0.6)", "by Jianfeng &lt;b&gt;Gao&lt;/b&gt;",
+                  "in cs.CL", "like arXiv:2309.00267"):
+        assert label in chips, label
+    assert '<span class="chip chip-category chip-edited" data-kind="category" data-value="cs.CL"' in chips
+    assert "<b>" not in chips and "{#" not in html and "comment" not in chips
+    # The filter set as JSON in an attribute (escaped), and the question to re-ask.
+    assert "data-filters=\"{&quot;start&quot;: &quot;2023-01-01&quot;" in chips
+    assert 'data-question="papers like 2309.00267 by &lt;b&gt;Gao&lt;/b&gt;"' in html

@@ -56,6 +56,14 @@ async def test_ask_streams_analysis_sources_tokens_then_done_and_saves_rows(
     events = await events_until_end(comm)
     await comm.disconnect()
 
+    # Progress: the steps in order, each before what it leads to.
+    kinds = [e["type"] if e["type"] != "stage" else e["stage"] for e in events]
+    assert kinds[:7] == ["start", "understanding", "searching", "analysis", "sources", "reading",
+                         "writing"]
+    stages = [e for e in events if e["type"] == "stage"]
+    assert stages[1]["detail"] == "Searching 8 papers…"
+    assert stages[2]["detail"] == f"Reading {len(events[4]['sources'])} papers…"
+    events = [e for e in events if e["type"] != "stage"]
     kinds = [e["type"] for e in events]
     assert kinds[:3] == ["start", "analysis", "sources"]
     assert kinds[-1] == "done" and set(kinds[3:-1]) == {"token"}
@@ -156,7 +164,8 @@ async def test_second_socket_on_the_thread_sees_the_same_stream(catalogue, owner
     await first.disconnect()
     await second.disconnect()
     assert seen_first == seen_second
-    assert [e["type"] for e in seen_second][:3] == ["start", "analysis", "sources"]
+    kinds = [e["type"] for e in seen_second if e["type"] != "stage"]
+    assert kinds[:3] == ["start", "analysis", "sources"]
 
 
 async def test_socket_joining_mid_answer_resumes_with_the_text_so_far(
@@ -322,7 +331,8 @@ async def test_stop_before_the_first_token_keeps_an_empty_stopped_answer(
     events = await events_until_end(comm)
     await comm.disconnect()
 
-    assert [e["type"] for e in events] == ["done"]
-    assert events[0]["status"] == "stopped" and events[0]["content"] == ""
+    # The model was still reading (the last step shown); it never started writing.
+    assert [e.get("stage") or e["type"] for e in events] == ["reading", "done"]
+    assert events[-1]["status"] == "stopped" and events[-1]["content"] == ""
     answer = await Message.objects.aget(thread=thread, role="assistant")
     assert answer.status == "stopped" and answer.content == "" and answer.sources

@@ -113,3 +113,35 @@ async def test_file_that_is_not_a_model_is_unavailable(tmp_path):
         await LocalBackend(model_path=fake).complete(SHORT, max_tokens=8)
 
     assert caught.value.code == "llm_unavailable"
+
+
+async def test_a_loop_stops_generation_and_says_why(backend, monkeypatch):
+    """The model is asked to repeat a word forever; the guard stops it long before max_tokens."""
+    from chat.llm import local
+
+    # Without the sampling penalties the 135M model loops at once on this prompt; the guard
+    # alone must stop it.
+    monkeypatch.setattr(local, "SAMPLING", {})
+    loop = [{"role": "user", "content": "Repeat the word 'linguistics, ' forever: linguistics, "
+             "linguistics, linguistics, linguistics, linguistics,"}]
+    stream = backend.stream(AnswerRequest("q", [], loop, max_tokens=400, temperature=0.0))
+
+    text = "".join([chunk async for chunk in stream])
+
+    assert stream.finish_reason == "repetition", text
+    assert stream.usage is None or (stream.usage.completion_tokens or 0) < 400
+    assert len(text) < 400
+
+
+async def test_sampling_penalties_reach_llama_cpp(backend, monkeypatch):
+    sent = []
+    original = backend._start
+
+    def spy(body, stop, emit):
+        sent.append(body)
+        return original(body, stop, emit)
+
+    monkeypatch.setattr(backend, "_start", spy)
+    stream = backend.stream(AnswerRequest("q", [], SHORT, max_tokens=4, temperature=0.0))
+    [chunk async for chunk in stream]
+    assert sent[0]["repeat_penalty"] > 1 and sent[0]["dry_multiplier"] > 0
