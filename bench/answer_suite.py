@@ -21,13 +21,14 @@ from datetime import date
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import override_settings
 
 from bench.answer_cases import INTENTS, Case
 from bench.answer_checks import Answer, Catalogue, PaperFacts, normalise
 from bench.answer_provenance import unsourced as unsourced_sentences
 from bench.evaluation import interpolated_percentile as percentile
-from chat import service
+from chat import lanes, service
 from chat.llm import get_llm
 from chat.models import Message, Thread
 from papers.models import Paper
@@ -127,14 +128,27 @@ def _read_answer(message_id, previous: Answer | None) -> Answer:
     )
 
 
+async def _db(fn, *args, **kwargs):
+    """Run a short ORM call on a worker thread and close its connection after, so no connection
+    outlives the suite (a test database with one open could not be dropped)."""
+
+    def call():
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            connection.close()
+
+    return await sync_to_async(call, thread_sensitive=False)()
+
+
 async def _ask(user, thread_id, question: str, previous: Answer | None) -> Answer:
     running = await service.ask(user, thread_id, question)
     await asyncio.wait_for(running.done.wait(), ANSWER_TIMEOUT_S)
-    return await sync_to_async(_read_answer)(running.message_id, previous)
+    return await _db(_read_answer, running.message_id, previous)
 
 
 async def _run_case(user, case: Case, catalogue: Catalogue) -> CaseResult:
-    thread = await sync_to_async(Thread.objects.create)(owner=user)
+    thread = await _db(Thread.objects.create, owner=user)
     previous = None
     try:
         for question in case.before:
@@ -183,6 +197,7 @@ def run_suite(cases: list[Case], catalogue: Catalogue, progress=None) -> list[Ca
     finally:
         if delay is not None:
             backend.chunk_delay = delay
+        lanes.close_connections()  # the answers' database lanes, in their threads
         User.objects.filter(username=BENCH_USER).delete()
 
 
