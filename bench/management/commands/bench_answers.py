@@ -1,6 +1,7 @@
 """`manage.py bench_answers`: the answer-behaviour suite of issue #11, on a slice of the sample.
 
-    manage.py bench_answers [--slice default|small] [--snapshot PATH] [--json] [--only NAME ...]
+    manage.py bench_answers [--slice default|small] [--snapshot PATH] [--json] [--json-out FILE]
+                            [--only NAME ...]
                             [--database bench_answers] [--fresh]
 
 A fixed slice of ../shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz (bench.answer_slice) is
@@ -55,6 +56,9 @@ class Command(BaseCommand):
         parser.add_argument("--fresh", action="store_true", help="rebuild the scratch database")
         parser.add_argument("--only", nargs="+", metavar="NAME", help="cases or intents to run")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+        parser.add_argument(
+            "--json-out", type=Path, metavar="FILE", help="also write the JSON object to FILE"
+        )
 
     def handle(self, *args, **options):
         if not options["snapshot"].is_file():
@@ -91,9 +95,12 @@ class Command(BaseCommand):
         summary["backend"] = settings.LLM_BACKEND
         summary["embedder"] = settings.EMBEDDING_BACKEND
         summary["load_average"] = round(os.getloadavg()[0], 1)
+        payload = {"summary": summary, "cases": [r.as_dict() for r in results]}
+        text = json.dumps(payload, indent=2, default=str, ensure_ascii=False)
+        if options["json_out"]:
+            options["json_out"].write_text(text + "\n")
         if options["json"]:
-            payload = {"summary": summary, "cases": [r.as_dict() for r in results]}
-            self.stdout.write(json.dumps(payload, indent=2, default=str, ensure_ascii=False))
+            self.stdout.write(text)
         else:
             self.report(results, summary)
 
