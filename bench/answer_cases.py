@@ -38,6 +38,7 @@ from bench.answer_checks import (
     grouped_by_period,
     in_category,
     is_previous_source,
+    lists_papers,
     mentions,
     names,
     no_refusal,
@@ -182,7 +183,8 @@ def _author_cases(catalogue: Catalogue) -> list[Case]:
         cases.append(
             Case(
                 f"author-{i + 1}", "list-author", phrasings[i % len(phrasings)].format(name=name),
-                (no_refusal(), cites_at_least(min(3, count)), cites_only(by_author(name), f"by {name}")),
+                (no_refusal(), cites_at_least(min(3, count)), lists_papers(min(3, count)),
+                 cites_only(by_author(name), f"by {name}")),
             )
         )  # fmt: skip
     return cases
@@ -238,7 +240,7 @@ def _latest_cases(catalogue: Catalogue) -> list[Case]:
         cases.append(
             Case(
                 f"latest-{i + 1}", "list-latest", question,
-                (no_refusal(), cites_at_least(2), on_topic(*names_),
+                (no_refusal(), cites_at_least(2), lists_papers(2), on_topic(*names_),
                  cites_one_of([p.arxiv_id for p in newest], "the 3 newest on it")),
             )
         )  # fmt: skip
@@ -291,7 +293,8 @@ def _hand_cases(catalogue: Catalogue) -> list[Case]:
         # Lists by category: the filter already found them; only that category is cited.
         *[
             Case(f"category-{i + 1}", "list-category", q,
-                 (no_refusal(), cites_at_least(3), cites_only(in_category(cat), f"in {cat}")))
+                 (no_refusal(), cites_at_least(3), lists_papers(3),
+                  cites_only(in_category(cat), f"in {cat}")))
             for i, (q, cat) in enumerate([
                 ("recent papers in cs.RO", "cs.RO"), ("papers in cs.IR", "cs.IR"),
                 ("what is new in cs.SD?", "cs.SD"), ("show me cs.GR papers", "cs.GR"),
@@ -299,7 +302,8 @@ def _hand_cases(catalogue: Catalogue) -> list[Case]:
         ],
         # Lists by topic.
         *[
-            Case(f"topic-{i + 1}", "list-topic", q, (no_refusal(), cites_at_least(3), on_topic(t)))
+            Case(f"topic-{i + 1}", "list-topic", q,
+                 (no_refusal(), cites_at_least(3), lists_papers(3), on_topic(t)))
             for i, (q, t) in enumerate([
                 ("papers on point cloud segmentation", "point cloud"),
                 ("papers about retrieval-augmented generation", "rag"),

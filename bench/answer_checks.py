@@ -160,6 +160,21 @@ def cites_at_least(n: int) -> Expect:
     return Expect(f"cites ≥{n}", run)
 
 
+def lists_papers(n: int) -> Expect:
+    """A list answer: at least `n` of its lines each name one of its sources by title (the
+    issue's "one line per paper: title, date, contribution"), not quotes strung together."""
+
+    def run(answer, catalogue):
+        titles = {s["arxiv_id"]: normalise(s["title"]) for s in answer.sources}
+        named = set()
+        for line in answer.content.splitlines():
+            text = normalise(line)
+            named.update(i for i, title in titles.items() if title and title in text)
+        return None if len(named) >= n else f"{len(named)} line(s) name a listed paper, wanted ≥{n}"
+
+    return Expect(f"lists ≥{n} papers by title", run)
+
+
 def cites_only(predicate: Callable[[PaperFacts], bool], label: str) -> Expect:
     """Every cited paper satisfies `predicate` (vacuous when nothing is cited: pair with
     cites_at_least where something must be cited)."""

@@ -26,6 +26,7 @@ from bench.answer_checks import (
     cites_only,
     grouped_by_period,
     is_previous_source,
+    lists_papers,
     normalise,
     notes_age,
     retrieves_nothing,
@@ -96,6 +97,18 @@ def test_cites_only_fails_on_a_paper_outside_the_rule_and_names_it():
     assert "2401.00002" in check(both, CATALOGUE)
     assert check(answer("x [1].", [card(1, P1), card(2, P2)], [1]), CATALOGUE) is None
     assert "cites 1" in cites_at_least(2)(answer("x [1].", [card(1, P1)], [1]), CATALOGUE)
+
+
+def test_a_list_names_its_papers_one_per_line():
+    sources = [card(1, P1), card(2, P2)]
+    listed = answer(
+        "2 papers:\n1. **Denoising diffusion for video** (2023-01-10): We propose [1].\n"
+        "2. **Transformers for speech** (2024-05-01): We show [2].",
+        sources, [1, 2],
+    )  # fmt: skip
+    assert lists_papers(2)(listed, CATALOGUE) is None
+    quotes = answer("- We propose a video diffusion model [1].\n- We show [2].", sources, [1, 2])
+    assert lists_papers(2)(quotes, CATALOGUE) == "0 line(s) name a listed paper, wanted ≥2"
 
 
 def test_window_is_exact_to_the_day():
