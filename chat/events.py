@@ -159,6 +159,8 @@ _ANSWER_END = {"message_id": str, "status": str, "content": str, "citations": li
 _ANSWER_END_DETAIL = {
     "html": str, "dropped_citations": list, "timings": dict, "usage": dict, "backend": str,
     "model": str, "followups": list,
+    # True when the relevance gate found nothing in the catalogue on the question (no citations).
+    "nothing_relevant": bool,
 }
 SCHEMAS: dict[str, tuple[dict, dict]] = {
     "ready": ({"thread_id": str, "streaming": (str, type(None))}, {}),

@@ -171,6 +171,8 @@ class RunningAnswer:
         """The last event of an answer; `pipeline` is the pipeline's own done/error if it got
         that far (a stopped answer has none, so its text is checked here)."""
         if pipeline is not None:
+            if pipeline.get("nothing_relevant"):
+                extra["nothing_relevant"] = True
             content, citations = pipeline["content"], pipeline["citations"]
             dropped = pipeline["dropped_citations"]
             timings = dict(pipeline["timings"])

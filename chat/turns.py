@@ -107,6 +107,8 @@ def _history(thread_id) -> list[Turn]:
                 answer=message.content,
                 # The analysis's `query` is the topic with the time phrase cut out.
                 topic=str((message.analysis or {}).get("query") or ""),
+                # What "which of these…" and "the second one" refer to.
+                sources=tuple(message.sources or ()),
             )
     return turns
 

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import date, datetime
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
@@ -25,8 +26,13 @@ from chat.llm import get_fallback, get_llm
 from chat.llm.base import AnswerRequest, LLMError, SourceText
 from chat.pipeline import prompts
 from chat.pipeline.citations import check_citations
-from chat.pipeline.rewrite import Turn, standalone_question
+from chat.pipeline.direct import catalogue_coverage, chat_reply, nothing_relevant_reply
+from chat.pipeline.previous import previous_papers
+from chat.pipeline.rewrite import Turn, model_may_rewrite, understand_followup
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
+from chat.understanding.analysis import analyse
+from chat.understanding.reference import SOURCES, STANDALONE
+from chat.understanding.triage import triage, triage_with_model
 from chat.window import window_label
 
 logger = logging.getLogger(__name__)
@@ -94,6 +100,23 @@ def _usage(stream, prompt_messages: list[dict], text: str) -> dict:
     }
 
 
+def _followup_fields(reference) -> dict:
+    """What the analysis event says about the previous answer (docs/WEBSOCKET.md)."""
+    return {"followup_of": reference.followup_of, "standalone": reference.kind == STANDALONE}
+
+
+async def _direct(query: str, analysis: dict, window: str, text: str, timings: dict,
+                  started: float, **extra) -> AsyncIterator[dict]:
+    """An answer written by a template (chat.pipeline.direct): no sources, no citations."""
+    yield events.analysis(query, analysis, window)
+    yield events.sources([])
+    timings["overhead_ms"] = timings["ttft_ms"] = _ms(started)
+    yield events.delta(text)
+    timings["total_ms"] = _ms(started)
+    usage = {"prompt_tokens": 0, "completion_tokens": 0, "estimated": False}
+    yield events.outcome("done", text, [], [], usage, "flatuniverse", "template", timings, **extra)
+
+
 async def answer_events(
     question: str,
     *,
@@ -108,37 +131,83 @@ async def answer_events(
     now = now or timezone.now()
     # The first call builds the backend (importing its SDK or loading a model): off the loop, so
     # a cold process does not freeze every other socket meanwhile.
-    backend = backend or await asyncio.to_thread(get_llm)
     timings: dict[str, Any] = {}
 
+    # Triage (chat.understanding.triage): small talk and questions about Flatuniverse are
+    # answered from a template, without a search. Only an OpenAI-compatible model may settle
+    # the messages the rules are unsure of.
+    verdict = triage(question, history)
+    if not verdict.sure:
+        backend = backend or await asyncio.to_thread(get_llm)
+        if model_may_rewrite(backend):
+            verdict = await triage_with_model(question, history, backend.complete) or verdict
+    if not verdict.searches:
+        coverage = await sync_to_async(catalogue_coverage)()
+        analysis = {"triage": verdict.kind, "followup_of": None, "standalone": True}
+        async for event in _direct(question, analysis, "", chat_reply(verdict.reason, coverage),
+                                   timings, started):
+            yield event
+        return
+
+    backend = backend or await asyncio.to_thread(get_llm)
     step = time.perf_counter()
-    query = await standalone_question(question, history, backend=backend)
+    query, reference = await understand_followup(question, history, backend=backend)
     timings["rewrite_ms"] = _ms(step)
 
-    step = time.perf_counter()
-    try:
-        # A pasted abstract may be longer than a search takes; its start carries the topic.
-        response = await search(query[:MAX_QUERY_CHARS], k=k or settings.CHAT_SOURCES, now=now)
-    except SearchError as exc:
-        timings["total_ms"] = _ms(started)
-        yield events.outcome(
-            "error", "", [], [], {}, backend.name, backend.model, timings,
-            code="invalid_question", message=f"This question cannot be searched: {exc}.",
-        )
-        return
-    timings["retrieval_ms"] = _ms(step)
-    if response.timings:
-        timings["retrieval"] = dict(response.timings)
-    analysis = response.analysis.to_dict()
+    if reference.kind == SOURCES and history:
+        # "which of these…", "the second one": the previous answer's papers, no new search.
+        papers = await previous_papers(reference, history[-reference.back].sources, now)
+        analysis = analyse(reference.rest or question, now).to_dict()
+        analysis.update(_followup_fields(reference), triage=verdict.kind)
+        if not papers.hits:
+            text = (
+                f"None of the {len(papers.asked)} papers of the previous answer match "
+                f"“{reference.rest or question}”. Ask without “these” to "
+                "search the whole catalogue."
+            )
+            async for event in _direct(query, analysis, "", text, timings, started):
+                yield event
+            return
+        hits, topic = papers.hits, papers.topic
+    else:
+        step = time.perf_counter()
+        try:
+            # A pasted abstract may be longer than a search takes; its start carries the topic.
+            response = await search(query[:MAX_QUERY_CHARS], k=k or settings.CHAT_SOURCES, now=now)
+        except SearchError as exc:
+            timings["total_ms"] = _ms(started)
+            yield events.outcome(
+                "error", "", [], [], {}, backend.name, backend.model, timings,
+                code="invalid_question", message=f"This question cannot be searched: {exc}.",
+            )
+            return
+        timings["retrieval_ms"] = _ms(step)
+        if response.timings:
+            timings["retrieval"] = dict(response.timings)
+        analysis = response.analysis.to_dict()
+        analysis.update(_followup_fields(reference), triage=verdict.kind)
+        if response.signals is not None:
+            analysis["relevance"] = response.signals.to_dict()
+        if response.hits and response.nothing_relevant:
+            # The relevance gate (chat.retrieval.relevance): say so, cite nothing.
+            window = window_label(analysis, now.date())
+            coverage = await sync_to_async(catalogue_coverage)()
+            text = nothing_relevant_reply(response.analysis.query, window, coverage)
+            timings["nothing_relevant"] = True
+            async for event in _direct(query, analysis, window, text, timings, started,
+                                       nothing_relevant=True):
+                yield event
+            return
+        hits = response.hits
+        # The extractive backend matches sentences against the question's words: give it the
+        # topic (the date phrase and filters cut out), or "since 2025" would count as unanswered
+        # words. Model backends read the whole question from `messages`.
+        topic = response.analysis.query or query
     yield events.analysis(query, analysis, window_label(analysis, now.date()))
 
     step = time.perf_counter()
-    cards = [source_card(n, hit) for n, hit in enumerate(response.hits, start=1)]
+    cards = [source_card(n, hit) for n, hit in enumerate(hits, start=1)]
     messages = prompts.answer_messages(query, _source_texts(cards), now.date())
-    # The extractive backend matches sentences against the question's words: give it the topic
-    # (the date phrase and filters cut out), or "since 2025" would count as unanswered words.
-    # Model backends read the whole question from `messages`.
-    topic = response.analysis.query or query
     request = AnswerRequest(question=topic, sources=_source_texts(cards), messages=messages)
     timings["prompt_ms"] = _ms(step)
     yield events.sources(cards)

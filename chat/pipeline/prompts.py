@@ -156,3 +156,22 @@ def rerank_messages(query: str, hits: Sequence) -> list[dict]:
         {"role": "system", "content": RERANK_SYSTEM},
         {"role": "user", "content": RERANK_USER.format(query=query, papers=papers)},
     ]
+
+
+# Triage (chat.understanding.triage): only for short messages the rules are unsure of, and only
+# with an OpenAI-compatible model.
+TRIAGE_SYSTEM = """\
+You sort messages sent to Flatuniverse, an assistant that answers research questions from a \
+catalogue of arXiv papers. Reply with exactly one word:
+smalltalk: a greeting, thanks, goodbye or chit-chat;
+meta: a question about the assistant itself or what it can do;
+research: anything that could be a research topic or question, however short (e.g. "GANs", \
+"hi-c chromatin").\
+"""
+
+
+def triage_messages(question: str) -> list[dict]:
+    return [
+        {"role": "system", "content": TRIAGE_SYSTEM},
+        {"role": "user", "content": question[:500]},
+    ]

@@ -1,9 +1,15 @@
-"""Follow-up questions → standalone questions, so retrieval sees the whole topic.
+"""Follow-up questions → what to search, so retrieval sees the whole topic and nothing else.
 
-"What about since 2024?" after "diffusion models for video" must search "since 2024 diffusion
-models for video". With a language model configured, the model rewrites using the thread's recent
-turns (prompts.REWRITE_*); with the extractive backend (no model) a small rule does it: a question
-that looks like a follow-up borrows the previous question's topic.
+chat.understanding.reference decides by rule how a question relates to the previous answer:
+- it refers to that answer's papers ("which of these…", "the second one", "[3]"): no new search,
+  the pipeline works on those sources (chat.pipeline.previous);
+- it is an ellipsis ("what about since 2024?"): it borrows the previous topic, and keeps its own
+  time window when it names one;
+- it stands alone: it is searched as typed, nothing of earlier turns glued on.
+
+Only an OpenAI-compatible model (the `openai` backend) may rewrite, and only a question the rules
+did not find self-contained; a small local model once turned "hi" into a question about LLM
+hallucination, so the `local` backend never rewrites.
 """
 
 import logging
@@ -13,6 +19,7 @@ from dataclasses import dataclass
 
 from chat.llm import LLMError
 from chat.pipeline import prompts
+from chat.understanding.reference import SOURCES, STANDALONE, TOPIC, Reference, resolve
 
 logger = logging.getLogger(__name__)
 
@@ -21,18 +28,9 @@ HISTORY_TURNS = 3
 # A rewrite far longer than the question means the model answered instead of rewriting.
 _MAX_REWRITE_GROWTH = 400
 
-_FOLLOW_UP_START = re.compile(
-    r"^\s*(and|but|also|so|then|or|what about|how about|what else|anything else|more on|"
-    r"tell me more|why|how so|which of (them|these|those)|compare|same)\b",
-    re.IGNORECASE,
-)
 _LEADING_CONNECTIVE = re.compile(
     r"^\s*(and\s+what\s+about|and\s+how\s+about|what\s+about|how\s+about|and|but|also|so|then|or)"
     r"\b[\s,]*",
-    re.IGNORECASE,
-)
-_ANAPHORA = re.compile(
-    r"\b(it|its|they|them|their|this|that|these|those|such|same|above|former|latter|ones)\b",
     re.IGNORECASE,
 )
 # Enough to tell whether a follow-up brings its own time window ("since 2024", "last year").
@@ -41,8 +39,6 @@ _TIME_EXPRESSION = re.compile(
     r"this (year|month|week)|today|yesterday|ago)\b",
     re.IGNORECASE,
 )
-# Short questions with a pronoun are follow-ups; long ones usually carry their own topic.
-_SHORT_QUESTION_WORDS = 12
 
 
 @dataclass(frozen=True)
@@ -53,20 +49,29 @@ class Turn:
     query: str = ""  # the standalone question that was searched
     answer: str = ""
     topic: str = ""  # the query without its time expression, when the analysis knew it
+    sources: tuple = ()  # the answer's source cards, as saved on its message
 
 
-def looks_like_follow_up(question: str) -> bool:
-    if _FOLLOW_UP_START.match(question):
-        return True
-    return len(question.split()) <= _SHORT_QUESTION_WORDS and bool(_ANAPHORA.search(question))
+def looks_like_follow_up(question: str, history: Sequence[Turn] = ()) -> bool:
+    """Whether the question needs an earlier turn to be understood (see reference.resolve)."""
+    return resolve(question, list(history) or [Turn(question="")]).kind != STANDALONE
 
 
 def rule_rewrite(question: str, history: Sequence[Turn]) -> str:
-    """The offline rewrite: a follow-up borrows the previous turn's topic (and its time window,
-    unless the follow-up names its own)."""
-    if not history or not looks_like_follow_up(question):
+    """The offline rewrite: an elliptical follow-up borrows the previous turn's topic (and its
+    time window, unless the follow-up names its own); anything else is searched as typed."""
+    if not history or resolve(question, history).kind != TOPIC:
         return question
-    previous = history[-1]
+    # The latest turn that searched a topic: a follow-up on its sources ("tell me more about
+    # [3]") has none to borrow.
+    previous = next(
+        (
+            turn
+            for i, turn in reversed(list(enumerate(history)))
+            if resolve(turn.question, history[:i]).kind != SOURCES
+        ),
+        history[-1],
+    )
     own = _LEADING_CONNECTIVE.sub("", question).strip() or question.strip()
     if _TIME_EXPRESSION.search(own):
         context = previous.topic or _TIME_EXPRESSION.sub("", previous.query or previous.question)
@@ -76,6 +81,11 @@ def rule_rewrite(question: str, history: Sequence[Turn]) -> str:
     if not context or context.lower() in own.lower():
         return question
     return f"{own.rstrip('?. ')} — {context}"
+
+
+def model_may_rewrite(backend) -> bool:
+    """Only an OpenAI-compatible model is trusted to rewrite or triage questions."""
+    return getattr(backend, "name", "") == "openai" and getattr(backend, "supports_complete", False)
 
 
 def _clean_model_rewrite(text: str, question: str) -> str | None:
@@ -89,17 +99,25 @@ def _clean_model_rewrite(text: str, question: str) -> str | None:
     return candidate
 
 
-async def standalone_question(question: str, history: Sequence[Turn], backend=None) -> str:
-    """The question to search. Uses `backend.complete` when `backend` is a language model (not the
-    extractive one); falls back to the rule when the model fails or answers off the point."""
+async def understand_followup(
+    question: str, history: Sequence[Turn], backend=None
+) -> tuple[str, Reference]:
+    """What to search for `question`, and how it relates to the previous answer."""
     history = list(history)[-HISTORY_TURNS:]
     if not history:
-        return question
-    if backend is None or not getattr(backend, "supports_complete", False):
-        return rule_rewrite(question, history)
+        return question, Reference(STANDALONE)
+    reference = resolve(question, history)
+    if reference.kind != TOPIC or not model_may_rewrite(backend):
+        return rule_rewrite(question, history), reference
     try:
         text = await backend.complete(prompts.rewrite_messages(question, history), max_tokens=120)
     except LLMError as exc:
         logger.warning("rewrite_failed code=%s; using the rule", exc.code)
-        return rule_rewrite(question, history)
-    return _clean_model_rewrite(text, question) or rule_rewrite(question, history)
+        return rule_rewrite(question, history), reference
+    return _clean_model_rewrite(text, question) or rule_rewrite(question, history), reference
+
+
+async def standalone_question(question: str, history: Sequence[Turn], backend=None) -> str:
+    """The question to search (see understand_followup)."""
+    query, _ = await understand_followup(question, history, backend)
+    return query

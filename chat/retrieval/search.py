@@ -43,6 +43,7 @@ from chat.retrieval.fulltext import LexicalResult, lexical_search
 from chat.retrieval.fusion import Fused, Ranked, fuse, list_weight
 from chat.retrieval.multiquery import rewrite
 from chat.retrieval.recency import blend
+from chat.retrieval.relevance import Signals, lexical_share, nothing_relevant
 from chat.retrieval.rerank import get_reranker
 from chat.retrieval.snippets import make_snippet, matching_words
 from chat.understanding.analysis import QueryAnalysis, analyse, as_utc_now
@@ -105,6 +106,14 @@ class SearchResponse:
     timings: dict[str, float]  # milliseconds per stage, and "total"
     notices: list[str] = field(default_factory=list)  # things the user should know
     plan: dict[str, Any] = field(default_factory=dict)  # how it ran (dense plan, BM25 exactness)
+    # Absolute relevance of the best hits (chat.retrieval.relevance), and the embedder they used.
+    signals: Signals | None = None
+    model: str = ""
+
+    @property
+    def nothing_relevant(self) -> bool:
+        """Nothing retrieved is relevant enough to answer from (the calibrated gate)."""
+        return nothing_relevant(self.analysis, self.signals, self.model)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -138,6 +147,7 @@ class _Query:
     dense: DenseResult | None = None
     published: dict[int, datetime] = field(default_factory=dict)  # of every candidate
     rewrites: list[str] = field(default_factory=list)  # multi-query: the LLM's rewrites
+    signals: Signals | None = None
     notices: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     plan: dict[str, Any] = field(default_factory=dict)
@@ -218,7 +228,9 @@ async def search(
         q.notices.append("Type a topic, a date window, an author or a category to search.")
         hits = []
     q.timings["total"] = _ms(started)
-    return SearchResponse(analysis, hits, q.timings, q.notices, q.plan)
+    if q.signals is not None:
+        q.plan["relevance"] = q.signals.to_dict()
+    return SearchResponse(analysis, hits, q.timings, q.notices, q.plan, q.signals, q.model)
 
 
 async def _analyse(text: str, now: datetime) -> QueryAnalysis:
@@ -403,6 +415,7 @@ def _dense_stage(q: _Query, vector, name: str) -> DenseResult:
 
 async def _rank(q: _Query) -> list[SearchHit]:
     lists = await _retrieve(q)
+    q.signals = _signals(q)
     step = time.perf_counter()
     fused = _fuse(q, lists)
     q.timings["fusion"] = _ms(step)
@@ -419,6 +432,13 @@ async def _rank(q: _Query) -> list[SearchHit]:
         hits = await reranker.rerank(q.text, hits)
         q.timings["rerank"] = _ms(step)
     return hits[: q.k]
+
+
+def _signals(q: _Query) -> Signals:
+    """How relevant the best candidates are in absolute terms (chat.retrieval.relevance)."""
+    dense_top = max((h.similarity for h in q.dense.hits), default=None) if q.dense else None
+    top = q.lexical.hits[0].score if q.lexical.hits else None
+    return Signals(dense_top, lexical_share(top, q.lexical.lexemes, q.lexical.terms))
 
 
 def _fuse(q: _Query, lists: list[Ranked]) -> list[Fused]:

@@ -31,6 +31,11 @@ What is understood, and the choices made where English is ambiguous:
   year", "the last year", "in/over/during/within the last year"); the bare "last year",
   "last year's", "previous year" mean the previous calendar year. The same goes for week (a
   Monday-to-Sunday week), month and quarter. "last decade" is always the past ten years.
+  "since last year" (likewise week, month, quarter) starts at the start of that previous calendar
+  unit and runs to today: on 2026-11-23 it is 2025-01-01 to today, not 2025 alone.
+- Seasons: "last spring", "this summer", "since last winter" are meteorological seasons of the
+  northern hemisphere (spring March-May, winter December-February); "last" is the latest one
+  already over. Not confident: the hemisphere is a guess.
 - Calendar windows to now: "today", "this week" (from Monday), "this month", "this quarter",
   "this year", "so far this year", "year to date", "this decade"; "yesterday" is one day.
 - "N units ago": that calendar day, week, month or year ("two years ago" on 2026-11-21 is 2024),
@@ -60,7 +65,7 @@ What is understood, and the choices made where English is ambiguous:
 - "today" is a one-day window when it says so ("published today", "today's papers"); alone
   ("quantum computing today") it means nowadays: recency 0.6, no window.
 - Not confident (so an LLM may look again): the cases marked above, and time words the rules saw
-  but could not place ("since ChatGPT", "before the pandemic", "last summer", "since March"
+  but could not place ("since ChatGPT", "before the pandemic", "next summer", "since March"
   without a year, "summer 2023", "the next few years").
 """
 
@@ -636,7 +641,7 @@ def _backward(m: re.Match, today: date) -> TemporalMatch | None:
 RELATIVE = re.compile(
     START
     + VERB
-    + r"(?:(?P<prep>in|over|during|within|from|for|of|throughout)\s+)?(?:(?P<the>the)\s+)?"
+    + r"(?:(?P<prep>in|over|during|within|from|for|of|throughout|since)\s+)?(?:(?P<the>the)\s+)?"
     + r"(?P<core>(?P<dir>last|past|previous|preceding|recent|this\s+past|most\s+recent)\s+"
     + rf"(?:(?P<n>{NUMBER}){AND_A_HALF}?\s+)?(?P<unit>{UNIT})(?P<half>{AND_A_HALF})?)(?!\w)(?!\s+(?:of|in)\s+(?:19|20)\d\d)(?P<poss>['’]s)?",
     _FLAGS,
@@ -655,9 +660,14 @@ def _relative(m: re.Match, today: date) -> TemporalMatch | None:
     direction = " ".join((m.groupdict().get("dir") or "past").lower().split())
     if " and a half" in " ".join(m["core"].lower().split()):  # "the last year and a half"
         count = (count or 1) + 0.5
+    prep = (m.groupdict().get("prep") or "").lower()
     if count is None:
         if direction == "recent":
             return None  # "recent years": a recency word, not a window
+        if prep == "since" and direction in ("last", "previous") and not m["the"] and unit != "decade":
+            # "since last year" on 2026-11-23 runs from 2025-01-01 to today, not through 2025 only.
+            period = calendar_unit(today, unit, 1)
+            return _window(m, period.start, None, weight=OPEN_TO_PRESENT_WEIGHT)
         rolling = (
             unit == "decade"
             or direction in ("past", "this past", "most recent", "preceding")
@@ -694,6 +704,33 @@ def _this(m: re.Match, today: date) -> TemporalMatch | None:
     start = current_unit_start(today, unit)
     year = start.year if unit != "decade" and start.year == today.year else None
     return _window(m, start, None, year=year, weight=RELATIVE_WINDOW_WEIGHT)
+
+
+# "last spring", "since last summer", "this winter": meteorological seasons of the northern
+# hemisphere (spring is March to May, winter December to February), never confidently.
+SEASON = re.compile(
+    START
+    + VERB
+    + r"(?:(?P<prep>since|in|during|from|over|of)\s+)?(?:the\s+)?"
+    + r"(?P<core>(?P<dir>last|past|previous|this)\s+(?P<season>spring|summer|autumn|fall|winter))"
+    + r"(?!\w)(?!\s+(?:of\s+)?(?:19|20)\d\d)",
+    _FLAGS,
+)
+SEASON_MONTHS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+
+
+def _season(m: re.Match, today: date) -> TemporalMatch | None:
+    first = SEASON_MONTHS[m["season"].lower()]
+    start = date(today.year, first, 1)
+    while start > today:  # the latest one that has begun
+        start = date(start.year - 1, first, 1)
+    end = shift_months(start, 3) - timedelta(days=1)
+    if m["dir"].lower() != "this" and end >= today:  # "last summer" in summer: the one before
+        start = date(start.year - 1, first, 1)
+        end = shift_months(start, 3) - timedelta(days=1)
+    if (m["prep"] or "").lower() == "since":
+        return _window(m, start, None, weight=OPEN_TO_PRESENT_WEIGHT, confident=False)
+    return _window(m, start, min(end, today), confident=False)
 
 
 DAY_WORD = re.compile(
@@ -880,6 +917,7 @@ RULES: list[tuple[re.Pattern, Handler, tuple[str, ...]]] = [
     (WITHIN, _relative, ("within",)),
     (AGO, _ago, ("ago",)),
     (THIS, _this, ("this", "current", "ytd", "date")),
+    (SEASON, _season, ("spring", "summer", "autumn", "fall", "winter")),
     (DAY_WORD, _day_word, ("today", "yesterday")),
     (SHORT_RANGE, _short_range, DIGITS),
     (POINT_ALONE, _point_alone, POINT_KEYS),

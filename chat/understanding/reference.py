@@ -1,0 +1,189 @@
+"""Does a question refer to the previous answer's papers, borrow its topic, or stand alone?
+
+- **Sources**: "which of these use transformers?", "compare them", "those from 2024", "summarize
+  these": works on the previous answer's sources (all of them, filtered by the rest of the
+  question). "the second one", "tell me more about [3]", "paper 2": one source.
+- **Topic**: an ellipsis that only makes sense with the previous question ("what about since
+  2024?", "and for video?", "why?", "any newer ones?"): the previous topic is borrowed.
+- **Standalone**: everything else, and nothing of earlier turns goes into the search
+  ("compare DPO and RLHF" after a hallucination question searches DPO and RLHF only).
+
+A pronoun ("it", "they", "them", "these", ...) refers back only when no word of the question's
+own topic comes before it: "what is RLHF and why is it used?" stands alone, "how does it handle
+long inputs?" does not. "it" alone points at a paper only when the previous answer was about one
+paper; otherwise it borrows the previous topic. The table of cases these rules are measured on is
+tests/chat/understanding/test_reference.py.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+SOURCES = "sources"  # work on (some of) the previous answer's sources
+TOPIC = "topic"  # borrow the previous question's topic
+STANDALONE = "standalone"
+
+ORDINALS = {
+    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+    "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8,
+    "ninth": 9, "9th": 9, "tenth": 10, "10th": 10,
+}  # fmt: skip
+_ORDINAL = "|".join(ORDINALS) + "|last"
+
+
+@dataclass(frozen=True)
+class Reference:
+    kind: str  # SOURCES | TOPIC | STANDALONE
+    numbers: tuple[int, ...] = ()  # source numbers of the previous answer (SOURCES)
+    rest: str = ""  # the question's own words with the reference cut out: "use transformers"
+    back: int = 1  # which earlier answer: 1 the previous one, 2 the one before...
+
+    @property
+    def followup_of(self) -> list[int] | None:
+        return list(self.numbers) if self.kind == SOURCES else None
+
+
+# "[3]", "paper 3", "source #2", "number 4", "no. 5"
+_NUMBERED = re.compile(
+    r"\[(\d{1,2})\]|\b(?:paper|source|result|reference|article|item|number|no\.?|#)\s*#?(\d{1,2})\b",
+    re.I,
+)
+# "the second one", "the 3rd paper", "the last one", "the first two"?? (one source only)
+_ORDINAL_REF = re.compile(
+    rf"\b(?:the\s+)?({_ORDINAL})\s+(?:one|paper|source|result|article|study|link|reference)s?\b"
+    rf"|^\s*(?:and\s+|what\s+about\s+|how\s+about\s+|tell\s+me\s+(?:more\s+)?about\s+)?the\s+({_ORDINAL})\s*\??\s*$",
+    re.I,
+)
+# A set of the previous sources: "which of these", "of them", "among those", "these papers".
+_SET_REF = re.compile(
+    r"\b(?:which|any|all|each|one|none|some|many|how\s+many)\s+of\s+(?:these|them|those|the\s+above)\b"
+    r"|\b(?:of|among|from|in|between)\s+(?:these|them|those|the\s+above)\b"
+    r"|\b(?:these|those|the\s+above)\s+(?:papers?|sources?|results?|ones|articles?|studies|works?)\b",
+    re.I,
+)
+# "is it true that…", "it is known that…": an "it" that refers to nothing.
+_EXPLETIVE_IT = re.compile(
+    r"\b(?:is|was|isn't|wasn't)\s+it\s+(?:true|possible|known|the\s+case|feasible|worth|common|"
+    r"necessary|better|enough|realistic|likely)\b|\bit(?:'s|\s+is|\s+was)\s+(?:true|possible|known|"
+    r"said|claimed|believed|often|widely|commonly|hard|difficult|easy|unclear|well)\b",
+    re.I,
+)
+_PRONOUN = re.compile(r"\b(it|its|they|them|their|these|those|this|that)\b", re.I)
+_ELLIPSIS_START = re.compile(
+    r"^\s*(?:and|but|also|or|so|then|what\s+about|how\s+about|what\s+else|anything\s+else|"
+    r"same\s+(?:for|but|with)|and\s+what\s+about|and\s+how\s+about|what\s+if|more\s+on)\b",
+    re.I,
+)
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+#.\-]*")
+# Words that carry no topic of their own: question words, verbs and nouns of asking about
+# papers, time words. A question made only of these (plus a reference) is not self-contained.
+_GENERIC = frozenset(
+    """a an the and or but so then also of for to in on at by with from about as is are was were be
+    been being do does did done have has had can could would should will may might must shall
+    what which who whom whose when where why how whether if than that this these those it its they
+    them their there here i me my we our you your please tell show give list find explain describe
+    summarize summarise summary compare comparison contrast more less most least any some all each
+    every one ones other others another same different difference differences between among else
+    much many few several only just also again still yet really very now new newer newest recent
+    recently latest older oldest earlier later since until before after during last past next year
+    years month months week weeks today ago paper papers work works study studies article articles
+    source sources result results finding findings method methods approach approaches model models
+    technique techniques idea ideas contribution contributions claim claims use uses used using
+    mention mentions mentioned discuss discusses discussed cover covers covered talk talks propose
+    proposes proposed show shows shown report reports reported evaluate evaluated evaluation
+    achieve achieves handle handles deal deals work works working perform performs performance
+    mean means meaning main key good better best bad worse worst big small like similar such way
+    ways kind kinds type types thing things part parts about detail details details further
+    elaborate expand exactly specifically instead though first second third last why how so ok
+    okay thanks yes no not do does dataset datasets data benchmark benchmarks wrote write written
+    author authors code limitation limitations baseline baselines experiment experiments metric
+    metrics conclusion conclusions abstract""".split()
+)
+
+
+def _tokens(text: str) -> list[str]:
+    return [w.lower().strip(".-") for w in _WORD.findall(text)]
+
+
+def _is_year(word: str) -> bool:
+    return bool(re.fullmatch(r"(19|20)\d\d", word))
+
+
+def own_topic_words(text: str) -> list[str]:
+    """The question's words that name a topic of its own (not generic, not time words)."""
+    return [
+        w for w in _tokens(text) if w and w not in _GENERIC and not _is_year(w) and not w.isdigit()
+    ]
+
+
+def _antecedent_before(text: str, position: int) -> bool:
+    """Whether a topic word comes before `position`, which a pronoun there could refer to."""
+    return bool(own_topic_words(text[:position]))
+
+
+def _cut(text: str, span: tuple[int, int]) -> str:
+    rest = f"{text[: span[0]]} {text[span[1] :]}"
+    return " ".join(rest.split()).strip(" ,;:?.!")
+
+
+def _numbers(turn) -> list[int]:
+    sources = getattr(turn, "sources", None) or ()
+    return [int(s.get("number", i + 1)) for i, s in enumerate(sources)]
+
+
+def _one_source(text: str, history: Sequence) -> Reference | None:
+    """ "[3]", "paper 3", "the second one": in the latest answer that has that many sources
+    ("the second one" after a follow-up that kept one paper means the list before it)."""
+    numbered = _NUMBERED.search(text)
+    ordinal = None if numbered else _ORDINAL_REF.search(text)
+    if numbered is None and ordinal is None:
+        return None
+    for back in range(1, len(history) + 1):
+        numbers = _numbers(history[-back])
+        if not numbers:
+            continue
+        if numbered:
+            n, span = int(numbered.group(1) or numbered.group(2)), numbered.span()
+        else:
+            word = (ordinal.group(1) or ordinal.group(2)).lower()
+            n, span = (numbers[-1] if word == "last" else ORDINALS[word]), ordinal.span()
+        if n in numbers:
+            return Reference(SOURCES, (n,), _cut(text, span), back)
+    return None
+
+
+def resolve(question: str, history: Sequence) -> Reference:
+    """How `question` relates to the thread's previous answer (the last item of `history`, with
+    its `sources`: the saved source cards). Rules only: pure and fast."""
+    previous = history[-1] if history else None
+    numbers = _numbers(previous) if previous else []
+    if previous is None:
+        return Reference(STANDALONE)
+    text = question.strip()
+
+    one = _one_source(text, history)
+    if one is not None:
+        return one
+    if numbers:
+        m = _SET_REF.search(text)
+        if m:
+            return Reference(SOURCES, tuple(numbers), _cut(text, m.span()))
+
+    for m in _PRONOUN.finditer(text):
+        if _antecedent_before(text, m.start()):
+            continue  # "what is RLHF and why is it used?": "it" is RLHF
+        word = m.group(1).lower()
+        if word == "it" and any(
+            e.start() <= m.start() < e.end() for e in _EXPLETIVE_IT.finditer(text)
+        ):
+            continue
+        if word in ("this", "that") and own_topic_words(text[m.end() :]):
+            continue  # "this method for X", "that idea of Y": a determiner with its own topic
+        if numbers and (word in ("they", "them", "their", "these", "those") or len(numbers) == 1):
+            return Reference(SOURCES, tuple(numbers), _cut(text, m.span()))
+        return Reference(TOPIC)
+    if _ELLIPSIS_START.match(text) or not own_topic_words(text):
+        return Reference(TOPIC)
+    return Reference(STANDALONE)

@@ -1,0 +1,125 @@
+"""Follow-ups: the table of cases the reference rules are measured on.
+
+A question refers to the previous answer's sources ("which of these…", "the second one", "[3]"),
+borrows the previous topic (an ellipsis: "what about since 2024?"), or stands alone (nothing of
+earlier turns is searched with it).
+"""
+
+import pytest
+
+from chat.pipeline.rewrite import Turn, rule_rewrite
+from chat.understanding.reference import SOURCES, STANDALONE, TOPIC, resolve
+
+CARDS = tuple({"number": n, "paper_id": 100 + n, "title": f"Paper {n}"} for n in range(1, 9))
+LIST_ANSWER = Turn(
+    question="papers on diffusion language models",
+    query="papers on diffusion language models",
+    topic="papers on diffusion language models",
+    sources=CARDS,
+)
+ONE_PAPER = Turn(question="the second one", query="the second one", sources=CARDS[1:2])
+HALLUCINATION = Turn(
+    question="latest work on LLM hallucination",
+    query="latest work on LLM hallucination",
+    topic="work on LLM hallucination",
+    sources=CARDS,
+)
+
+ALL = tuple(range(1, 9))
+# (question, previous turn, kind, source numbers)
+CASES = [
+    ("which of these use transformers?", LIST_ANSWER, SOURCES, ALL),
+    ("Which of them mention RLHF", LIST_ANSWER, SOURCES, ALL),
+    ("which of those are from 2024?", LIST_ANSWER, SOURCES, ALL),
+    ("any of these about protein design?", LIST_ANSWER, SOURCES, ALL),
+    ("compare them", LIST_ANSWER, SOURCES, ALL),
+    ("summarize these papers", LIST_ANSWER, SOURCES, ALL),
+    ("what datasets do they use?", LIST_ANSWER, SOURCES, ALL),
+    ("how many of these use masked diffusion?", LIST_ANSWER, SOURCES, ALL),
+    ("the second one", LIST_ANSWER, SOURCES, (2,)),
+    ("The 3rd paper?", LIST_ANSWER, SOURCES, (3,)),
+    ("tell me more about [3]", LIST_ANSWER, SOURCES, (3,)),
+    ("what does [5] find?", LIST_ANSWER, SOURCES, (5,)),
+    ("more on paper 4", LIST_ANSWER, SOURCES, (4,)),
+    ("tell me more about the first one", LIST_ANSWER, SOURCES, (1,)),
+    ("and the last one?", LIST_ANSWER, SOURCES, (8,)),
+    ("what dataset does it use?", ONE_PAPER, SOURCES, (2,)),
+    ("who wrote it?", ONE_PAPER, SOURCES, (2,)),
+    ("what about since 2024?", LIST_ANSWER, TOPIC, ()),
+    ("and in 2022?", LIST_ANSWER, TOPIC, ()),
+    ("why?", LIST_ANSWER, TOPIC, ()),
+    ("any newer ones?", LIST_ANSWER, TOPIC, ()),
+    ("how does it compare to autoregressive decoding?", LIST_ANSWER, TOPIC, ()),
+    ("what about for code generation?", LIST_ANSWER, TOPIC, ()),
+    ("compare DPO and RLHF", HALLUCINATION, STANDALONE, ()),
+    ("papers on graph neural networks", LIST_ANSWER, STANDALONE, ()),
+    ("what is RLHF and why is it used?", LIST_ANSWER, STANDALONE, ()),
+    ("is it true that LLMs hallucinate less with retrieval?", HALLUCINATION, STANDALONE, ()),
+    ("does retrieval augmentation reduce hallucination, and how is it measured?", HALLUCINATION, STANDALONE, ()),
+    ("Is BERT still used and how does it compare with RoBERTa?", LIST_ANSWER, STANDALONE, ()),
+    ("diffusion language models since last year", HALLUCINATION, STANDALONE, ()),
+    ("what are mixture of experts models?", LIST_ANSWER, STANDALONE, ()),
+    ("recipes for sourdough bread", LIST_ANSWER, STANDALONE, ()),
+    ("2309.00267", LIST_ANSWER, STANDALONE, ()),
+    ("papers by Jianfeng Gao", LIST_ANSWER, STANDALONE, ()),
+    ("how do transformers handle long contexts, and who proposed them?", LIST_ANSWER, STANDALONE, ()),
+    ("the second law of thermodynamics in black holes", LIST_ANSWER, STANDALONE, ()),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("question", "previous", "kind", "numbers"), CASES)
+def test_reference_table(question, previous, kind, numbers):
+    reference = resolve(question, [previous])
+    assert reference.kind == kind, reference
+    assert reference.numbers == numbers
+    assert (reference.followup_of is None) == (kind != SOURCES)
+
+
+def test_the_rest_of_the_question_is_the_filter():
+    assert resolve("which of these use transformers?", [LIST_ANSWER]).rest == "use transformers"
+
+
+def test_without_history_every_question_stands_alone():
+    assert resolve("which of these use transformers?", []).kind == STANDALONE
+    assert resolve("the second one", []).kind == STANDALONE
+
+
+def test_a_number_beyond_the_previous_sources_is_not_a_reference():
+    assert resolve("tell me more about [12]", [LIST_ANSWER]).kind != SOURCES
+
+
+def test_self_contained_questions_are_searched_as_typed():
+    # The old rule glued the hallucination topic onto DPO and RLHF.
+    assert rule_rewrite("compare DPO and RLHF", [HALLUCINATION]) == "compare DPO and RLHF"
+    assert rule_rewrite("is it true that LLMs hallucinate?", [LIST_ANSWER]) == (
+        "is it true that LLMs hallucinate?"
+    )
+
+
+def test_an_ellipsis_borrows_the_previous_topic_and_keeps_its_own_window():
+    query = rule_rewrite("what about since 2024?", [LIST_ANSWER])
+    assert "diffusion language models" in query and "2024" in query
+
+
+def test_reference_table_accuracy(capsys):
+    right = sum(
+        resolve(q, [previous]).kind == kind and resolve(q, [previous]).numbers == numbers
+        for q, previous, kind, numbers in CASES
+    )
+    with capsys.disabled():
+        print(f"\nfollow-up rules: {right}/{len(CASES)} cases right")
+    assert right == len(CASES)
+
+
+def test_the_second_one_after_a_filtered_follow_up_means_the_list_before_it():
+    filtered = Turn(question="which of these use transformers?", sources=CARDS[4:5])
+    reference = resolve("the second one", [LIST_ANSWER, filtered])
+    assert (reference.kind, reference.numbers, reference.back) == (SOURCES, (2,), 2)
+
+
+def test_an_ellipsis_after_a_follow_up_on_sources_borrows_the_searched_topic():
+    read = Turn(
+        question="tell me more about [3]", query="tell me more about [3]", sources=CARDS[2:3]
+    )
+    query = rule_rewrite("what about since 2024?", [LIST_ANSWER, read])
+    assert "diffusion language models" in query and "tell me more" not in query
