@@ -8,7 +8,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from datetime import date
+from typing import Any, Protocol, runtime_checkable
 
 from django.conf import settings
 
@@ -44,6 +45,7 @@ class SourceText:
     authors: str
     published: str  # YYYY-MM-DD
     text: str  # the passage (title/abstract) used
+    arxiv_id: str = ""
 
 
 @dataclass
@@ -55,6 +57,14 @@ class AnswerRequest:
     # Read at construction, not import, so `settings` overrides in tests apply.
     max_tokens: int = field(default_factory=lambda: settings.LLM_MAX_TOKENS)
     temperature: float = 0.2
+    # What shape of answer the question asks for (chat.understanding.intent.Intent) and the
+    # question's analysis dict (authors, categories, arxiv_id, window). Optional: without them the
+    # extractive backend answers as it always did.
+    intent: Any = None
+    analysis: dict | None = None
+    # "papers like <id>": the named paper (not one of the numbered sources, so never cited).
+    seed: SourceText | None = None
+    today: date | None = None  # for "the newest paper on this is from ..."
 
 
 @dataclass

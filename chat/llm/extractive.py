@@ -22,17 +22,7 @@ from dataclasses import dataclass
 
 from .base import LLM_UNAVAILABLE, AnswerRequest, LLMError, LLMStream, SourceText, Usage
 from .sentences import content_words, split_sentences, stems, terms
-
-LEAD_IN = "From the retrieved papers:"
-NO_SOURCES = (
-    "No papers were retrieved for this question, so there is nothing to answer it from. "
-    "Try other words or a wider time window."
-)
-NOT_ENOUGH = (
-    "The retrieved papers are not enough to answer this question: none of them mentions {words}. "
-    "Try other words or a wider time window."
-)
-PARTLY = "None of these papers mentions {words}, so they answer the question only in part."
+from .templates import LEAD_IN, NO_SOURCES, NOT_ENOUGH, PARTLY  # noqa: F401 (re-exported)
 
 MIN_SENTENCES, MAX_SENTENCES = 3, 6
 MIN_WORDS, MAX_WORDS = 3, 90  # shorter is a fragment, longer is a run-on we would not quote
@@ -245,7 +235,16 @@ class ExtractiveBackend:
         max_words = max(60, int(request.max_tokens * 0.75))  # ~0.75 words per token
         # Splitting and stemming eight long abstracts takes a few milliseconds of CPU: off the
         # loop, so concurrent chats keep streaming meanwhile.
-        text = await asyncio.to_thread(compose_answer, request.question, request.sources, max_words)
+        if request.intent is not None:
+            # The shapes module builds on this one's sentence machinery: imported here, not at
+            # the top, so the two modules do not import each other while loading.
+            from .shapes import compose_shaped
+
+            text = await asyncio.to_thread(compose_shaped, request, max_words)
+        else:
+            text = await asyncio.to_thread(
+                compose_answer, request.question, request.sources, max_words
+            )
         pieces = _pieces(text)
         for piece in pieces:
             yield piece

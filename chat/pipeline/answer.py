@@ -29,7 +29,9 @@ from chat.pipeline.citations import check_citations
 from chat.pipeline.direct import catalogue_coverage, chat_reply, nothing_relevant_reply
 from chat.pipeline.previous import previous_papers
 from chat.pipeline.rewrite import Turn, model_may_rewrite, understand_followup
+from chat.pipeline.seed import seed_card
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
+from chat.understanding import intent as intents
 from chat.understanding.analysis import analyse
 from chat.understanding.reference import SOURCES, STANDALONE
 from chat.understanding.triage import triage, triage_with_model
@@ -80,6 +82,7 @@ def _source_texts(cards: Sequence[dict]):
             authors=c["authors"],
             published=c["published"],
             text=c["passage"],
+            arxiv_id=c.get("arxiv_id") or "",
         )
         for c in cards
     ]
@@ -157,7 +160,8 @@ async def answer_events(
     if reference.kind == SOURCES and history:
         # "which of these…", "the second one": the previous answer's papers, no new search.
         papers = await previous_papers(reference, history[-reference.back].sources, now)
-        analysis = analyse(reference.rest or question, now).to_dict()
+        understood = analyse(reference.rest or question, now)
+        analysis = understood.to_dict()
         analysis.update(_followup_fields(reference), triage=verdict.kind)
         if not papers.hits:
             text = (
@@ -171,9 +175,15 @@ async def answer_events(
         hits, topic = papers.hits, papers.topic
     else:
         step = time.perf_counter()
+        # Timelines and filtered lists read better with more papers: the rules' first reading
+        # of the question (microseconds) sets how many to ask for.
+        wanted = k or intents.sources_wanted(
+            intents.classify(query, analyse(query[:MAX_QUERY_CHARS], now), now.date()),
+            settings.CHAT_SOURCES,
+        )
         try:
             # A pasted abstract may be longer than a search takes; its start carries the topic.
-            response = await search(query[:MAX_QUERY_CHARS], k=k or settings.CHAT_SOURCES, now=now)
+            response = await search(query[:MAX_QUERY_CHARS], k=wanted, now=now)
         except SearchError as exc:
             timings["total_ms"] = _ms(started)
             yield events.outcome(
@@ -184,7 +194,8 @@ async def answer_events(
         timings["retrieval_ms"] = _ms(step)
         if response.timings:
             timings["retrieval"] = dict(response.timings)
-        analysis = response.analysis.to_dict()
+        understood = response.analysis
+        analysis = understood.to_dict()
         analysis.update(_followup_fields(reference), triage=verdict.kind)
         if response.signals is not None:
             analysis["relevance"] = response.signals.to_dict()
@@ -203,12 +214,25 @@ async def answer_events(
         # topic (the date phrase and filters cut out), or "since 2025" would count as unanswered
         # words. Model backends read the whole question from `messages`.
         topic = response.analysis.query or query
+    intent = intents.classify(query, understood, now.date())
+    analysis["intent"] = intent.kind
     yield events.analysis(query, analysis, window_label(analysis, now.date()))
 
     step = time.perf_counter()
-    cards = [source_card(n, hit) for n, hit in enumerate(hits, start=1)]
-    messages = prompts.answer_messages(query, _source_texts(cards), now.date())
-    request = AnswerRequest(question=topic, sources=_source_texts(cards), messages=messages)
+    seed = await seed_card(understood.arxiv_id)
+    if seed:
+        seed["passage"] = seed["passage"][:PASSAGE_CHARS]
+    # "summarize <id>": the paper itself is source [1] (search only found papers like it).
+    first = [{**seed, "number": 1}] if seed and intent.kind == intents.NAMED_PAPER else []
+    cards = first + [source_card(n, hit) for n, hit in enumerate(hits, start=1 + len(first))]
+    seed_text = _source_texts(first or [seed])[0] if seed else None
+    messages = prompts.answer_messages(
+        query, _source_texts(cards), now.date(), intent=intent, seed=seed_text
+    )
+    request = AnswerRequest(
+        question=topic, sources=_source_texts(cards), messages=messages,
+        intent=intent, analysis=analysis, seed=seed_text, today=now.date(),
+    )
     timings["prompt_ms"] = _ms(step)
     yield events.sources(cards)
     timings["overhead_ms"] = _ms(started)

@@ -37,6 +37,41 @@ Published: {published}
 
 NO_SOURCES = "(No sources were found for this question.)"
 
+# How to shape the answer for each intent (chat.understanding.intent), appended to ANSWER_SYSTEM.
+# They ask a model for the shapes the offline composer (chat.llm.shapes) writes.
+INTENT_INSTRUCTIONS = {
+    "list": """The user wants a list of papers. Answer with a numbered list, one line per source paper, in the
+order given (or newest first if they ask for the latest): the title in bold, its date, then one
+sentence saying what the paper contributes (what it proposes, shows or introduces), cited [n].
+The sources were selected by the user's filters (author, category, topic): never answer that they
+do not mention the author's name or the category; list them.""",
+    "seed": """The user wants papers similar to a seed paper, given below as "Seed paper" (do not cite it with a
+number). Start by naming the seed paper (title and date), then list the sources, one line each:
+title in bold, date, and one sentence on how it relates to the seed paper, cited [n].""",
+    "named_paper": """The user asks about one paper, named in the question. Find it among the sources; report what it
+contributes and what it finds (its main results), citing it [n]. If it is not among the sources,
+say so.""",
+    "overview": """Answer the question with what the papers did and found (their contributions and results), not
+the background their abstracts open with. Group the points by paper or by approach, and cite
+every point [n].""",
+    "compare": """The user wants a comparison of: {subjects}. Give the evidence for each side under its own label,
+each point cited [n], then what the sources say about the difference between them. If the
+sources say nothing about one side, say so instead of filling the gap.""",
+    "timeline": """The user wants to see how the topic evolved. Group the sources by period (year, or era when they
+span many years), oldest first; for each period give its number of papers and its key papers
+with one cited sentence each [n], so the evolution shows.""",
+}
+# Added for any intent when the question asks for the newest work.
+LATEST_INSTRUCTION = """The user wants the latest work: give each paper's date, and if the newest source is more than a
+month older than today, say how old it is ("The newest paper on this in the catalogue is from
+May 2026.")."""
+
+# The paper of "papers like <arXiv id>", shown before the numbered sources.
+SEED_ENTRY = """Seed paper (arXiv {arxiv_id}, not a source; do not cite it):
+{title}
+Published: {published}
+{text}"""
+
 REWRITE_SYSTEM = """\
 You rewrite a follow-up question from a conversation about research papers into one standalone
 search question. Keep every time expression (years, "recent", "last 2 years") and every named
@@ -111,13 +146,39 @@ def format_source(number: int, title: str, authors: str, published: str, text: s
     )
 
 
-def answer_messages(question: str, sources: Sequence, today: date) -> list[dict]:
-    """Chat messages for an answer. `sources` have number, title, authors, published, text."""
+def intent_instructions(intent) -> str:
+    """The shaping instructions for an intent (chat.understanding.intent.Intent), or ""."""
+    if intent is None:
+        return ""
+    parts = []
+    if intent.kind in INTENT_INSTRUCTIONS:
+        subjects = " versus ".join(getattr(intent, "subjects", ()) or ()) or "the two sides"
+        parts.append(INTENT_INSTRUCTIONS[intent.kind].format(subjects=subjects))
+    if getattr(intent, "latest", False):
+        parts.append(LATEST_INSTRUCTION)
+    return "\n\n".join(parts)
+
+
+def answer_messages(
+    question: str, sources: Sequence, today: date, *, intent=None, seed=None
+) -> list[dict]:
+    """Chat messages for an answer. `sources` have number, title, authors, published, text;
+    `intent` shapes the answer, `seed` is the paper of "papers like <id>" (same fields)."""
     body = "\n\n".join(
         format_source(s.number, s.title, s.authors, str(s.published), s.text) for s in sources
     )
+    if seed is not None and getattr(intent, "kind", None) == "seed":
+        seed_entry = SEED_ENTRY.format(
+            arxiv_id=seed.arxiv_id, title=" ".join(seed.title.split()),
+            published=seed.published or "unknown", text=seed.text.strip(),
+        )
+        body = f"{seed_entry}\n\n{body or NO_SOURCES}"
+    system = ANSWER_SYSTEM.format(today=today.isoformat())
+    shaping = intent_instructions(intent)
+    if shaping:
+        system = f"{system}\nHow to shape this answer:\n{shaping}\n"
     return [
-        {"role": "system", "content": ANSWER_SYSTEM.format(today=today.isoformat())},
+        {"role": "system", "content": system},
         {"role": "user", "content": ANSWER_USER.format(sources=body or NO_SOURCES, question=question)},
     ]
 

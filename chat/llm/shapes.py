@@ -1,0 +1,547 @@
+"""The extractive answer shaped by what the question asks (chat.understanding.intent).
+
+Same promise as chat.llm.extractive: every sentence is a verbatim sentence of one source followed
+by its [n]; everything else is a fixed template of chat.llm.templates filled with metadata
+(titles, dates, counts, the names the user typed). What changes with the intent is which
+sentences are chosen and how they are laid out:
+
+- list: one line per paper, title, date and its contribution ("we propose ...") quoted;
+  never a refusal when authors, categories or an id chose the papers.
+- seed: the seed paper named first, then each similar paper with its sentence nearest the seed.
+- named_paper: that paper's contribution and result sentences.
+- overview: sentences chosen by meaning (the embedder, chat.llm.meaning) on a shortlist picked
+  by words and role (chat.llm.roles), contributions and results before background, grouped by
+  paper.
+- compare: evidence for each side, labelled, then sentences that set the two side by side.
+- timeline: papers grouped by year (or five-year era), each period with its count and key papers.
+- freshness: a question for the latest work learns how old the newest paper is.
+
+Cost: rules and BM25 are a few milliseconds for eight abstracts; embedding is the expensive part
+(~10-15 ms a sentence on this CPU), so at most SHORTLIST sentences are embedded per answer, fewer
+for lists. `python -m bench.llm_extractive --shapes` measures it (docs/BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import date
+
+from chat.understanding import intent as intents
+
+from . import templates as T
+from .base import AnswerRequest, SourceText
+from .extractive import (
+    MIN_COVERAGE,
+    SOURCE_REPEAT_DECAY,
+    _bm25_weights,
+    _candidates,
+    _cite,
+    _idf,
+    _list_words,
+    _Sentence,
+    compose_answer,
+)
+from .meaning import similarities
+from .roles import BACKGROUND, BONUS, CONTRIBUTION, RESULT, role
+from .sentences import content_words, stems, terms
+
+# Most sentences embedded for one answer (overview; a comparison embeds half per side, a list
+# only where the rules tie). Each costs ~10 ms on this CPU: 6 keeps the composer near 100 ms.
+SHORTLIST = 6
+LIST_EMBED_BUDGET = 2
+OVERVIEW_SENTENCES = 5
+LEX_WEIGHT = 0.1  # words break ties once meaning is known; they do not outvote it
+LONG_LINE_WORDS = 45  # a list line quoting a longer sentence reads badly: prefer a shorter one
+MEANING_ENOUGH = 0.45  # a sentence this close in meaning answers, whatever words it uses
+FRESH_DAYS = 31
+MAX_YEARS_AS_PERIODS = 6  # more distinct years than this: five-year eras instead
+# Words of a question that ask rather than name a topic: never reported as "not mentioned".
+ASKING = frozenset(
+    """handle handles handled work works use uses used make makes do does affect affects deal
+    deals help helps improve improves compare compared differ difference new newest latest
+    recent find found show shows known approach approaches method methods""".split()
+)
+_COMPARISON = re.compile(
+    r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"
+    r"better|worse|superior|inferior|instead\s+of|rather\s+than|alternative|differs?|"
+    r"difference)\b",
+    re.IGNORECASE,
+)
+
+
+# --- scoring ------------------------------------------------------------------------------------
+
+
+class _Scorer:
+    """Scores the quotable sentences of the sources for one anchor (question, side or seed)."""
+
+    def __init__(self, sources: list[SourceText], topic: str):
+        self.sources = sources
+        self.sentences = [s for s in _candidates(sources) if not s.is_title]
+        self.by_source: dict[int, list[_Sentence]] = {}
+        for s in self.sentences:
+            self.by_source.setdefault(s.source.number, []).append(s)
+        # The role rules treat an abstract's opening sentence as scene-setting.
+        self.roles = {
+            id(s): role(s.text, ordinal)
+            for mine in self.by_source.values()
+            for ordinal, s in enumerate(mine)
+        }
+        self.lex = self.lexical(topic)
+
+    def lexical(self, text: str) -> dict[int, float]:
+        """BM25 of each sentence against `text`, scaled so the best is 1 (all 0 without words)."""
+        query = list(dict.fromkeys(terms(text)))
+        if not query or not self.sentences:
+            return {id(s): 0.0 for s in self.sentences}
+        idf = _idf(query, self.sentences)
+        weights = _bm25_weights(query, idf, self.sentences)
+        raw = [sum(w.values()) for w in weights]
+        top = max(raw) or 1.0
+        return {id(s): r / top for s, r in zip(self.sentences, raw, strict=True)}
+
+    def role_of(self, s: _Sentence) -> str:
+        return self.roles[id(s)]
+
+    def prelim(self, s: _Sentence, lex: dict[int, float] | None = None) -> float:
+        lex = self.lex if lex is None else lex
+        return lex[id(s)] + 2 * BONUS[self.role_of(s)]
+
+    def by_meaning(
+        self, anchor: str, shortlist: list[_Sentence], lex: dict[int, float] | None = None
+    ) -> dict[int, float]:
+        """Final scores of the shortlist: meaning + role + a little of the words."""
+        lex = self.lex if lex is None else lex
+        cosines = similarities(anchor, [s.text for s in shortlist])
+        scores = {}
+        for i, s in enumerate(shortlist):
+            if cosines is None:
+                scores[id(s)] = self.prelim(s, lex)
+            else:
+                scores[id(s)] = cosines[i] + BONUS[self.role_of(s)] + LEX_WEIGHT * lex[id(s)]
+        return scores
+
+    def contribution(
+        self, anchor: str, numbers: list[int], budget: int, lex: dict[int, float] | None = None
+    ) -> dict[int, _Sentence]:
+        """For each source number, the sentence that best says what the paper contributes (to
+        `anchor` when given): by rules, and by meaning only between close candidates."""
+        lex = self.lex if lex is None else lex
+
+        def rule_score(s: _Sentence) -> float:
+            r = self.role_of(s)
+            value = {CONTRIBUTION: 1.0, RESULT: 0.6}.get(r, 0.2 if r != BACKGROUND else 0.0)
+            value += 0.5 * lex[id(s)] - 0.02 * s.position
+            return value - (0.3 if len(s.text.split()) > LONG_LINE_WORDS else 0.0)
+
+        chosen: dict[int, _Sentence] = {}
+        ties: list[tuple[int, list[_Sentence]]] = []
+        for number in numbers:
+            ranked = sorted(self.by_source.get(number, []), key=rule_score, reverse=True)
+            if not ranked:
+                continue
+            chosen[number] = ranked[0]
+            if anchor and len(ranked) > 1 and rule_score(ranked[0]) - rule_score(ranked[1]) < 0.15:
+                ties.append((number, ranked[:2]))
+        embed = [s for _, pair in ties for s in pair][:budget]
+        if embed:
+            cosines = similarities(anchor, [s.text for s in embed])
+            if cosines is not None:
+                meaning = {id(s): c for s, c in zip(embed, cosines, strict=True)}
+                for number, pair in ties:
+                    if all(id(s) in meaning for s in pair):
+                        chosen[number] = max(pair, key=lambda s: rule_score(s) + meaning[id(s)])
+        return chosen
+
+
+# --- pieces -------------------------------------------------------------------------------------
+
+
+def _quote(s: _Sentence) -> str:
+    return _cite(s)
+
+
+def _label(source: SourceText) -> str:
+    return T.PAPER_LABEL.format(title=_title(source), published=source.published)
+
+
+def _title(source: SourceText) -> str:
+    return " ".join(source.title.split())
+
+
+def _month(day: str) -> str:
+    d = date.fromisoformat(day[:10])
+    return d.strftime("%B %Y")
+
+
+def _age(newest: date, today: date) -> str:
+    months = (today.year - newest.year) * 12 + today.month - newest.month
+    if today.day < newest.day:
+        months -= 1
+    if months >= 24:
+        return f"{months // 12} years"
+    return f"{max(months, 1)} month{'s' if max(months, 1) > 1 else ''}"
+
+
+def _freshness(request: AnswerRequest, sources: list[SourceText]) -> list[str]:
+    intent = request.intent
+    if not (intent and intent.latest and request.today and sources):
+        return []
+    dated = [s.published for s in sources if s.published]
+    if not dated:
+        return []
+    newest = max(dated)
+    newest_day = date.fromisoformat(newest[:10])
+    if (request.today - newest_day).days <= FRESH_DAYS:
+        return []
+    return [T.FRESHNESS.format(month=_month(newest), age=_age(newest_day, request.today)), ""]
+
+
+def _analysis(request: AnswerRequest, name: str, default=None):
+    return (request.analysis or {}).get(name, default) or default
+
+
+def _join(names) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+# --- the shapes ---------------------------------------------------------------------------------
+
+
+def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
+    intent = request.intent
+    sources = list(request.sources)
+    authors = _analysis(request, "authors", [])
+    categories = _analysis(request, "categories", [])
+    # The composer is given the question when the analysis found no topic ("papers by X"):
+    # whether there is one is the analysis' to say.
+    if request.analysis is not None:
+        topic = request.analysis.get("query") or ""
+    newest_first = intent.latest or (intent.by_filter and not topic)
+    if newest_first:
+        sources.sort(key=lambda s: s.published or "", reverse=True)
+    if intent.by_filter and not topic and authors:
+        lead = T.LIST_LEAD_AUTHORS.format(count=len(sources), authors=_join(authors))
+    elif intent.by_filter and not topic and categories:
+        lead = T.LIST_LEAD_CATEGORIES.format(count=len(sources), categories=_join(categories))
+    elif newest_first:
+        lead = T.LIST_LEAD_NEWEST.format(count=len(sources))
+    else:
+        lead = T.LIST_LEAD.format(count=len(sources))
+    picks = scorer.contribution(topic, [s.number for s in sources], LIST_EMBED_BUDGET)
+    lines = [lead, ""]
+    for rank, source in enumerate(sources, start=1):
+        lines.append(_item(T.LIST_ITEM, T.LIST_ITEM_BARE, source, picks.get(source.number), rank))
+    return lines
+
+
+def _item(template: str, bare: str, source: SourceText, pick: _Sentence | None, rank=None):
+    fields = {"rank": rank, "title": _title(source), "published": source.published}
+    if pick is None:
+        return bare.format(number=source.number, **fields)
+    return template.format(quote=_quote(pick), **fields)
+
+
+def _seed(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
+    seed = request.seed
+    arxiv_id = _analysis(request, "arxiv_id", "")
+    if seed is None:
+        lines = [T.SEED_MISSING.format(arxiv_id=arxiv_id), ""]
+        anchor = topic
+    else:
+        lines = [
+            T.SEED_LEAD.format(
+                title=_title(seed), published=seed.published, arxiv_id=seed.arxiv_id or arxiv_id
+            ),
+            "",
+        ]
+        # The seed's own contribution tells what "like it" means better than its title alone.
+        own = _Scorer([seed], "").contribution("", [seed.number], 0).get(seed.number)
+        anchor = " ".join(part for part in (seed.title, own.text if own else "") if part)
+    lex = scorer.lexical(anchor)
+    picks = scorer.contribution(anchor, [s.number for s in request.sources], LIST_EMBED_BUDGET, lex)
+    for rank, source in enumerate(request.sources, start=1):
+        lines.append(_item(T.LIST_ITEM, T.LIST_ITEM_BARE, source, picks.get(source.number), rank))
+    return lines
+
+
+def _title_match(asked: str, source: SourceText) -> float:
+    """How well a title the user typed names a source (0..1): shared words both ways."""
+    mine, theirs = set(terms(asked)), set(terms(source.title))
+    if not mine or not theirs:
+        return 0.0
+    shared = len(mine & theirs)
+    return min(shared / len(mine), shared / len(theirs) + 0.25)
+
+
+def _named_source(request: AnswerRequest) -> SourceText | None:
+    asked = request.intent.title
+    arxiv_id = _analysis(request, "arxiv_id", "")
+    for source in request.sources:
+        if arxiv_id and source.arxiv_id == arxiv_id:
+            return source
+    best = max(request.sources, key=lambda s: _title_match(asked, s))
+    return best if _title_match(asked, best) >= 0.75 else None
+
+
+def _named(request: AnswerRequest, scorer: _Scorer, source: SourceText) -> list[str]:
+    own = scorer.by_source.get(source.number, [])
+    said = [s for s in own if scorer.role_of(s) in (CONTRIBUTION, RESULT)][:4]
+    if len(said) < 3:  # an abstract without "we propose": its non-background sentences too
+        rest = [s for s in own if s not in said and scorer.role_of(s) != BACKGROUND]
+        said = sorted(said + rest[: 3 - len(said)], key=lambda s: s.position)
+    if not said:
+        said = own[:3]
+    lines = [T.NAMED_LEAD.format(title=_title(source), published=source.published), ""]
+    return lines + [T.QUOTE_ITEM.format(quote=_quote(s)) for s in said]
+
+
+def _greedy(scored: list[tuple[float, _Sentence]], limit: int) -> list[_Sentence]:
+    """The best sentences, a source already quoted counting less, near-repeats left out."""
+    chosen: list[_Sentence] = []
+    quoted: Counter = Counter()
+    remaining = list(scored)
+    best = None
+    while remaining and len(chosen) < limit:
+        value, s = max(
+            remaining,
+            key=lambda pair: (
+                pair[0] * SOURCE_REPEAT_DECAY ** quoted[pair[1].source.number]
+                if pair[0] > 0
+                else pair[0],
+                -pair[1].source.number,
+                -pair[1].position,
+            ),
+        )
+        value = value * SOURCE_REPEAT_DECAY ** quoted[s.source.number] if value > 0 else value
+        best = value if best is None else best
+        # Beyond the first, only sentences nearly as good: the third-best paper's loosely
+        # related sentence is what made the old answers read as keyword matches.
+        if value <= 0 or (len(chosen) >= 3 and value < 0.7 * best) or value < 0.5 * best:
+            break
+        chosen.append(s)
+        quoted[s.source.number] += 1
+        said = set(s.term_counts)
+        remaining = [(v, o) for v, o in remaining if o is not s and not set(o.term_counts) <= said]
+    return chosen
+
+
+def _grouped(chosen: list[_Sentence]) -> list[str]:
+    """Quotes grouped under their paper, papers in source order, quotes in abstract order."""
+    lines: list[str] = []
+    for number in sorted({s.source.number for s in chosen}):
+        mine = sorted((s for s in chosen if s.source.number == number), key=lambda s: s.position)
+        lines += [_label(mine[0].source)] + [T.QUOTE_ITEM.format(quote=_quote(s)) for s in mine]
+        lines.append("")
+    return lines[:-1]
+
+
+def _shortlist(scorer: _Scorer, lex: dict[int, float], size: int) -> list[_Sentence]:
+    """What is worth embedding: the best sentences by words and role, plus the top papers' best
+    contribution (a sentence can answer in other words than the question's)."""
+    ranked = sorted(scorer.sentences, key=lambda s: scorer.prelim(s, lex), reverse=True)
+    picked = ranked[: size - 2]
+    for source in scorer.sources[:2]:
+        own = [s for s in scorer.by_source.get(source.number, []) if s not in picked]
+        contributions = [s for s in own if scorer.role_of(s) in (CONTRIBUTION, RESULT)]
+        if contributions:
+            picked.append(max(contributions, key=lambda s: scorer.prelim(s, lex)))
+    return picked[:size]
+
+
+def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] | None:
+    """None when the sources do not speak to the question (the caller then says so)."""
+    if not scorer.sentences or not terms(topic):
+        return None
+    shortlist = _shortlist(scorer, scorer.lex, SHORTLIST)
+    scores = scorer.by_meaning(topic, shortlist)
+    scored = [(scores[id(s)], s) for s in shortlist]
+    if not _enough(request.sources, topic, scorer, scored):
+        return None
+    # Background ("... remains a long-standing challenge") only when no paper says what it did.
+    chosen = _greedy(
+        [(v, s) for v, s in scored if scorer.role_of(s) != BACKGROUND], OVERVIEW_SENTENCES
+    ) or _greedy(scored, OVERVIEW_SENTENCES)
+    if not chosen:
+        return None
+    lines = [T.LEAD_IN, ""] + _grouped(chosen)
+    missing = _missing_words(request.sources, topic)
+    if missing:
+        lines += ["", T.PARTLY.format(words=_list_words(missing))]
+    return lines
+
+
+def _enough(sources, topic, scorer: _Scorer, scored) -> bool:
+    """At least one paper speaks to enough of the question's words (rare words weigh more), or
+    one sentence is close to it in meaning (chat.llm.extractive's rule, plus meaning)."""
+    if any(
+        value - BONUS[scorer.role_of(s)] - LEX_WEIGHT * scorer.lex[id(s)] >= MEANING_ENOUGH
+        for value, s in scored
+    ):
+        return True
+    query = list(dict.fromkeys(terms(topic)))
+    idf = _idf(query, scorer.sentences)
+    mentioned = [set(terms(f"{s.title} {s.text}")) for s in sources]
+    best = max(sum(idf[t] for t in query if t in words) for words in mentioned)
+    return best >= MIN_COVERAGE * sum(idf.values())
+
+
+def _missing_words(sources: list[SourceText], topic: str) -> list[str]:
+    words = [w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]
+    mentioned = [set(terms(f"{s.title} {s.text}")) for s in sources]
+    return [
+        w for w, t in zip(words, stems(words), strict=True) if not any(t in m for m in mentioned)
+    ]
+
+
+def _acronym_forms(side: str, sources: list[SourceText]) -> list[set[str]]:
+    """The stems that name a side: its own words, and the long form of an acronym the sources
+    spell out ("reinforcement learning from human feedback (RLHF)")."""
+    forms = [set(terms(side))]
+    token = side.strip()
+    if re.fullmatch(r"[A-Za-z0-9-]{2,10}", token) and any(c.isupper() for c in token[1:]):
+        pattern = re.compile(r"((?:[\w-]+\s+){1,7}?[\w-]+)\s*\(\s*" + re.escape(token) + r"s?\s*\)")
+        for source in sources:
+            for match in pattern.finditer(source.text):
+                words = match.group(1).split()
+                # Keep the words whose initials spell the acronym, counted from the end.
+                long_form = words[-len(token) - 2 :]
+                forms.append(set(terms(" ".join(long_form))))
+    return [f for f in forms if f]
+
+
+def _mentions(s: _Sentence, forms: list[set[str]]) -> bool:
+    """Whether a sentence names a side: all of a short name's words ("full fine-tuning" is not
+    any "fine-tuning"), two thirds of a long one's (an acronym's spelled-out form)."""
+    have = set(s.term_counts)
+    return any(len(f & have) >= (len(f) if len(f) <= 3 else -(-2 * len(f) // 3)) for f in forms)
+
+
+def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] | None:
+    a, b = request.intent.subjects
+    forms = {side: _acronym_forms(side, request.sources) for side in (a, b)}
+    # Words both sides share ("models" in "diffusion models vs autoregressive models") tell
+    # nothing apart.
+    shared = set().union(*forms[a]) & set().union(*forms[b])
+    forms = {side: [f - shared or f for f in fs] for side, fs in forms.items()}
+    # A side's evidence names that side only; a sentence naming both sets them side by side.
+    mentioning = {
+        side: [
+            s
+            for s in scorer.sentences
+            if _mentions(s, forms[side]) and not _mentions(s, forms[other])
+        ]
+        for side, other in ((a, b), (b, a))
+    }
+    if not mentioning[a] and not mentioning[b]:
+        return None
+    lines: list[str] = [T.LEAD_IN, ""]
+    used: set[int] = set()
+    for side in (a, b):
+        mine = [s for s in mentioning[side] if id(s) not in used]
+        if not mine:
+            lines += [T.COMPARE_SIDE_MISSING.format(side=side), ""]
+            continue
+        lex = scorer.lexical(f"{side} {topic}")
+        shortlist = sorted(mine, key=lambda s: scorer.prelim(s, lex), reverse=True)
+        shortlist = shortlist[: SHORTLIST // 2]
+        scores = scorer.by_meaning(f"{side} {topic}", shortlist, lex)
+        picked = _greedy([(scores[id(s)], s) for s in shortlist], 2)
+        used.update(id(s) for s in picked)
+        lines.append(T.COMPARE_SIDE.format(side=side))
+        lines += [T.QUOTE_ITEM.format(quote=_quote(s)) for s in picked] + [""]
+    both = [
+        s
+        for s in scorer.sentences
+        if id(s) not in used
+        and (
+            (_mentions(s, forms[a]) and _mentions(s, forms[b]))
+            or ((_mentions(s, forms[a]) or _mentions(s, forms[b])) and _COMPARISON.search(s.text))
+        )
+    ]
+    if both:
+        both.sort(
+            key=lambda s: (_mentions(s, forms[a]) and _mentions(s, forms[b]), scorer.prelim(s)),
+            reverse=True,
+        )
+        lines.append(T.COMPARE_DIFFERENCE)
+        lines += [T.QUOTE_ITEM.format(quote=_quote(s)) for s in both[:2]]
+    return lines if lines[-1] else lines[:-1]
+
+
+def _periods(sources: list[SourceText]) -> list[tuple[str, list[SourceText]]]:
+    years = sorted({int(s.published[:4]) for s in sources if s.published})
+    if not years:
+        return [("Undated", list(sources))]
+    if len(years) <= MAX_YEARS_AS_PERIODS:
+        key = lambda year: (year, str(year))  # noqa: E731
+    else:
+        key = lambda year: (year - year % 5, f"{year - year % 5}–{year - year % 5 + 4}")  # noqa: E731
+    groups: dict[tuple[int, str], list[SourceText]] = {}
+    for source in sources:
+        year = int(source.published[:4]) if source.published else years[0]
+        groups.setdefault(key(year), []).append(source)
+    return [(label, members) for (_, label), members in sorted(groups.items())]
+
+
+def _timeline(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
+    sources = list(request.sources)
+    # Rules only: a timeline names up to two papers in each of several periods, and choosing
+    # their sentences by meaning would embed more than the budget allows.
+    picks = scorer.contribution("", [s.number for s in sources], 0)
+    lines = [T.TIMELINE_LEAD, ""]
+    for label, members in _periods(sources):
+        count = len(members)
+        lines.append(
+            T.TIMELINE_PERIOD.format(
+                period=label, count=count, papers="paper" if count == 1 else "papers"
+            )
+        )
+        for source in members[:2]:  # the best-ranked of the period
+            lines.append(
+                _item(T.TIMELINE_ITEM, T.TIMELINE_ITEM_BARE, source, picks.get(source.number))
+            )
+        lines.append("")
+    return lines[:-1]
+
+
+def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
+    """The answer for `request.intent` as markdown (pure but for the embedder)."""
+    intent = request.intent
+    sources = list(request.sources)
+    if intent is None:
+        return compose_answer(request.question, sources, max_words)
+    topic = request.question
+    if not sources:
+        arxiv_id = _analysis(request, "arxiv_id", "")
+        if intent.kind == intents.SEED and request.seed is not None:
+            seed = request.seed
+            return T.SEED_LEAD.format(
+                title=_title(seed), published=seed.published, arxiv_id=seed.arxiv_id or arxiv_id
+            )
+        if intent.kind == intents.SEED and arxiv_id:
+            return T.SEED_MISSING_NOTHING.format(arxiv_id=arxiv_id)
+        return T.NO_SOURCES
+    scorer = _Scorer(sources, topic)
+    kind = intent.kind
+    body: list[str] | None = None
+    if kind == intents.NAMED_PAPER:
+        named = _named_source(request)
+        body = _named(request, scorer, named) if named else None
+    elif kind == intents.SEED:
+        body = _seed(request, scorer, topic)
+    elif kind == intents.LIST:
+        body = _list(request, scorer, topic)
+    elif kind == intents.COMPARE and len(intent.subjects) == 2:
+        body = _compare(request, scorer, topic)
+    elif kind == intents.TIMELINE:
+        body = _timeline(request, scorer, topic)
+    if body is None:
+        body = _overview(request, scorer, topic)
+    if body is None:
+        # Nothing to say by meaning either: the plain composer's answer (its refusal names the
+        # words no paper mentions).
+        return compose_answer(request.question, sources, max_words)
+    return "\n".join(_freshness(request, sources) + body)

@@ -1,0 +1,63 @@
+"""Every fixed phrase the extractive composer writes, in one place.
+
+The composer quotes sources and adds nothing of its own except these lead-ins and labels: a test
+(tests/chat/llm/test_shapes.py) removes every quoted sentence from an answer and checks that what
+is left matches one of these templates, filled only with metadata (titles, dates, counts, the
+names and ids the user typed). A new phrase goes here or the test fails.
+"""
+
+# The overview (and every answer before intents existed).
+LEAD_IN = "From the retrieved papers:"
+NO_SOURCES = (
+    "No papers were retrieved for this question, so there is nothing to answer it from. "
+    "Try other words or a wider time window."
+)
+NOT_ENOUGH = (
+    "The retrieved papers are not enough to answer this question: none of them mentions {words}. "
+    "Try other words or a wider time window."
+)
+PARTLY = "None of these papers mentions {words}, so they answer the question only in part."
+
+# One paper with what it says about the question (overview and named paper), then its quotes.
+PAPER_LABEL = "**{title}** ({published}):"
+
+# Lists: one line per paper, its contribution quoted and cited.
+LIST_LEAD = "{count} papers, best match first:"
+LIST_LEAD_NEWEST = "{count} papers, newest first:"
+LIST_LEAD_AUTHORS = "{count} papers by {authors} in the catalogue, newest first:"
+LIST_LEAD_CATEGORIES = "{count} papers in {categories}, newest first:"
+LIST_ITEM = "{rank}. **{title}** ({published}): {quote}"
+LIST_ITEM_BARE = "{rank}. **{title}** ({published}) [{number}]"
+
+# "Papers like <id>": the seed first, then its neighbours, each with the sentence nearest to it.
+SEED_LEAD = "Papers similar to **{title}** ({published}, arXiv {arxiv_id}):"
+SEED_MISSING = "arXiv {arxiv_id} is not in the catalogue; papers matching the question instead:"
+SEED_MISSING_NOTHING = (
+    "arXiv {arxiv_id} is not in the catalogue, and no other paper matched the question."
+)
+
+# A named paper: its contributions and results.
+NAMED_LEAD = "What **{title}** ({published}) reports:"
+
+# Compare A vs B.
+COMPARE_SIDE = "**On {side}:**"
+COMPARE_SIDE_MISSING = "**On {side}:** none of the retrieved papers mentions it."
+COMPARE_DIFFERENCE = "**Where the papers set them side by side:**"
+
+# Timeline: papers grouped by period, oldest first.
+TIMELINE_LEAD = "The retrieved papers by period, oldest first:"
+TIMELINE_PERIOD = "**{period}** ({count} {papers}):"
+TIMELINE_ITEM = "- **{title}** ({published}): {quote}"
+TIMELINE_ITEM_BARE = "- **{title}** ({published}) [{number}]"
+
+# Freshness: the question wants the newest work and the catalogue's newest is not that new.
+FRESHNESS = "The newest paper on this in the catalogue is from {month} ({age} before today)."
+
+# Bullets of quotes under a label.
+QUOTE_ITEM = "- {quote}"
+
+ALL = {
+    name: value
+    for name, value in dict(globals()).items()
+    if name.isupper() and isinstance(value, str)
+}

@@ -1,0 +1,219 @@
+"""What shape of answer a question asks for: a list, a seed paper's neighbours, one named paper,
+an overview, a comparison or a timeline, and whether it wants the latest work.
+
+`classify(question, analysis)` is rules only (microseconds), run after the question's analysis
+(chat.understanding.analysis) so it can lean on what that found: authors, categories or an arXiv
+id already make a list or a seed question, whatever the words around them. The order of the rules
+matters and is the order below: a comparison or a named paper is said in so many words, a
+timeline by its words or by a window of several years, a list by its phrasing; the rest is an
+overview ("how", "why", "what is known about ...").
+
+Both the offline composer (chat.llm.shapes) and the LLM prompts (chat.pipeline.prompts) read it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from datetime import date, datetime
+from typing import Any
+
+LIST, SEED, NAMED_PAPER, OVERVIEW, COMPARE, TIMELINE = (
+    "list",
+    "seed",
+    "named_paper",
+    "overview",
+    "compare",
+    "timeline",
+)
+KINDS = (LIST, SEED, NAMED_PAPER, OVERVIEW, COMPARE, TIMELINE)
+
+# A window at least this long (inclusive years) makes an overview question a timeline.
+TIMELINE_MIN_YEARS = 3
+
+
+@dataclass(frozen=True)
+class Intent:
+    kind: str  # one of KINDS
+    latest: bool = False  # asks for the newest work: the answer says how old the newest is
+    subjects: tuple[str, ...] = ()  # compare: the sides as the user wrote them ("DPO", "RLHF")
+    title: str = ""  # named_paper: the paper as the user named it (a title or an arXiv id)
+    by_filter: bool = False  # list: authors/categories/an id chose the papers, not the topic
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["subjects"] = list(self.subjects)
+        return data
+
+
+_FLAGS = re.IGNORECASE
+_END = r"\s*[?.!]*\s*$"
+
+# "compare A and B", "A vs B", "difference(s) between A and B", "how does A differ from B".
+_COMPARE = [
+    re.compile(p, _FLAGS)
+    for p in (
+        r"\bcompare\s+(?P<a>.+?)\s+(?:and|with|to|against|vs\.?|versus)\s+(?P<b>.+?)" + _END,
+        r"\b(?:differences?|contrast|distinction)\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)" + _END,
+        r"\bhow\s+(?:does|do|is|are)\s+(?P<a>.+?)\s+(?:differ\s+from|compare\s+(?:to|with)"
+        r"|different\s+from)\s+(?P<b>.+?)" + _END,
+        r"^(?:is|are|should\s+i\s+use|use|choose|prefer)\s+(?P<a>.+?)\s+or\s+(?P<b>.+?)\s+"
+        r"(?:better|preferable|superior|more\s+\w+)\b",
+        r"^(?P<a>.+?)\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+(?P<b>.+?)" + _END,
+    )
+]
+# Words that open a compare side but are not part of it ("compare the accuracy of A and B").
+_SIDE_LEAD = re.compile(
+    r"^(?:(?:what|which|how|why|is|are|does|do)\b(?:.*\b(?:of|between|about)|.*?\b(?:is|are"
+    r"|do|does))\s+)?"
+    r"(?:the\s+|between\s+|methods?\s+|approaches?\s+)*",
+    _FLAGS,
+)
+_SIDE_TAIL = re.compile(
+    r"\s+(?:for|in|on|at|when|with\s+respect\s+to|regarding|papers?|methods?|approaches?)\b.*$",
+    _FLAGS,
+)
+
+# "what did <title> find", "summarize <title>", "the paper <title>", a quoted title.
+_NAMED = [
+    re.compile(p, _FLAGS)
+    for p in (
+        r"^\s*(?:what|which)\s+(?:did|does)\s+(?:the\s+paper\s+)?(?P<t>.+?)\s+(?:find|show|"
+        r"propose|report|claim|conclude|contribute|achieve|introduce|demonstrate|discover)\b",
+        r"^\s*(?:please\s+)?(?:summari[sz]e|tl;?dr(?:\s+of)?|give\s+me\s+(?:a\s+)?summary\s+of"
+        r"|(?:a\s+)?summary\s+of|what\s+are\s+the\s+(?:main\s+)?(?:findings|results|"
+        r"contributions)\s+of)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _END,
+        r"\bthe\s+paper\s+[\"“'‘](?P<t>[^\"”'’]{8,})[\"”'’]",
+        r"[\"“](?P<t>[^\"”]{12,})[\"”]",
+    )
+]
+
+_TIMELINE = re.compile(
+    r"\b(?:evolv\w*|evolution|histor(?:y|ical|ically)|timeline|trajectory|over\s+(?:the\s+)?"
+    r"(?:years|decades?|time)|year\s+by\s+year|trends?\s+(?:in|of)|how\s+(?:has|have|did)\b.*"
+    r"\b(?:changed?|developed?|progressed?|grown|shifted|moved)|progress(?:ed)?\s+(?:of|in|on|"
+    r"since|over))\b",
+    _FLAGS,
+)
+
+_LIST = re.compile(
+    r"\b(?:papers?|articles?|preprints?|publications?|works?|studies|research)\s+(?:on|about|"
+    r"by|in|from|for|using|that|which|regarding|related|concerning|covering|with|of)\b"
+    r"|^\s*(?:please\s+)?(?:list|show|find|give|get|recommend|suggest|search|any|which|what)\b"
+    r"(?:\s+\w+){0,3}?\s+(?:papers?|articles?|preprints?|publications?|works?)\b"
+    r"|^\s*(?:please\s+)?(?:list|show\s+me|find|recommend|suggest)\b"
+    r"|\b(?:latest|recent|newest|new)\s+(?:papers?|work|research|preprints?|articles?|"
+    r"publications?|results)\b",
+    _FLAGS,
+)
+# A question, not a noun phrase: "how ...", "why ...", "does ...", or a question mark.
+_QUESTION = re.compile(
+    r"\?|^\s*(?:how|why|what|which|when|who|whose|where|does|do|did|is|are|was|were|can|could|"
+    r"should|would|will|explain|describe|tell|give|summari[sz]e|compare)\b",
+    _FLAGS,
+)
+_LATEST = re.compile(
+    r"\b(?:latest|newest|freshest|most\s+recent|recent(?:ly)?|state[\s-]of[\s-]the[\s-]art|sota"
+    r"|cutting[\s-]edge|up[\s-]to[\s-]date|current(?:ly)?|nowadays|these\s+days|lately"
+    r"|what'?s\s+new|just\s+(?:published|released))\b",
+    _FLAGS,
+)
+
+
+def _get(analysis: Any, name: str, default=None):
+    if analysis is None:
+        return default
+    if isinstance(analysis, Mapping):
+        return analysis.get(name, default)
+    return getattr(analysis, name, default)
+
+
+def _day(value) -> date | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    return date.fromisoformat(str(value)[:10])
+
+
+def _side(text: str) -> str:
+    text = _SIDE_TAIL.sub("", _SIDE_LEAD.sub("", text.strip(" ,;:?!.\"“”'")))
+    return " ".join(text.split()[:6])
+
+
+def _compare(question: str) -> tuple[str, str] | None:
+    for pattern in _COMPARE:
+        match = pattern.search(question)
+        if match:
+            a, b = _side(match["a"]), _side(match["b"])
+            # Each side names something, and not the same thing ("A or A").
+            if a and b and a.lower() != b.lower() and len(a) <= 60 and len(b) <= 60:
+                return a, b
+    return None
+
+
+def _named(question: str) -> str | None:
+    for pattern in _NAMED:
+        match = pattern.search(question)
+        if match:
+            title = match["t"].strip(" ,;:?!.\"“”'‘’")
+            if len(title.split()) >= 2 or re.search(r"\d{4}\.\d{4,5}", title):
+                return title
+    return None
+
+
+def _spans_years(analysis: Any, today: date) -> int:
+    """Calendar years the window touches (0 without a start)."""
+    start = _day(_get(analysis, "start"))
+    if start is None:
+        return 0
+    end = _day(_get(analysis, "end")) or today
+    return end.year - start.year + 1
+
+
+def _wants_latest(question: str, analysis: Any, today: date) -> bool:
+    end = _day(_get(analysis, "end"))
+    if end is not None and (today - end).days > 31:
+        return False  # "latest ... in 2023": newest of a closed window, not of the catalogue
+    return bool(_LATEST.search(question)) or float(_get(analysis, "recency_weight", 0) or 0) >= 0.6
+
+
+def classify(question: str, analysis: Any = None, today: date | None = None) -> Intent:
+    """The intent of `question` given its analysis (a QueryAnalysis or its dict, or None)."""
+    today = today or date.today()
+    question = " ".join((question or "").split())
+    latest = _wants_latest(question, analysis, today)
+    arxiv_id = _get(analysis, "arxiv_id")
+    filtered = bool(_get(analysis, "authors") or _get(analysis, "categories"))
+
+    sides = _compare(question)
+    if sides and not arxiv_id:
+        return Intent(COMPARE, latest, subjects=sides)
+    title = _named(question)
+    if title:
+        return Intent(NAMED_PAPER, latest, title=title)
+    if arxiv_id:
+        return Intent(SEED, latest, by_filter=True)
+    if _TIMELINE.search(question):
+        return Intent(TIMELINE, latest)
+    if filtered:
+        return Intent(LIST, latest, by_filter=True)
+    listing = bool(_LIST.search(question)) or not _QUESTION.search(question)
+    if listing:
+        return Intent(LIST, latest)
+    if _spans_years(analysis, today) >= TIMELINE_MIN_YEARS:
+        return Intent(TIMELINE, latest)
+    return Intent(OVERVIEW, latest)
+
+
+def sources_wanted(intent: Intent, default: int) -> int:
+    """How many sources to retrieve for this intent: a timeline needs papers in several periods,
+    a list chosen by author or category shows more of what the filter found."""
+    if intent.kind == TIMELINE:
+        return 2 * default
+    if intent.kind == LIST and intent.by_filter:
+        return default + default // 2
+    return default

@@ -1,0 +1,344 @@
+"""Answers shaped by the question's intent, with the offline composer, against the real database.
+
+A slice of the shared arXiv sample is ingested with the real upsert code and embedded with the
+hashing embedder; questions are made from what the slice holds (its most prolific author, a
+paper's id and title), asked through the real pipeline (chat.pipeline.answer), and every answer
+is checked line by line: a line is a fixed template of chat.llm.templates, possibly ending with a
+sentence quoted verbatim from the source it cites.
+"""
+
+import gzip
+import json
+import re
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+from django.db.models import Count
+
+from chat.llm import AnswerRequest, SourceText
+from chat.llm import templates as T
+from chat.llm.shapes import compose_shaped
+from chat.pipeline import prompts
+from chat.pipeline.answer import answer_events
+from chat.understanding.intent import Intent
+from papers.indexing.vectors import embed_missing
+from papers.ingest.snapshot import parse_snapshot_record
+from papers.ingest.upsert import upsert_papers
+from papers.models import Author, Paper
+
+SLICE = 500
+_FIELD = re.compile(r"\\\{(\w+)\\\}")  # a {field} of a template, once re.escape'd
+
+
+def _sample(shared_data, limit: int) -> list:
+    records = []
+    with gzip.open(shared_data / "arxiv-snapshot" / "arxiv-sample.jsonl.gz", "rt") as lines:
+        for line in lines:
+            data = json.loads(line)
+            if (data.get("update_date") or "") >= "2023" and "cs." in data.get("categories", ""):
+                records.append(parse_snapshot_record(data))
+                if len(records) >= limit:
+                    break
+    return records
+
+
+@pytest.fixture
+def sample_catalogue(transactional_db, settings, shared_data):
+    settings.EMBEDDING_BACKEND = "hashing"
+    settings.LLM_BACKEND = "extractive"
+    settings.LLM_FALLBACK = ""
+    upsert_papers(_sample(shared_data, SLICE))
+    embed_missing()
+
+
+# --- the verbatim check ---------------------------------------------------------------------------
+
+
+def normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _template_pattern(template: str, titles: list[str]) -> re.Pattern:
+    fields = {
+        "quote": r"(?P<quote>.+ \[\d+\][.!?]*)",
+        "title": "(?:" + "|".join(re.escape(t) for t in titles) + ")",
+        "published": r"\d{4}-\d{2}-\d{2}",
+    }
+
+    def field(match: re.Match) -> str:
+        name = match.group(1)
+        if name in fields:
+            return fields[name]
+        if name in ("rank", "count", "number"):
+            return r"\d+"
+        return r"[^*\n\[\]]+"  # names, ids, periods, months the template is filled with
+
+    return re.compile(_FIELD.sub(field, re.escape(template)))
+
+
+def assert_composed_from_sources(answer: str, sources: list[dict], seed: dict | None = None):
+    """Every line of `answer` is a template, and every sentence in it that no template wrote is
+    a verbatim sentence of the source whose [n] follows it (the seed is never cited)."""
+    by_number = {s["number"]: s for s in sources}
+    titles = [s["title"] for s in sources] + ([seed["title"]] if seed else [])
+    patterns = [_template_pattern(t, titles) for t in T.ALL.values()]
+    quotes = 0
+    for line in answer.splitlines():
+        if not line.strip():
+            continue
+        match = next((m for p in patterns if (m := p.fullmatch(line))), None)
+        assert match, f"not a template: {line!r}"
+        quote = match.groupdict().get("quote")
+        if quote is None:
+            assert not re.search(r"\[\d+\]", line) or re.fullmatch(r".* \[\d+\]", line), line
+            continue
+        cited = re.fullmatch(r"(?P<body>.+) \[(?P<n>\d+)\](?P<end>[.!?]*)", quote)
+        source = by_number[int(cited["n"])]
+        sentence = normalised(cited["body"] + cited["end"])
+        assert sentence.rstrip(".!?") in normalised(source["passage"]) or sentence == normalised(
+            source["title"]
+        ), f"not in source {cited['n']}: {sentence!r}"
+        quotes += 1
+    return quotes
+
+
+async def _ask(question: str, now: datetime):
+    events = [event async for event in answer_events(question, now=now)]
+    analysis = next(e for e in events if e["type"] == "analysis")
+    sources = next(e for e in events if e["type"] == "sources")["sources"]
+    done = events[-1]
+    assert done["type"] == "done", done
+    return analysis["analysis"], sources, done
+
+
+# --- the intents through the pipeline -------------------------------------------------------------
+
+
+@pytest.fixture
+def now():
+    return datetime(2026, 11, 23, 12, tzinfo=UTC)
+
+
+async def test_papers_by_an_author_are_listed_never_refused(sample_catalogue, now):
+    author = await (
+        Author.objects.annotate(n=Count("papers")).filter(n__gte=2).order_by("-n", "name").afirst()
+    )
+    analysis, sources, done = await _ask(f"papers by {author.name}", now)
+
+    assert analysis["intent"] == "list"
+    assert sources and all(author.name in s["authors"] for s in sources)
+    assert "not enough" not in done["content"] and "mentions" not in done["content"]
+    lines = done["content"].splitlines()
+    assert lines[0] == T.LIST_LEAD_AUTHORS.format(count=len(sources), authors=author.name)
+    # One numbered line per paper, newest first, each citing its paper.
+    items = [line for line in lines if re.match(r"\d+\. ", line)]
+    assert len(items) == len(sources)
+    dates = [re.search(r"\((\d{4}-\d{2}-\d{2})\)", line)[1] for line in items]
+    assert dates == sorted(dates, reverse=True)
+    assert sorted(done["citations"]) == [s["number"] for s in sources]
+    assert_composed_from_sources(done["content"], sources)
+
+
+async def test_papers_like_an_id_name_the_seed_first(sample_catalogue, now):
+    seed = (
+        await Paper.objects.filter(abstract__icontains="we propose").order_by("arxiv_id").afirst()
+    )
+    analysis, sources, done = await _ask(f"papers like {seed.arxiv_id}", now)
+
+    assert analysis["intent"] == "seed"
+    first = done["content"].splitlines()[0]
+    assert first == T.SEED_LEAD.format(
+        title=" ".join(seed.title.split()),
+        published=seed.published.date().isoformat(),
+        arxiv_id=seed.arxiv_id,
+    )
+    assert seed.arxiv_id not in {s["arxiv_id"] for s in sources}
+    assert sorted(done["citations"]) == [s["number"] for s in sources]
+    seed_card = {"title": " ".join(seed.title.split())}
+    assert_composed_from_sources(done["content"], sources, seed_card)
+
+
+async def test_papers_like_an_unknown_id_say_so_and_answer_from_the_topic(sample_catalogue, now):
+    analysis, sources, done = await _ask("papers like 2501.99999 on language models", now)
+
+    assert analysis["intent"] == "seed"
+    first = done["content"].splitlines()[0]
+    assert first.startswith("arXiv 2501.99999 is not in the catalogue")
+    assert first in (
+        T.SEED_MISSING.format(arxiv_id="2501.99999"),
+        T.SEED_MISSING_NOTHING.format(arxiv_id="2501.99999"),
+    )
+    assert_composed_from_sources(done["content"], sources)
+
+
+async def test_a_named_paper_is_answered_from_that_paper(sample_catalogue, now):
+    papers = Paper.objects.filter(abstract__iregex=r"\m(we propose|we introduce|we present)\M")
+    paper = await papers.order_by("-published", "arxiv_id").afirst()
+    title = " ".join(paper.title.split())
+    analysis, sources, done = await _ask(f"what did {title} find?", now)
+
+    assert analysis["intent"] == "named_paper"
+    number = next(s["number"] for s in sources if s["arxiv_id"] == paper.arxiv_id)
+    lead = T.NAMED_LEAD.format(title=title, published=paper.published.date().isoformat())
+    assert done["content"].splitlines()[0] == lead
+    assert done["citations"] == [number]
+    assert assert_composed_from_sources(done["content"], sources) >= 2
+
+
+async def test_summarize_an_id_cites_the_paper_itself(sample_catalogue, now):
+    paper = await Paper.objects.order_by("arxiv_id").afirst()
+    analysis, sources, done = await _ask(f"summarize {paper.arxiv_id}", now)
+
+    assert analysis["intent"] == "named_paper"
+    assert sources[0]["arxiv_id"] == paper.arxiv_id and sources[0]["number"] == 1
+    assert done["citations"] == [1]
+    assert_composed_from_sources(done["content"], sources)
+
+
+async def test_a_timeline_groups_papers_by_period_with_counts(sample_catalogue, now):
+    analysis, sources, done = await _ask("how have language models evolved?", now)
+
+    assert analysis["intent"] == "timeline"
+    assert len(sources) > 8  # a timeline asks for more papers
+    periods = re.findall(r"^\*\*(\d{4})(?:–\d{4})?\*\* \((\d+) papers?\):$", done["content"], re.M)
+    assert [p for p, _ in periods] == sorted({s["published"][:4] for s in sources})
+    assert sum(int(n) for _, n in periods) == len(sources)
+    assert_composed_from_sources(done["content"], sources)
+
+
+async def test_a_comparison_labels_each_side(sample_catalogue, now):
+    analysis, sources, done = await _ask("compare language models and diffusion models", now)
+
+    assert analysis["intent"] == "compare"
+    content = done["content"]
+    assert T.COMPARE_SIDE.format(side="language models") in content
+    assert T.COMPARE_SIDE.format(side="diffusion models") in content
+    assert_composed_from_sources(content, sources)
+
+
+async def test_latest_work_says_how_old_the_newest_paper_is(sample_catalogue, now):
+    analysis, sources, done = await _ask("latest work on language models", now)
+
+    newest = max(date.fromisoformat(s["published"]) for s in sources)
+    assert (now.date() - newest) > timedelta(days=31)  # the slice ends long before "now"
+    assert analysis["intent"] == "list"
+    assert (
+        done["content"]
+        .splitlines()[0]
+        .startswith(f"The newest paper on this in the catalogue is from {newest:%B %Y} (")
+    )
+    assert_composed_from_sources(done["content"], sources)
+
+
+async def test_latest_work_in_a_fresh_catalogue_says_nothing_of_age(sample_catalogue):
+    newest = await Paper.objects.order_by("-published").afirst()
+    _, sources, done = await _ask("latest work on language models", newest.published)
+
+    assert "newest paper on this" not in done["content"]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do language models handle reasoning?",
+        "what was new in image segmentation in 2024?",
+        "papers on graph neural networks",
+        "Why do diffusion models work so well?",
+    ],
+)
+async def test_every_answer_sentence_is_a_template_or_a_quote(sample_catalogue, now, question):
+    _, sources, done = await _ask(question, now)
+
+    assert_composed_from_sources(done["content"], sources)
+
+
+# --- choosing sentences by meaning and by role ----------------------------------------------------
+
+DIFFUSION_LM = SourceText(
+    1,
+    "Masked diffusion language models",
+    "A. Author",
+    "2025-02-01",
+    "Masked diffusion language models. Autoregressive models dominate language modelling. "
+    "We propose a masked diffusion model that generates text by iteratively denoising all "
+    "tokens in parallel. It matches autoregressive perplexity on OpenWebText.",
+)
+ANIMATION = SourceText(
+    2,
+    "Skinning handles for character animation",
+    "B. Author",
+    "2024-05-01",
+    "Skinning handles for character animation. Artists place handles on a mesh to deform it. "
+    "Our method handles text prompts and generation of handle positions for rigging.",
+)
+BACKGROUND_FIRST = SourceText(
+    3,
+    "Reward shaping for sparse tasks",
+    "C. Author",
+    "2023-06-01",
+    "Reward shaping for sparse tasks. Exploration in reinforcement learning with sparse rewards "
+    "remains a long-standing challenge. In this paper, we propose a reward shaping method that "
+    "learns a potential function from demonstrations. It solves 9 of 10 sparse tasks.",
+)
+
+
+def test_overview_chooses_by_meaning_not_by_shared_words(settings):
+    settings.EMBEDDING_BACKEND = "minilm"
+    request = AnswerRequest(
+        question="How do diffusion models handle text generation?",
+        sources=[DIFFUSION_LM, ANIMATION],
+        messages=[],
+        intent=Intent("overview"),
+    )
+    answer = compose_shaped(request)
+
+    assert "generates text by iteratively denoising" in answer
+    assert "[2]" not in answer  # "handles text prompts" shares words, not meaning
+
+
+def test_overview_prefers_contributions_to_background(settings):
+    settings.EMBEDDING_BACKEND = "minilm"
+    request = AnswerRequest(
+        question="what was new in reinforcement learning with sparse rewards",
+        sources=[BACKGROUND_FIRST],
+        messages=[],
+        intent=Intent("overview"),
+    )
+    answer = compose_shaped(request)
+
+    assert "we propose a reward shaping method" in answer
+    assert "long-standing challenge" not in answer
+
+
+def test_list_line_quotes_the_contribution(settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    request = AnswerRequest(
+        question="reinforcement learning",
+        sources=[BACKGROUND_FIRST, DIFFUSION_LM],
+        messages=[],
+        intent=Intent("list"),
+        analysis={"query": "reinforcement learning"},
+    )
+    lines = compose_shaped(request).splitlines()
+
+    assert lines[0] == T.LIST_LEAD.format(count=2)
+    assert lines[2].startswith("1. **Reward shaping for sparse tasks** (2023-06-01): In this paper")
+    assert lines[3].startswith("2. **Masked diffusion language models** (2025-02-01): We propose")
+
+
+def test_prompts_ask_a_model_for_the_same_shapes():
+    today = date(2026, 11, 23)
+    listing = prompts.answer_messages("papers by X", [DIFFUSION_LM], today, intent=Intent("list"))
+    assert "numbered list, one line per source paper" in listing[0]["content"]
+    compare = prompts.answer_messages(
+        "DPO vs RLHF", [DIFFUSION_LM], today, intent=Intent("compare", subjects=("DPO", "RLHF"))
+    )
+    assert "DPO versus RLHF" in compare[0]["content"]
+    seed = SourceText(0, "Seed title", "S. Eed", "2023-01-01", "Seed title. We do X.", "2301.1")
+    like = prompts.answer_messages(
+        "papers like 2301.1", [DIFFUSION_LM], today, intent=Intent("seed", latest=True), seed=seed
+    )
+    assert "Seed paper (arXiv 2301.1" in like[1]["content"]
+    assert "The user wants the latest work" in like[0]["content"]
+    plain = prompts.answer_messages("q", [DIFFUSION_LM], today)
+    assert "How to shape this answer" not in plain[0]["content"]

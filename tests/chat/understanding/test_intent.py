@@ -1,0 +1,112 @@
+"""The intent of a question, by rules: a table of questions a researcher types, read with the
+real analysis (authors, categories, ids, windows) as the pipeline reads them."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from chat.understanding.analysis import analyse
+from chat.understanding.intent import Intent, classify, sources_wanted
+
+NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+
+# (question, kind, latest)
+CASES = [
+    # Lists: by author, by category, "papers on X", noun phrases, "latest/recent papers on X".
+    ("papers by Jianfeng Gao", "list", False),
+    ("Jianfeng Gao's papers since 2023", "list", False),
+    ("cs.CL papers", "list", False),
+    ("papers on 3D Gaussian splatting", "list", False),
+    ("recent papers on 3D gaussian splatting", "list", True),
+    ("latest work on LLM hallucination", "list", True),
+    ("diffusion language models since last year", "list", False),
+    ("Which papers use transformers for speech?", "list", False),
+    ("show me work about protein folding", "list", False),
+    ("find papers on retrieval-augmented generation", "list", False),
+    ("papers on GANs or VAEs?", "list", False),
+    # Seed: an id or a URL.
+    ("papers like 2309.00267", "seed", False),
+    ("https://arxiv.org/abs/2309.00267", "seed", False),
+    ("anything similar to arXiv:2311.05437v2?", "seed", False),
+    ("newest papers like 2309.00267", "seed", True),
+    # A named paper.
+    ("what did Segment Anything find?", "named_paper", False),
+    ("What does the paper Visual Instruction Tuning propose?", "named_paper", False),
+    (
+        'summarize the paper "LLaVA-Plus: Learning to Use Tools for Creating Multimodal Agents"',
+        "named_paper",
+        False,
+    ),
+    ("summarize 2309.00267", "named_paper", False),
+    ("what are the main findings of Attention Is All You Need", "named_paper", False),
+    # Compare.
+    ("compare DPO and RLHF", "compare", False),
+    ("DPO vs RLHF for alignment", "compare", False),
+    ("What is the difference between GANs and diffusion models?", "compare", False),
+    ("How does LoRA differ from full fine-tuning?", "compare", False),
+    ("Is LoRA or full fine-tuning better?", "compare", False),
+    # Timeline: evolution words, or an overview question over a window of several years.
+    ("how has object detection evolved?", "timeline", False),
+    ("history of neural machine translation", "timeline", False),
+    ("How have vision transformers changed since 2021?", "timeline", False),
+    ("what is known about video generation between 2019 and 2024?", "timeline", False),
+    # Overview: how/why/what questions.
+    ("How do diffusion models handle text generation?", "overview", False),
+    ("what was new in reinforcement learning in 2023", "overview", False),
+    ("What is RLHF?", "overview", False),
+    ("why does dropout work", "overview", False),
+    ("what did people think about GANs in 2021?", "overview", False),
+    ("What is the state of the art in image segmentation?", "overview", True),
+    ("How are LLM agents evaluated these days?", "overview", True),
+    # A window that ended long ago is not "the latest".
+    ("what was the state of the art on GANs in 2019?", "overview", False),
+    ("latest results on GANs in 2019", "list", False),
+]
+
+
+@pytest.mark.parametrize(("question", "kind", "latest"), CASES)
+def test_intent_of_question(question, kind, latest):
+    intent = classify(question, analyse(question, NOW), NOW.date())
+
+    assert (intent.kind, intent.latest) == (kind, latest), intent
+
+
+@pytest.mark.parametrize(
+    ("question", "sides"),
+    [
+        ("compare DPO and RLHF", ("DPO", "RLHF")),
+        ("DPO vs RLHF for alignment", ("DPO", "RLHF")),
+        ("what are the tradeoffs of DPO vs RLHF?", ("DPO", "RLHF")),
+        ("difference between GANs and diffusion models", ("GANs", "diffusion models")),
+        ("How does LoRA differ from full fine-tuning?", ("LoRA", "full fine-tuning")),
+    ],
+)
+def test_compare_names_both_sides(question, sides):
+    assert classify(question, analyse(question, NOW), NOW.date()).subjects == sides
+
+
+def test_named_paper_keeps_the_title_as_typed():
+    question = "what did Visual In-Context Prompting find?"
+    intent = classify(question, analyse(question, NOW), NOW.date())
+    assert intent.title == "Visual In-Context Prompting"
+
+
+def test_lists_chosen_by_a_filter_say_so():
+    by_author = classify("papers by Jianfeng Gao", analyse("papers by Jianfeng Gao", NOW))
+    by_topic = classify("papers on GANs", analyse("papers on GANs", NOW))
+    assert by_author.by_filter and not by_topic.by_filter
+
+
+def test_works_with_the_analysis_dict_and_without_analysis():
+    question = "papers by Jianfeng Gao"
+    as_dict = analyse(question, NOW).to_dict()
+    assert classify(question, as_dict, NOW.date()).kind == "list"
+    assert classify("How do transformers work?").kind == "overview"
+    assert classify("").kind == "list"  # nothing asked: the search lists what the filters found
+
+
+def test_timelines_and_filtered_lists_ask_for_more_sources():
+    assert sources_wanted(Intent("timeline"), 8) == 16
+    assert sources_wanted(Intent("list", by_filter=True), 8) == 12
+    assert sources_wanted(Intent("overview"), 8) == 8
+    assert sources_wanted(Intent("list"), 8) == 8
