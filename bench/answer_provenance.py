@@ -47,7 +47,7 @@ def templates() -> dict[str, str]:
 def _compiled(items: tuple[tuple[str, str], ...]) -> list[tuple[str, re.Pattern]]:
     patterns = []
     for name, template in items:
-        text = _CITATION.sub("", template.replace("[{number}]", ""))
+        text = _CITATION.sub("", template.replace("[{number}]", "")).strip()
         pattern = re.escape(text)
         seen: set[str] = set()
 

@@ -163,6 +163,9 @@ def test_provenance_accepts_quotes_and_templates_and_catches_an_invented_sentenc
         sources, [1],
     )  # fmt: skip
     assert unsourced(invented, CATALOGUE) == ["It is the best model ever made."]
+    # A list line with no quote (the composer's bare item) is a template filled with metadata.
+    bare = answer("1. **Transformers for speech** (2024-05-01) [2]", sources, [2])
+    assert unsourced(bare, CATALOGUE) == []
     # A quote from a paper that is not among the answer's sources does not count.
     elsewhere = answer("- Message passing on molecules [1].", sources, [1])
     assert unsourced(elsewhere, CATALOGUE) == ["Message passing on molecules."]

@@ -53,11 +53,6 @@ def cited_numbers(answer) -> set[int]:
     }
 
 
-@pytest.mark.xfail(
-    reason="main (82034c8) has triage and follow-ups (r11-flow) but not the composer's list "
-    "answers (r11-composer): the list answer is still quotes. Remove once the composer is merged.",
-    strict=False,
-)
 def test_list_then_which_of_these_then_hi(slice_catalogue, owner, password, chromium):  # noqa: F811
     env = {
         "EMBEDDING_BACKEND": "hashing",
