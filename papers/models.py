@@ -240,8 +240,14 @@ class IngestRun(models.Model):
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    # The permission (Meta.permissions) to start one: admin button and POST /api/ingest/.
+    START_PERMISSION = "papers.start_ingest"
+
     class Meta:
         ordering = ["-started_at"]
+        # Fetching from arXiv is more than viewing runs: staff with view permission may read
+        # them, only those given this permission (and superusers) may start one.
+        permissions = [("start_ingest", "Can start an ingest from arXiv")]
         indexes = [
             # "Window since the last successful run" for the nightly ingest.
             models.Index(fields=["source", "status", "-started_at"], name="papers_ingest_last_idx"),

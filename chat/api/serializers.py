@@ -5,6 +5,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from chat.models import Message, Thread
+from papers.text import clean_title
+from security import inputs
 
 
 class ThreadSerializer(serializers.ModelSerializer):
@@ -16,6 +18,10 @@ class ThreadSerializer(serializers.ModelSerializer):
     message_count = serializers.IntegerField(
         read_only=True, help_text="Messages in the thread (questions and answers)."
     )
+
+    def validate_title(self, value: str) -> str:
+        # DRF's CharField has already refused NUL and lone surrogates.
+        return clean_title(value)
 
     class Meta:
         model = Thread
@@ -108,6 +114,8 @@ class TextField(serializers.CharField):
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid")
+        if (problem := inputs.problem(data)) is not None:  # NUL, lone surrogates
+            raise serializers.ValidationError(problem, code="invalid_text")
         return super().to_internal_value(data)
 
 
