@@ -142,7 +142,9 @@ AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "security.client.client_address"
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_HTTP_RESPONSE_CODE = 429
-AXES_VERBOSE = True  # one WARNING line per failure and lockout (username, address, path)
+AXES_VERBOSE = True  # one WARNING line per failure and lockout, with the client address
+# The address is logged; the username is masked (people type passwords into that box).
+AXES_SENSITIVE_PARAMETERS = ["username"]
 AXES_ENABLE_ACCESS_FAILURE_LOG = False
 AXES_DISABLE_ACCESS_LOG = True  # successful log-ins are not recorded as rows
 # Sign-ups and password-reset e-mails per client address per hour (0: no limit).
