@@ -18,11 +18,11 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from security.errors import (
-    DATABASE_DOWN,
     DATABASE_DOWN_CODE,
     DATABASE_DOWN_MESSAGE,
     RETRY_AFTER_SECONDS,
     database_unavailable_response,
+    is_database_down,
     reason,
 )
 
@@ -61,7 +61,7 @@ def api_exception_handler(exc, context):
         )
     if isinstance(exc, SuspiciousOperation):  # malformed input Django refuses (e.g. too many fields)
         return Response(error_body("bad_request", str(exc) or "Malformed request."), status=400)
-    if isinstance(exc, DATABASE_DOWN):  # not a bug: the documented 503, no traceback
+    if is_database_down(exc):  # not a bug: the documented 503, no traceback
         log.warning("database_unavailable view=%s: %s", type(context.get("view")).__name__,
                     reason(exc))
         set_rollback()
@@ -117,7 +117,7 @@ def server_error(request):
     """handler500: JSON under /api/, Django's page elsewhere (the traceback is already logged).
     The database down in a middleware (loading the session, say) is the documented 503."""
     exc = sys.exc_info()[1]
-    if isinstance(exc, DATABASE_DOWN):
+    if exc is not None and is_database_down(exc):
         return database_unavailable_response(request, exc)
     if _is_api(request):
         return JsonResponse(

@@ -22,6 +22,23 @@ DATABASE_DOWN_MESSAGE = "The database cannot be reached right now; try again in 
 RETRY_AFTER_SECONDS = 5
 
 
+# SQLSTATE classes that mean "the server is not there for us", not "this query is wrong":
+# connection exceptions (08), the server shutting down or starting (57P01-57P03), out of
+# connections or memory (53).
+_DOWN_STATES = ("08", "57P01", "57P02", "57P03", "53")
+
+
+def is_database_down(exc: BaseException) -> bool:
+    """Whether `exc` says the database cannot be reached, as opposed to a query that failed (an
+    OperationalError too, such as a statement too complex): that one is a bug, with a traceback."""
+    if isinstance(exc, InterfaceError):
+        return True
+    if not isinstance(exc, OperationalError):
+        return False
+    state = getattr(exc.__cause__, "sqlstate", None)
+    return state is None or state.startswith(_DOWN_STATES)
+
+
 def reason(exc: BaseException) -> str:
     """The first line of a database error, for a log line without a traceback."""
     text = str(exc).strip()
@@ -44,6 +61,6 @@ def database_unavailable_response(request, exc: BaseException) -> HttpResponse:
 
 class DatabaseUnavailableMiddleware(MiddlewareMixin):
     def process_exception(self, request, exception):
-        if isinstance(exception, DATABASE_DOWN):
+        if is_database_down(exception):
             return database_unavailable_response(request, exception)
         return None

@@ -43,7 +43,7 @@ def paper_list(request):
                       status=400)
     query = params.get("q", "").strip()[:MAX_QUERY_CHARS]
     category = params.get("category", "").strip()
-    author = params.get("author", "").strip()
+    author = params.get("author", "").strip()[:MAX_QUERY_CHARS]
     errors: list[str] = []
 
     # A pasted identifier or arXiv link goes straight to the paper.
