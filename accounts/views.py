@@ -3,6 +3,7 @@
 
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.http import HttpResponseBadRequest
@@ -11,7 +12,35 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
+from security import throttles
+
 NEW_KEY_SESSION = "api_token_new_key"
+
+
+def _later(seconds: int) -> str:
+    minutes = -(-seconds // 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}" if seconds >= 60 else f"{seconds} s"
+
+
+def _too_many(response, wait: int):
+    response.status_code = 429
+    response["Retry-After"] = str(wait)
+    return response
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """Django's reset form, with PASSWORD_RESET_RATE_LIMIT_PER_HOUR e-mails per client address:
+    the form sends mail to any address typed in, so unlimited it is a mail cannon."""
+
+    def form_valid(self, form):
+        if (
+            wait := throttles.retry_after(self.request, throttles.PasswordResetThrottle)
+        ) is not None:
+            form.add_error(
+                None, f"Too many reset requests from your address; try again in {_later(wait)}."
+            )
+            return _too_many(self.form_invalid(form), wait)
+        return super().form_valid(form)
 
 
 @sensitive_post_parameters("password1", "password2")
@@ -20,6 +49,12 @@ def signup(request):
         return redirect("chat:index")
     form = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        # Counted only when an account would be made: a typo in the form costs nothing.
+        if (wait := throttles.retry_after(request, throttles.SignupThrottle)) is not None:
+            form.add_error(
+                None, f"Too many new accounts from your address; try again in {_later(wait)}."
+            )
+            return _too_many(render(request, "registration/signup.html", {"form": form}), wait)
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, f"Welcome to Flatuniverse, {user.username}.")

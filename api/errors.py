@@ -7,6 +7,7 @@ errors keep the per-field messages under `error.fields` so a program can point a
 
 import logging
 import math
+import sys
 
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import JsonResponse
@@ -15,6 +16,15 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
+
+from security.errors import (
+    DATABASE_DOWN_CODE,
+    DATABASE_DOWN_MESSAGE,
+    RETRY_AFTER_SECONDS,
+    database_unavailable_response,
+    is_database_down,
+    reason,
+)
 
 log = logging.getLogger("api")
 
@@ -51,6 +61,15 @@ def api_exception_handler(exc, context):
         )
     if isinstance(exc, SuspiciousOperation):  # malformed input Django refuses (e.g. too many fields)
         return Response(error_body("bad_request", str(exc) or "Malformed request."), status=400)
+    if is_database_down(exc):  # not a bug: the documented 503, no traceback
+        log.warning("database_unavailable view=%s: %s", type(context.get("view")).__name__,
+                    reason(exc))
+        set_rollback()
+        return Response(
+            error_body(DATABASE_DOWN_CODE, DATABASE_DOWN_MESSAGE),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
     response = drf_exception_handler(exc, context)
     if response is None:
         # A bug, not bad input: keep the traceback in the log, give the client the same shape.
@@ -95,7 +114,11 @@ def page_not_found(request, exception=None):
 
 
 def server_error(request):
-    """handler500: JSON under /api/, Django's page elsewhere (the traceback is already logged)."""
+    """handler500: JSON under /api/, Django's page elsewhere (the traceback is already logged).
+    The database down in a middleware (loading the session, say) is the documented 503."""
+    exc = sys.exc_info()[1]
+    if exc is not None and is_database_down(exc):
+        return database_unavailable_response(request, exc)
     if _is_api(request):
         return JsonResponse(
             error_body("server_error", "Something went wrong on our side; it has been logged."),

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from papers.text import clean_title
+
 
 class ThreadQuerySet(models.QuerySet):
     def owned_by(self, user):
@@ -36,7 +38,7 @@ class Thread(models.Model):
     @staticmethod
     def title_from_question(question: str, limit: int = 80) -> str:
         """A thread's first title: the first question on one line, cut at a word boundary."""
-        text = " ".join(question.split())
+        text = clean_title(question)
         if len(text) <= limit:
             return text
         cut = text[: limit - 1].rsplit(" ", 1)[0] or text[: limit - 1]
@@ -95,12 +97,6 @@ class Message(models.Model):
         indexes = [
             # A thread's conversation in order.
             models.Index(fields=["thread", "created_at"], name="chat_message_thread_idx"),
-            # The per-user rate limit: a user's recent questions.
-            models.Index(
-                fields=["role", "created_at"],
-                name="chat_message_user_recent_idx",
-                condition=Q(role="user"),
-            ),
         ]
         constraints = [
             # One answer in progress per thread, held by the database across processes.
@@ -113,3 +109,22 @@ class Message(models.Model):
 
     def __str__(self):
         return f"{self.role}: {self.content[:60]}"
+
+
+class Ask(models.Model):
+    """One question a user asked, kept for the per-user ask limit (chat.turns) whatever happens
+    to the thread: counting questions in Message rows let a user reset the limit by deleting
+    threads (their messages go with them). Rows older than the limit's window are deleted as new
+    ones come."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    asked_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # The ask limit: a user's asks in the last minute.
+            models.Index(fields=["user", "asked_at"], name="chat_ask_user_time_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.user_id} at {self.asked_at:%Y-%m-%d %H:%M:%S}"

@@ -14,29 +14,22 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from chat import events
-from chat.models import Message, Thread
+from chat.models import Ask, Message, Thread
 from chat.pipeline.rewrite import HISTORY_TURNS, Turn
 from chat.understanding.overrides import parse_filters
+from security import inputs
+from security.errors import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, reason  # noqa: F401 (used by callers)
 
 # A streaming row untouched this long belongs to a process that died.
 STALE_AFTER = timedelta(seconds=60)
 RATE_WINDOW = timedelta(minutes=1)
-# The database went away (restart, failover, network): not a bug, no traceback.
-DATABASE_DOWN = (OperationalError, InterfaceError)
-DATABASE_DOWN_MESSAGE = "The database cannot be reached right now; try again in a moment."
 
 Status = Message.Status
 Role = Message.Role
-
-
-def reason(exc: Exception) -> str:
-    """The first line of a database error, for a log line without a traceback."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class AskRefused(Exception):
@@ -55,6 +48,8 @@ class AskRefused(Exception):
 def validate_question(text: Any) -> str:
     if not isinstance(text, str):
         raise AskRefused("invalid_question", "The question must be text.")
+    if (problem := inputs.problem(text)) is not None:
+        raise AskRefused("invalid_question", problem)
     question = text.strip()
     if not question:
         raise AskRefused("empty_question", "Type a question first.")
@@ -137,10 +132,10 @@ def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
             raise AskRefused("busy", "An answer is already being written in this chat; wait or stop it.")
         limit = settings.CHAT_RATE_LIMIT_PER_MINUTE
         if limit > 0:
-            recent = Message.objects.filter(
-                thread__owner_id=user_id, role=Role.USER, created_at__gte=now - RATE_WINDOW
-            )
-            times = list(recent.order_by("created_at").values_list("created_at", flat=True))
+            # Asks, not Message rows: deleting threads must not give the quota back.
+            Ask.objects.filter(user_id=user_id, asked_at__lt=now - RATE_WINDOW).delete()
+            recent = Ask.objects.filter(user_id=user_id, asked_at__gte=now - RATE_WINDOW)
+            times = list(recent.order_by("asked_at").values_list("asked_at", flat=True))
             if len(times) >= limit:
                 retry_after = max(1, math.ceil((times[-limit] + RATE_WINDOW - now).total_seconds()))
                 raise AskRefused(
@@ -159,6 +154,8 @@ def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
                 )
         except IntegrityError:  # the partial unique constraint: another process got there first
             raise AskRefused("busy", "An answer is already being written in this chat.") from None
+        if limit > 0:
+            Ask.objects.create(user_id=user_id, asked_at=now)
         if not thread.title:
             thread.title = Thread.title_from_question(question)
         thread.save(update_fields=["title", "updated_at"])

@@ -115,21 +115,24 @@ class PaperAdmin(admin.ModelAdmin):
             Passage.objects.filter(paper=form.instance).delete()  # they embed the old text
         enqueue_indexing("paper edited in the admin")
 
-    @admin.action(description="Hide selected papers (not shown or searched)")
+    @admin.action(description="Hide selected papers (not shown or searched)", permissions=["change"])
     def hide(self, request, queryset):
         count = queryset.update(hidden=True)
         self.message_user(
             request, f"{count} paper{'s' if count != 1 else ''} hidden.", messages.SUCCESS
         )
 
-    @admin.action(description="Unhide selected papers")
+    @admin.action(description="Unhide selected papers", permissions=["change"])
     def unhide(self, request, queryset):
         count = queryset.update(hidden=False)
         self.message_user(
             request, f"{count} paper{'s' if count != 1 else ''} shown again.", messages.SUCCESS
         )
 
-    @admin.action(description="Re-embed selected papers (new vectors for the active model)")
+    @admin.action(
+        description="Re-embed selected papers (new vectors for the active model)",
+        permissions=["change"],
+    )
     def reembed(self, request, queryset):
         deleted, _ = Passage.objects.filter(paper__in=queryset).delete()
         enqueue_indexing("re-embed from the admin")
@@ -140,7 +143,7 @@ class PaperAdmin(admin.ModelAdmin):
             messages.SUCCESS,
         )
 
-    @admin.action(description="Refresh selected papers from arXiv")
+    @admin.action(description="Refresh selected papers from arXiv", permissions=["change"])
     def refresh_from_arxiv(self, request, queryset):
         ids = list(queryset.values_list("arxiv_id", flat=True)[: MAX_REFRESH_IDS + 1])
         if len(ids) > MAX_REFRESH_IDS:
@@ -239,10 +242,20 @@ class IngestRunAdmin(admin.ModelAdmin):
             *super().get_urls(),
         ]
 
+    def has_start_ingest_permission(self, request) -> bool:
+        return request.user.has_perm(IngestRun.START_PERMISSION)
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {**(extra_context or {}),
+                         "can_start_ingest": self.has_start_ingest_permission(request)}
+        return super().changelist_view(request, extra_context)
+
     def start_ingest_view(self, request):
-        """The "Start ingest now" button: queue the nightly job now (staff, POST, CSRF-checked)."""
-        if not self.has_view_permission(request):
-            messages.error(request, "You may not start an ingest.")
+        """The "Start ingest now" button: queue the nightly job now (staff with the
+        papers.start_ingest permission, POST, CSRF-checked)."""
+        if not self.has_start_ingest_permission(request):
+            messages.error(request, "You may not start an ingest (it needs the “Can start an"
+                           " ingest from arXiv” permission).")
         else:
             enqueue_ingest("ingest-now")
             messages.success(

@@ -13,6 +13,8 @@ from papers.embeddings import EmbeddingError, get_embedder
 from papers.identifiers import matching_categories
 from papers.text import author_key
 
+MAX_AUTHOR_WORDS = 8  # words of an author name that a filter matches (see by_author)
+
 
 class PaperQuerySet(models.QuerySet):
     def visible(self):
@@ -37,7 +39,9 @@ class PaperQuerySet(models.QuerySet):
         matches a whole word ("Gao" is not "Gaoyuan"); a one-letter word is an initial ("G. Hinton"
         finds Geoffrey Hinton; "Geoffrey Hinton" does not find a "G. Hinton"). English stop words
         ("He", "An") count only beside another word: alone they find nothing."""
-        words = author_key(name).split()
+        # A name has a handful of words; each is a regex filter, so a pasted essay would be a
+        # query of thousands (measured: 50,000 words ran 24 s, then failed). Names use the first few.
+        words = author_key(name).split()[:MAX_AUTHOR_WORDS]
         if not words:
             return self.none()
         papers = self
@@ -240,8 +244,14 @@ class IngestRun(models.Model):
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    # The permission (Meta.permissions) to start one: admin button and POST /api/ingest/.
+    START_PERMISSION = "papers.start_ingest"
+
     class Meta:
         ordering = ["-started_at"]
+        # Fetching from arXiv is more than viewing runs: staff with view permission may read
+        # them, only those given this permission (and superusers) may start one.
+        permissions = [("start_ingest", "Can start an ingest from arXiv")]
         indexes = [
             # "Window since the last successful run" for the nightly ingest.
             models.Index(fields=["source", "status", "-started_at"], name="papers_ingest_last_idx"),

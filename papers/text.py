@@ -1,4 +1,5 @@
-"""Text helpers for the catalogue: TeX to plain text for search, author keys.
+"""Text helpers for the catalogue: TeX to plain text for search, author keys, and display text
+without bidirectional controls.
 
 Titles and abstracts are stored as arXiv gives them (TeX included) for display; everything that
 feeds the full-text index, and every query matched against it, goes through `tex_to_plain` so
@@ -85,6 +86,24 @@ def tex_to_plain(text: str | None) -> str:
         text = text.translate(_STRIP_CHARS)
     text = fold_accents(text)
     return _WHITESPACE.sub(" ", text).strip()
+
+
+# --- Display text: titles and names ---------------------------------------------------------------
+
+# Unicode bidirectional controls (embeddings, overrides, isolates, marks). A right-to-left override
+# in a title makes the rest of the line, and what a page shows after it, read backwards: the
+# "Trojan Source" trick. Titles and names need none of them, so they are removed when stored.
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_NO_BIDI = str.maketrans("", "", BIDI_CONTROLS)
+
+
+def strip_bidi(text: str) -> str:
+    return text.translate(_NO_BIDI)
+
+
+def clean_title(text: str) -> str:
+    """A title or a name as stored and shown: on one line, single-spaced, no bidi controls."""
+    return " ".join(strip_bidi(text).split())
 
 
 # --- Author names -------------------------------------------------------------------------------

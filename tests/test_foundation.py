@@ -21,8 +21,8 @@ def test_database_is_postgres_with_pgvector():
 
 
 @pytest.mark.django_db
-def test_healthz_reports_database_and_backends(anonymous):
-    response = anonymous.get("/healthz")
+def test_healthz_reports_database_and_backends_to_staff(staff_client):
+    response = staff_client.get("/healthz")
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok"
@@ -34,20 +34,38 @@ def test_healthz_reports_database_and_backends(anonymous):
 
 
 @pytest.mark.django_db
+def test_healthz_tells_anonymous_callers_status_and_booleans_only(anonymous, owner_client, settings):
+    """Backend URLs (credentials can live in them), model names, database error lines (hosts,
+    socket paths) and migration names are for staff only (issue #13, finding 7)."""
+    settings.LLM_BACKEND = "openai"
+    settings.OPENAI_API_KEY = "sk-test"
+    settings.OPENAI_BASE_URL = "http://user:secret@llm.internal:8080/v1"
+    for caller in (anonymous, owner_client):
+        response = caller.get("/healthz")
+        body = response.json()
+        assert response.status_code == 200, body
+        assert body == {
+            "status": "ok",
+            "database": {"ok": True, "reachable": True, "vector": True, "migrated": True},
+            "embedding": {"ready": True},
+            "llm": {"ready": True},
+        }
+        assert "secret" not in response.content.decode()
+
+
+@pytest.mark.django_db
 def test_healthz_is_503_with_pending_migrations(anonymous):
     # Unapply the newest sessions migration inside the test's transaction (PostgreSQL DDL is
     # transactional, so the test database is restored when the test ends).
     from django.core.management import call_command
-    from django.db.migrations.loader import MigrationLoader
 
-    loader = MigrationLoader(connection)
-    leaf = sorted(name for app, name in loader.graph.leaf_nodes() if app == "sessions")[0]
     call_command("migrate", "sessions", "zero", verbosity=0)
     response = anonymous.get("/healthz")
     assert response.status_code == 503
     body = response.json()
     assert body["status"] == "unhealthy"
-    assert f"sessions.{leaf}" in body["database"]["pending_migrations"]
+    assert body["database"]["migrated"] is False
+    assert "pending_migrations" not in body["database"], "migration names are for staff"
 
 
 @pytest.mark.django_db
@@ -118,6 +136,7 @@ def test_production_settings_pass_check_deploy():
             "FLATUNIVERSE_PRODUCTION": "true",
             "SECRET_KEY": "x" * 20 + "-a-long-random-secret-key-for-this-check-only-9f8e7d",
             "ALLOWED_HOSTS": "flatuniverse.example.org",
+            "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
         },
     )
     assert result.returncode == 0, result.stdout + result.stderr
@@ -131,11 +150,40 @@ def test_production_mode_refuses_to_start_without_secret_key():
     assert "SECRET_KEY" in result.stderr
 
 
+SMTP = "django.core.mail.backends.smtp.EmailBackend"
+STRONG_KEY = "k" * 20 + "-a-long-random-secret-key-for-this-check-only-9f8e7d"
+
+
+@pytest.mark.parametrize(
+    "env, complaint",
+    [
+        ({"SECRET_KEY": "short-but-set", "EMAIL_BACKEND": SMTP}, "SECRET_KEY has 13 characters"),
+        ({"SECRET_KEY": "a" * 60, "EMAIL_BACKEND": SMTP}, "distinct characters"),
+        ({"SECRET_KEY": "django-insecure-" + STRONG_KEY, "EMAIL_BACKEND": SMTP}, "django-insecure-"),
+        ({"SECRET_KEY": STRONG_KEY}, "EMAIL_CONSOLE_IN_PRODUCTION"),  # the console default
+    ],
+    ids=["short-key", "repetitive-key", "insecure-prefix", "console-mail"],
+)
+def test_production_mode_refuses_a_weak_key_or_reset_links_in_the_log(env, complaint):
+    """A weak SECRET_KEY signs guessable sessions and reset links; the console mail backend
+    prints reset links into the server log: production refuses both (issue #13, finding 12)."""
+    result = _run_manage("check", env_extra={"FLATUNIVERSE_PRODUCTION": "true", **env})
+    assert result.returncode != 0
+    assert complaint in result.stderr
+
+
+def test_production_mode_may_keep_console_mail_when_told_to():
+    env = {"FLATUNIVERSE_PRODUCTION": "true", "SECRET_KEY": STRONG_KEY,
+           "EMAIL_CONSOLE_IN_PRODUCTION": "true"}
+    result = _run_manage("check", env_extra=env)
+    assert result.returncode == 0, result.stderr
+
+
 @pytest.mark.django_db
-def test_healthz_is_503_when_the_llm_backend_cannot_answer(anonymous, settings):
+def test_healthz_is_503_when_the_llm_backend_cannot_answer(staff_client, settings):
     settings.LLM_BACKEND = "openai"
     settings.OPENAI_API_KEY = ""
-    response = anonymous.get("/healthz")
+    response = staff_client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["llm"]["ready"] is False
     assert "OPENAI_API_KEY" in response.json()["llm"]["detail"]

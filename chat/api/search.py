@@ -6,21 +6,10 @@ from django.conf import settings
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
-from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from chat.retrieval.search import MAX_K, MAX_QUERY_CHARS, SearchError, search
-
-
-class SearchRateThrottle(UserRateThrottle):
-    """SEARCH_RATE_LIMIT_PER_MINUTE per user, counted in the shared cache (PostgreSQL or Redis),
-    so several server processes share one budget. 0 turns the limit off."""
-
-    scope = "search"
-
-    def get_rate(self):
-        limit = settings.SEARCH_RATE_LIMIT_PER_MINUTE
-        return f"{limit}/min" if limit > 0 else None
+from security.throttles import SearchUserThrottle
 
 
 # --- What a search returns (documentation of SearchResponse.to_dict()) --------------------------
@@ -118,7 +107,7 @@ def run_search(text: str, *, k: int, **kwargs):
 
 
 class SearchView(APIView):
-    throttle_classes = [SearchRateThrottle]
+    throttle_classes = [SearchUserThrottle]  # shared with the search page
 
     @extend_schema(
         operation_id="search",

@@ -6,6 +6,8 @@ from rest_framework import serializers
 
 from chat.models import Message, Thread
 from chat.understanding.overrides import parse_filters
+from papers.text import clean_title
+from security import inputs
 
 
 class ThreadSerializer(serializers.ModelSerializer):
@@ -17,6 +19,10 @@ class ThreadSerializer(serializers.ModelSerializer):
     message_count = serializers.IntegerField(
         read_only=True, help_text="Messages in the thread (questions and answers)."
     )
+
+    def validate_title(self, value: str) -> str:
+        # DRF's CharField has already refused NUL and lone surrogates.
+        return clean_title(value)
 
     class Meta:
         model = Thread
@@ -115,6 +121,8 @@ class TextField(serializers.CharField):
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid")
+        if (problem := inputs.problem(data)) is not None:  # NUL, lone surrogates
+            raise serializers.ValidationError(problem, code="invalid_text")
         return super().to_internal_value(data)
 
 

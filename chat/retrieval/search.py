@@ -51,6 +51,7 @@ from chat.understanding.llm_analysis import analyse_with_llm
 from chat.window import window_label
 from papers.embeddings import get_embedder
 from papers.indexing.passages import document_text
+from security import inputs
 
 MAX_K = 100
 MAX_QUERY_CHARS = 2000
@@ -160,6 +161,8 @@ def _ms(since: float) -> float:
 def _check(text: str, k: int) -> str:
     if not isinstance(text, str):
         raise SearchError("the query must be text")
+    if (problem := inputs.problem(text)) is not None:  # NUL, lone surrogates: unsearchable
+        raise SearchError(problem)
     text = text.strip()
     if len(text) > MAX_QUERY_CHARS:
         raise SearchError(

@@ -1,4 +1,9 @@
-"""/healthz: is this process able to serve? JSON for load balancers and humans alike."""
+"""/healthz: is this process able to serve? JSON for load balancers and humans alike.
+
+Anyone gets the status and yes/no per part: enough for a probe. Only staff (signed in) get the
+details: backend names and URLs, model names, the database's error line (which names hosts and
+socket paths) and pending migrations, none of which a stranger should read.
+"""
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -39,6 +44,29 @@ def _embedding_status() -> dict:
     return status
 
 
+def _is_staff(request) -> bool:
+    try:  # reading the session needs the database, which may be what is down
+        return bool(request.user.is_authenticated and request.user.is_staff)
+    except DatabaseError:
+        return False
+
+
+def public_view(body: dict) -> dict:
+    """What anonymous callers see of the report: the status and booleans only."""
+    database = body["database"]
+    return {
+        "status": body["status"],
+        "database": {
+            "ok": database["ok"],
+            "reachable": database.get("reachable", False),
+            "vector": bool(database.get("vector")),
+            "migrated": database.get("reachable", False) and not database.get("pending_migrations"),
+        },
+        "embedding": {"ready": body["embedding"]["ready"]},
+        "llm": {"ready": body["llm"]["ready"]},
+    }
+
+
 @never_cache
 def healthz(request):
     database = _database_status()
@@ -53,4 +81,6 @@ def healthz(request):
         "channel_layer": "redis" if settings.REDIS_URL else "in-memory",
         "job_broker": "redis" if settings.REDIS_URL else "orm",
     }
+    if not _is_staff(request):
+        body = public_view(body)
     return JsonResponse(body, status=200 if healthy else 503)

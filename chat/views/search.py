@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
 from chat.window import window_label
+from security import throttles
 
 CHIP_FIELDS = ("from", "to", "recency")
 
@@ -95,7 +96,16 @@ async def search_page(request):
     query = params.get("q", "").strip()
     context: dict = {"q": query, "max_chars": MAX_QUERY_CHARS}
     status = 200
+    wait = None
     if query:
+        # Signed-in users by account (the API's budget too), anonymous visitors by address.
+        wait = await sync_to_async(throttles.retry_after)(
+            request, throttles.SearchUserThrottle, throttles.SearchAnonThrottle
+        )
+    if wait is not None:
+        context["error"] = f"Too many searches from you just now; try again in {wait} s."
+        status = 429
+    elif query:
         try:
             response = await search(
                 query, k=settings.SEARCH_RESULTS, overrides=overrides_from(params) or None
@@ -121,4 +131,7 @@ async def search_page(request):
                 else None,
             )
     # Rendering reads request.user (the header): a database access, so not on the event loop.
-    return await sync_to_async(render)(request, "search.html", context, status=status)
+    response = await sync_to_async(render)(request, "search.html", context, status=status)
+    if wait is not None:
+        response["Retry-After"] = str(wait)
+    return response

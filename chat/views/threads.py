@@ -10,7 +10,9 @@ import json
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from chat import service
@@ -19,10 +21,19 @@ from chat.models import Message, Thread
 from chat.pipeline.followups import suggest_followups
 from chat.turns import fail_stale
 from chat.understanding.overrides import chips, filters_of
+from papers.text import clean_title
+from security import inputs
 
 # A question waiting in the session for the thread page's script to send (from the new-chat box).
 PENDING_KEY = "chat_pending_questions"
 TITLE_MAX = Thread._meta.get_field("title").max_length
+
+
+def _refused(request, problem: str, to: str, **kwargs) -> HttpResponse:
+    """Input that cannot be stored: a 400 that says why, with the way back (no redirect: a
+    script or a program sees the refusal, and a person reads it on the page)."""
+    return render(request, "400.html", {"message": problem, "back": reverse(to, kwargs=kwargs)},
+                  status=400)
 
 
 def _owned_thread(request, pk) -> Thread:
@@ -44,6 +55,8 @@ def index(request):
 @require_POST
 def new_thread(request):
     question = request.POST.get("text", "").strip()
+    if (problem := inputs.problem(question)) is not None:
+        return _refused(request, problem, "chat:index")
     if len(question) > settings.CHAT_MAX_QUESTION_CHARS:
         messages.error(
             request,
@@ -120,7 +133,9 @@ def thread_page(request, pk):
 @require_POST
 def rename_thread(request, pk):
     thread = _owned_thread(request, pk)
-    title = " ".join(request.POST.get("title", "").split())
+    title = clean_title(request.POST.get("title", ""))
+    if (problem := inputs.problem(title)) is not None:
+        return _refused(request, problem, "chat:thread", pk=thread.pk)
     if not title:
         messages.error(request, "A title cannot be empty.")
     elif len(title) > TITLE_MAX:

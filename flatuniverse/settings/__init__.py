@@ -8,6 +8,8 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from security.checks import production_problems
+
 from .database import DatabaseUnavailable, database_config
 from .env import envbool, envfloat, envint, envlist, envstr
 
@@ -55,11 +57,15 @@ INSTALLED_APPS = [
     "papers",
     "chat",
     "accounts",
+    "axes",  # log-in lockout; after the apps, as its docs ask
     "bench",  # development tools (the bench_* commands); nothing imports it
 ]
 
 MIDDLEWARE = [
+    # First: everything after it (throttles, django-axes, logs) sees the client's address.
+    "security.client.ClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "security.headers.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -67,6 +73,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # The database down while a page or the API runs: the documented 503, not a 500.
+    "security.errors.DatabaseUnavailableMiddleware",
+    # Last: refuses log-ins while an account is locked out (AXES_* below).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "flatuniverse.urls"
@@ -100,6 +110,12 @@ DATABASES = {"default": _default_db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Accounts -----------------------------------------------------------------------------------
+AUTHENTICATION_BACKENDS = [
+    # django-axes first: it refuses the attempt of a locked-out username from that address
+    # before the password is even checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 SESSION_ENGINE = "django.contrib.sessions.backends.db"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat:index"
@@ -113,6 +129,27 @@ AUTH_PASSWORD_VALIDATORS = [
 if TESTING:
     # Hashing with the production hasher costs ~0.3 s per login; tests log in hundreds of times.
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Log-in lockout (django-axes, docs/SECURITY.md): LOGIN_FAILURE_LIMIT wrong passwords for one
+# username from one address lock that pair out for LOGIN_LOCKOUT_MINUTES; a right password
+# before that resets the count. Locking by username alone would let anyone lock anyone out;
+# by address alone, a whole office behind one NAT. Counted in the database (AccessAttempt).
+AXES_ENABLED = envbool("LOGIN_LOCKOUT", True)
+AXES_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = envfloat("LOGIN_LOCKOUT_MINUTES", 15.0) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "security.client.client_address"
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = True  # one WARNING line per failure and lockout, with the client address
+# The address is logged; the username is masked (people type passwords into that box).
+AXES_SENSITIVE_PARAMETERS = ["username"]
+AXES_ENABLE_ACCESS_FAILURE_LOG = False
+AXES_DISABLE_ACCESS_LOG = True  # successful log-ins are not recorded as rows
+# Sign-ups and password-reset e-mails per client address per hour (0: no limit).
+SIGNUP_RATE_LIMIT_PER_HOUR = envint("SIGNUP_RATE_LIMIT_PER_HOUR", 5)
+PASSWORD_RESET_RATE_LIMIT_PER_HOUR = envint("PASSWORD_RESET_RATE_LIMIT_PER_HOUR", 5)
 
 # E-mail (password resets): printed to the server log unless an SMTP server is configured.
 EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
@@ -216,6 +253,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["api.parsers.JSONParser"],  # DRF's, deep nesting a 400
     # Every failure as {"error": {"code", "message"}}.
     "EXCEPTION_HANDLER": "api.errors.api_exception_handler",
+    # Throttles read REMOTE_ADDR only, which security.client has set from TRUSTED_PROXIES;
+    # DRF's default (None) believes any X-Forwarded-For.
+    "NUM_PROXIES": 0,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Flatuniverse API",
@@ -298,8 +338,19 @@ SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 b
 # --- Chat limits --------------------------------------------------------------------------------
 CHAT_MAX_QUESTION_CHARS = envint("CHAT_MAX_QUESTION_CHARS", 4000)
 CHAT_RATE_LIMIT_PER_MINUTE = envint("CHAT_RATE_LIMIT_PER_MINUTE", 20)
-# API searches per user per minute (counted in the shared cache, so across processes).
+# Searches (page and API) per user per minute, and per anonymous client address on the search
+# page (counted in the shared cache, so across processes; security/throttles.py).
 SEARCH_RATE_LIMIT_PER_MINUTE = envint("SEARCH_RATE_LIMIT_PER_MINUTE", 60)
+SEARCH_ANON_RATE_LIMIT_PER_MINUTE = envint("SEARCH_ANON_RATE_LIMIT_PER_MINUTE", 20)
+
+# --- Client address -------------------------------------------------------------------------------
+# Addresses or CIDR ranges of the reverse proxies in front of daphne: X-Forwarded-For is believed
+# (and X-Forwarded-Proto) only from them (security/client.py). Empty: the TCP peer is the client.
+# In production mode the default is a proxy on the same machine (docs/DEPLOYMENT.md).
+TRUSTED_PROXIES = envlist(
+    "TRUSTED_PROXIES",
+    ["127.0.0.1", "::1"] if envbool("FLATUNIVERSE_PRODUCTION", False) else [],
+)
 
 # --- Logging: one structured line per event -----------------------------------------------------
 LOG_LEVEL = envstr("LOG_LEVEL", "INFO")
@@ -317,14 +368,22 @@ LOGGING = {
         "chat": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
         "api": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
         "django_q": {"level": "WARNING", "handlers": ["console"], "propagate": False},
+        # Log-in failures (INFO) and lockouts (WARNING), with username and client address.
+        "axes": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
     },
 }
 
 # --- Production: FLATUNIVERSE_PRODUCTION=true turns on the HTTPS-only defaults ----------------
 # behind a TLS-terminating proxy (docs/DEPLOYMENT.md); each can still be set on its own.
 PRODUCTION = envbool("FLATUNIVERSE_PRODUCTION", False)
-if PRODUCTION and not envstr("SECRET_KEY"):
-    raise ImproperlyConfigured("FLATUNIVERSE_PRODUCTION needs SECRET_KEY set in the environment")
+if PRODUCTION and (
+    _problems := production_problems(
+        secret_key=envstr("SECRET_KEY"),
+        email_backend=EMAIL_BACKEND,
+        console_email_allowed=envbool("EMAIL_CONSOLE_IN_PRODUCTION", False),
+    )
+):
+    raise ImproperlyConfigured("; ".join(_problems))
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 if PRODUCTION:
     # Serve what `collectstatic` wrote (with its .gz files), not the app folders: the finders'
@@ -341,3 +400,10 @@ SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", PRODUCTION)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# security/headers.py: scripts from our origin only (no inline script or handler, no eval).
+CONTENT_SECURITY_POLICY = envstr(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; "
+    "base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)

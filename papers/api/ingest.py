@@ -151,13 +151,23 @@ INGEST_ID_PARAMETER = OpenApiParameter(
 )
 
 
+class CanStartIngest(permissions.BasePermission):
+    """Staff with the papers.start_ingest permission (as the admin's "Start ingest now")."""
+
+    message = "Starting an ingest needs the papers.start_ingest permission."
+
+    def has_permission(self, request, view):
+        return bool(request.user and request.user.is_staff
+                    and request.user.has_perm(IngestRun.START_PERMISSION))
+
+
 class IngestStartView(APIView):
-    permission_classes = [permissions.IsAdminUser]
+    permission_classes = [CanStartIngest]
 
     @extend_schema(
         operation_id="ingest_start",
         summary="Start an arXiv ingest",
-        description="Staff only. Queues the same job as the nightly schedule: fetch papers "
+        description="Staff with the `papers.start_ingest` permission. Queues the same job as the nightly schedule: fetch papers "
         "submitted since the last successful run, then embed them. If an ingest is already "
         "waiting in the queue, that one is returned (200) instead of queueing another.",
         request=IngestRequestSerializer,

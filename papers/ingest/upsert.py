@@ -20,7 +20,7 @@ from itertools import islice
 
 from django.db import connection, transaction
 
-from papers.text import author_key, tex_to_plain
+from papers.text import author_key, clean_title, tex_to_plain
 
 BATCH_SIZE = 1000
 
@@ -101,7 +101,7 @@ def _clean(text: str | None, limit: int | None = None) -> str:
 
 
 def _author_name(name: str) -> str:
-    return " ".join(_clean(name).split())[:300]
+    return clean_title(_clean(name))[:300]
 
 
 # --- The upsert ---------------------------------------------------------------------------------
@@ -192,7 +192,7 @@ def _paper_columns(records: list[PaperRecord]) -> list[list]:
     columns: list[list] = [[] for _ in range(17)]
     for r in records:
         authors_text = ", ".join(_author_name(a) for a in r.authors if a.strip())
-        title = " ".join(_clean(r.title).split())
+        title = clean_title(_clean(r.title))
         abstract = _clean(r.abstract).strip()
         row = (
             r.arxiv_id,

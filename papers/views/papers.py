@@ -14,6 +14,7 @@ from django.urls import reverse
 from papers.identifiers import CATEGORY, InvalidArxivId, parse_arxiv_id, split_version
 from papers.models import Paper, active_embedding_model
 from papers.text import tex_to_plain
+from security import inputs
 
 PAGE_SIZE = 20
 SIMILAR_PAPERS = 5
@@ -36,9 +37,13 @@ def _parse_day(text: str, *, end: bool) -> datetime:
 
 def paper_list(request):
     params = request.GET
+    if (problem := inputs.first_problem(params.values())) is not None:
+        # NUL or a lone surrogate would fail in the query, as a 500; say what is wrong instead.
+        return render(request, "400.html", {"message": problem, "back": reverse("papers:list")},
+                      status=400)
     query = params.get("q", "").strip()[:MAX_QUERY_CHARS]
     category = params.get("category", "").strip()
-    author = params.get("author", "").strip()
+    author = params.get("author", "").strip()[:MAX_QUERY_CHARS]
     errors: list[str] = []
 
     # A pasted identifier or arXiv link goes straight to the paper.

@@ -15,6 +15,14 @@
     });
   }
 
+  // Forms that ask before they act (deleting a chat): `data-confirm` holds the question. Not an
+  // inline onsubmit: the Content-Security-Policy allows no inline script (docs/SECURITY.md).
+  document.querySelectorAll("form[data-confirm]").forEach((confirmed) => {
+    confirmed.addEventListener("submit", (e) => {
+      if (!window.confirm(confirmed.dataset.confirm)) e.preventDefault();
+    });
+  });
+
   const chat = document.getElementById("chat");
   if (!chat) return;
   const messagesBox = document.getElementById("messages");

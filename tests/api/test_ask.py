@@ -5,8 +5,9 @@ import json
 
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 
-from chat.models import Message, Thread
+from chat.models import Ask, Message, Thread
 
 
 @pytest.fixture
@@ -61,7 +62,7 @@ def test_ask_while_an_answer_is_streaming_gets_409(owner_api, thread):
 @pytest.mark.django_db(transaction=True)
 @override_settings(CHAT_RATE_LIMIT_PER_MINUTE=1)
 def test_second_question_in_a_minute_gets_429_with_retry_after(owner_api, owner, thread):
-    Message.objects.create(thread=thread, role="user", content="first")
+    Ask.objects.create(user=owner, asked_at=timezone.now())  # a question a moment ago
     other = Thread.objects.create(owner=owner)  # the limit is per user, not per thread
     response = ask(owner_api, other, "second")
     assert response.status_code == 429

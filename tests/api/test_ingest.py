@@ -78,3 +78,16 @@ def test_finished_ingest_reports_its_run(staff_api, shared_data, settings, monke
     assert run.source == IngestRun.Source.ARXIV_API
     assert status["run"]["new"] == run.new == Paper.objects.count() > 0
     assert status["result"]["run"] == run.pk
+
+
+def test_staff_without_the_start_ingest_permission_get_403(token_client, django_user_model):
+    """is_staff alone is not enough to fetch from arXiv (issue #13, finding 2)."""
+    from django.contrib.auth.models import Permission
+
+    clerk = django_user_model.objects.create_user("clerk", "c@example.org", "pw", is_staff=True)
+    api = token_client(clerk)
+    refused = api.post("/api/ingest/", {}, format="json")
+    assert refused.status_code == 403
+    assert "papers.start_ingest" in refused.json()["error"]["message"]
+    clerk.user_permissions.add(Permission.objects.get(codename="start_ingest"))
+    assert token_client(clerk).post("/api/ingest/", {}, format="json").status_code == 202

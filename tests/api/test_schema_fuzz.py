@@ -7,6 +7,7 @@ matches its schema. Seeded and bounded, so a run is repeatable and takes under a
 """
 
 import re
+from urllib.parse import urlencode
 
 import pytest
 import schemathesis
@@ -14,6 +15,8 @@ from django.core import signals
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import settings as settings_
+from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
@@ -113,3 +116,61 @@ def test_every_operation_answers_as_documented(wsgi_app, api_schema, owner, staf
             checked.add(operation.label)
 
     assert len(checked) >= 11, checked
+
+
+# --- The page forms: what a browser (or anything posing as one) can send -------------------------
+# Values the page code must survive: NUL and lone surrogates (which PostgreSQL and UTF-8 refuse),
+# bidi controls, markup, dates and numbers that are not, and inputs far over every limit.
+NASTY = st.sampled_from([
+    "\x00", "a\x00b", "\ud800", "x\udfffy", "%00", "\u202e", "'", '"', "\\", "<script>x</script>",
+    "-1", "0", "9999-99-99", "2024-13-01", "nan", "inf", "1e309", "off", "  ", "cs.CL", "\n",
+])
+HUGE = st.sampled_from(["why " * 50_000, "x" * 4_001, "\x00" * 10_000, "\ud800" * 1_000])
+VALUES = st.one_of(st.text(max_size=40), NASTY, HUGE)
+
+PAGE_FORMS = {
+    # (method, path, fields); "{thread}" is the owner's thread
+    "search": ("GET", "/search/", ["q", "from", "to", "recency", "window", "authors", "categories"]),
+    "papers": ("GET", "/papers/", ["q", "category", "author", "from", "to", "page"]),
+    "new_chat": ("POST", "/chat/new/", ["text"]),
+    "rename": ("POST", "/chat/{thread}/rename/", ["title"]),
+}
+
+
+def form_body(values: dict) -> str:
+    """URL-encoded as a browser would, surrogates written as the bytes they would be."""
+    return urlencode({k: v.encode("utf-8", "surrogatepass") for k, v in values.items()})
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+@pytest.mark.parametrize("form", sorted(PAGE_FORMS))
+def test_page_forms_never_answer_5xx(form, owner_client, anonymous, owner, indexed_papers,
+                                     settings):
+    """Issue #13, finding 5: the page forms fuzzed with NUL bytes, surrogates and huge inputs,
+    signed in and anonymous; every answer is a page or a refusal, never a server error."""
+    settings.SEARCH_RATE_LIMIT_PER_MINUTE = 0  # the fuzzing is not what is being limited
+    settings.SEARCH_ANON_RATE_LIMIT_PER_MINUTE = 0
+    method, path, fields = PAGE_FORMS[form]
+    thread = Thread.objects.create(owner=owner, title="fuzzed")
+    path = path.format(thread=thread.pk)
+    clients = [owner_client] if method == "POST" else [owner_client, anonymous]
+
+    @seed(20261123)
+    @settings_(max_examples=40, deadline=None, database=None, derandomize=True,
+               suppress_health_check=list(HealthCheck))
+    @given(values=st.dictionaries(st.sampled_from(fields), VALUES, min_size=1))
+    def run(values):
+        body = form_body(values)
+        for client in clients:
+            if method == "GET":
+                response = client.get(f"{path}?{body}")
+            else:
+                response = client.post(path, body, content_type="application/x-www-form-urlencoded")
+            assert response.status_code < 500, (form, values, response.status_code)
+            # (A surrogate cannot travel in UTF-8: the page gets U+FFFD, which is fine text.)
+            if method == "POST" and any("\x00" in v for v in values.values()):
+                assert response.status_code == 400, (form, values, response.status_code)
+
+    run()
+    assert not any("\x00" in t.title for t in Thread.objects.filter(owner=owner))

@@ -62,6 +62,10 @@ def test_sign_up_ask_stream_reload(catalogue, chromium, password):
             page = chromium.new_page(viewport={"width": 1200, "height": 900})
             dialogs = []
             page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+            # The Content-Security-Policy (no inline script) must cost the pages nothing.
+            csp_errors = []
+            page.on("console", lambda m: "Content Security Policy" in m.text
+                    and csp_errors.append(m.text))
             page.set_default_timeout(20_000)
 
             page.goto(server.url + "/accounts/signup/")
@@ -97,9 +101,9 @@ def test_sign_up_ask_stream_reload(catalogue, chromium, password):
             page.keyboard.press("Shift+Enter")
             assert page.input_value("#question") == "and since 2025\n"
             page.keyboard.press("Enter")
-            page.wait_for_function("document.querySelectorAll('.msg-assistant').length == 2")
+            page.wait_for_function("() => document.querySelectorAll('.msg-assistant').length == 2")
             page.wait_for_function(
-                "document.querySelectorAll('.msg-assistant[data-status=complete]').length == 2"
+                "() => document.querySelectorAll('.msg-assistant[data-status=complete]').length == 2"
             )
             # The follow-up was rewritten with the thread's history; its window shows as a chip.
             second = page.locator(".msg-assistant").nth(1)
@@ -119,3 +123,16 @@ def test_sign_up_ask_stream_reload(catalogue, chromium, password):
             page.goto(server.url + "/chat/")
             assert "diffusion transformers attention" in page.inner_text(".thread-list")
             assert dialogs == []
+
+            # Deleting asks first (a data-confirm read by chat.js, not an inline handler);
+            # dismissed, nothing is deleted.
+            page.go_back()
+            page.click(".thread-actions summary")
+            page.click("button.danger")
+            assert dialogs == ["Delete this chat?"]
+            assert "/chat/" in page.url and page.locator(".msg-assistant").count() == 2
+            for path in ("/search/?q=diffusion", "/papers/"):
+                page.goto(server.url + path)
+            page.goto(server.url + "/api/docs/")
+            page.wait_for_selector(".swagger-ui .info")  # its script is a URL, not inline
+            assert csp_errors == []

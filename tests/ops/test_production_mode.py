@@ -25,6 +25,7 @@ def production_env(tmp_path) -> dict[str, str]:
         "ALLOWED_HOSTS": "127.0.0.1",
         "DATABASE_URL": live_server.test_database_url(),
         "EMBEDDING_BACKEND": "hashing",
+        "EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend",
     }
 
 

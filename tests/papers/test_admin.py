@@ -197,3 +197,53 @@ def test_non_staff_cannot_start_an_ingest_or_curate(request, who, catalogue):
 def test_author_admin_search(staff_client, catalogue):
     response = staff_client.get(reverse("admin:papers_author_changelist"), {"q": "witten"})
     assert [a.name for a in response.context["cl"].result_list] == ["Edward Witten"]
+
+
+@pytest.fixture
+def viewer(django_user_model, password, client_factory):
+    """Staff who may look at papers and ingest runs, and change nothing (issue #13, finding 2)."""
+    from django.contrib.auth.models import Permission
+
+    user = django_user_model.objects.create_user("vera", "vera@example.org", password,
+                                                 is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(
+        codename__in=["view_paper", "view_ingestrun", "view_author"]))
+    return client_factory(user)
+
+
+@pytest.mark.parametrize("action", ["hide", "unhide", "reembed", "refresh_from_arxiv"])
+def test_view_only_staff_cannot_run_paper_actions(viewer, catalogue, action):
+    Paper.objects.filter(pk=catalogue[0].pk).update(hidden=True)
+    page = viewer.get(reverse(CHANGELIST))
+    assert page.status_code == 200
+    assert f'value="{action}"' not in page.content.decode(), "the action is not even offered"
+    before = list(Paper.objects.order_by("pk").values_list("hidden", flat=True))
+    response = _action(viewer, action, catalogue)
+    assert response.status_code == 200
+    assert list(Paper.objects.order_by("pk").values_list("hidden", flat=True)) == before
+    assert _queued() == []
+
+
+def test_view_only_staff_cannot_start_an_ingest(viewer):
+    page = viewer.get(reverse("admin:papers_ingestrun_changelist"))
+    assert page.status_code == 200
+    assert "Start ingest now" not in page.content.decode()
+    response = viewer.post(reverse(START_INGEST), follow=True)
+    assert "You may not start an ingest" in response.content.decode()
+    assert _queued() == []
+
+
+def test_change_permission_alone_does_not_start_ingests(viewer, django_user_model):
+    """Curating papers and fetching from arXiv are different powers: the second is a
+    permission of its own, papers.start_ingest."""
+    from django.contrib.auth.models import Permission
+
+    vera = django_user_model.objects.get(username="vera")
+    vera.user_permissions.add(Permission.objects.get(codename="change_paper"))
+    assert viewer.post(reverse(START_INGEST), follow=True).status_code == 200
+    assert _queued() == []
+    vera.user_permissions.add(Permission.objects.get(codename="start_ingest"))
+    page = viewer.get(reverse("admin:papers_ingestrun_changelist"))
+    assert "Start ingest now" in page.content.decode()
+    viewer.post(reverse(START_INGEST))
+    assert _queued() == [("papers.jobs.ingest_recent_job", ())]

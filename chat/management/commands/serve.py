@@ -40,11 +40,7 @@ class Command(BaseCommand):
 
         python = sys.executable
         children = {
-            "web": subprocess.Popen(
-                [python, "-m", "daphne", "-b", host, "-p", str(port),
-                 "--proxy-headers", "flatuniverse.asgi:application"],
-                start_new_session=True,
-            ),
+            "web": subprocess.Popen(daphne_command(python, host, port), start_new_session=True),
         }
         if not no_jobs:
             children["jobs"] = subprocess.Popen(
@@ -103,6 +99,13 @@ class Command(BaseCommand):
                 # it stops when this last process exits.
                 forget_dead_users(settings.DATA_DIR / "postgres")
             self.stdout.write("flatuniverse: stopped")
+
+
+def daphne_command(python: str, host: str, port: int) -> list[str]:
+    """daphne without `--proxy-headers`: that flag believes X-Forwarded-For from any client, so
+    anyone could pick the address in logs and throttles. The app reads the header itself, and
+    only from TRUSTED_PROXIES (security/client.py)."""
+    return [python, "-m", "daphne", "-b", host, "-p", str(port), "flatuniverse.asgi:application"]
 
 
 def _signal_group(child: subprocess.Popen, sig: int) -> None:
