@@ -237,6 +237,9 @@ class IngestRun(models.Model):
     errors = models.JSONField(default=list, blank=True)
     # Seconds spent per stage ({"parse": 1.2, "write": 3.4, "total": 4.9}) and the rate reached.
     timings = models.JSONField(default=dict, blank=True)
+    # While running: how far it got, for pages and /healthz ({"done": 1240, "total": 2998,
+    # "per_second": 3.4, "stage": "vectors"}; an API backfill: requests made of planned).
+    progress = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

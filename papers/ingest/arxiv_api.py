@@ -11,19 +11,17 @@ with the client's process-wide lock that keeps us at one request at a time.
 """
 
 import logging
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import arxiv
 from django.conf import settings
-from django.db import connection
 from django.db.models import Max
 from django.utils import timezone
 
 from papers.identifiers import InvalidArxivId, parse_arxiv_id, split_version
 from papers.ingest.arxiv_client import ArxivQueryError, ArxivUnavailable, PoliteClient
-from papers.ingest.runs import RunRecorder
+from papers.ingest.runs import RunBusy, RunRecorder, exclusive
 from papers.ingest.upsert import PaperRecord, UpsertCounts, looks_withdrawn, upsert_papers
 from papers.models import IngestRun
 
@@ -33,8 +31,6 @@ logger = logging.getLogger("papers.ingest")
 # submitted just before last night's window end may only show up now. Re-reading that stretch
 # costs a few requests; the upsert makes it free of writes.
 WINDOW_OVERLAP = timedelta(days=3)
-# Arbitrary, fixed: the key of the advisory lock that serialises arXiv ingests.
-_ADVISORY_LOCK_KEY = 0x61727869  # "arxi"
 ID_LIST_CHUNK = 100
 
 
@@ -92,21 +88,10 @@ class ArxivIngestResult:
         return text + (f"; {self.message}" if self.message else "")
 
 
-class IngestBusy(Exception):
-    """Another arXiv ingest holds the lock."""
-
-
-@contextmanager
-def _exclusive():
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", [_ADVISORY_LOCK_KEY])
-        if not cursor.fetchone()[0]:
-            raise IngestBusy("another arXiv ingest is running")
-    try:
-        yield
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [_ADVISORY_LOCK_KEY])
+def _exclusive(own_run_started: bool = False):
+    """One arXiv ingest at a time across all processes (RunBusy names the active one). A caller
+    whose own run row already exists (a refresh) must not have it taken for a dead one."""
+    return exclusive("arxiv", None if own_run_started else IngestRun.Source.ARXIV_API)
 
 
 # --- From the API's results to our records ------------------------------------------------------
@@ -240,7 +225,7 @@ def ingest_arxiv(
                 later = _run_window(plan_window(None, None, categories), client)
                 result = result.followed_by(later)
             return result
-    except IngestBusy as exc:
+    except RunBusy as exc:
         logger.info("arXiv ingest skipped: %s", exc)
         return ArxivIngestResult(status="busy", message=str(exc))
 
@@ -357,7 +342,7 @@ def refresh_papers(arxiv_ids: list[str], client: PoliteClient | None = None) -> 
     )
     requests_before = client.requests_made
     try:
-        with _exclusive():
+        with _exclusive(own_run_started=True):
             for start in range(0, len(wanted), ID_LIST_CHUNK):
                 chunk = wanted[start : start + ID_LIST_CHUNK]
                 search = arxiv.Search(id_list=chunk, max_results=len(chunk))
@@ -373,7 +358,7 @@ def refresh_papers(arxiv_ids: list[str], client: PoliteClient | None = None) -> 
                 for arxiv_id in chunk:
                     if arxiv_id not in found:
                         recorder.error("not found on arXiv", id=arxiv_id)
-    except (IngestBusy, ArxivUnavailable, arxiv.HTTPError) as exc:
+    except (RunBusy, ArxivUnavailable, arxiv.HTTPError) as exc:
         message = (
             f"arXiv unreachable at {client.base_url}: {exc.reason}; serving what the catalogue has"
             if isinstance(exc, ArxivUnavailable)
