@@ -7,6 +7,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
+from papers.catalogue import run_progress_text
 from papers.ingest.upsert import refresh_text_index
 from papers.jobs import enqueue_indexing, enqueue_ingest, enqueue_refresh
 from papers.models import Author, Authorship, IngestRun, Paper, Passage, active_embedding_model
@@ -180,6 +181,7 @@ class IngestRunAdmin(admin.ModelAdmin):
         "skipped",
         "error_count",
         "duration",
+        "progress_now",
     )
     list_filter = ("source", "status")
     readonly_fields = (
@@ -215,6 +217,17 @@ class IngestRunAdmin(admin.ModelAdmin):
         if not run.finished_at:
             return "-"
         return f"{(run.finished_at - run.started_at).total_seconds():.1f} s"
+
+    @admin.display(description="progress")
+    def progress_now(self, run):
+        if run.status != IngestRun.Status.RUNNING:
+            return "-"
+        return run_progress_text(run)
+
+    def changelist_view(self, request, extra_context=None):
+        # While a run is active the page reloads itself, so its progress is live.
+        running = IngestRun.objects.filter(status=IngestRun.Status.RUNNING).exists()
+        return super().changelist_view(request, {**(extra_context or {}), "has_running": running})
 
     @admin.display(description="errors")
     def error_list(self, run):

@@ -130,6 +130,7 @@ async def answer_events(
     if response.timings:
         timings["retrieval"] = dict(response.timings)
     analysis = response.analysis.to_dict()
+    analysis["vectors_pending"] = response.vectors_pending  # BM25 alone for unindexed papers
     yield events.analysis(query, analysis, window_label(analysis, now.date()))
 
     step = time.perf_counter()

@@ -48,6 +48,7 @@ from chat.retrieval.snippets import make_snippet, matching_words
 from chat.understanding.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.understanding.llm_analysis import analyse_with_llm
 from chat.window import window_label
+from papers.catalogue import vectors_pending
 from papers.embeddings import get_embedder
 from papers.indexing.passages import document_text
 
@@ -105,10 +106,13 @@ class SearchResponse:
     timings: dict[str, float]  # milliseconds per stage, and "total"
     notices: list[str] = field(default_factory=list)  # things the user should know
     plan: dict[str, Any] = field(default_factory=dict)  # how it ran (dense plan, BM25 exactness)
+    # Some visible papers have no vectors yet: for them the results come from BM25 alone.
+    vectors_pending: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "analysis": self.analysis.to_dict(),
+            "vectors_pending": self.vectors_pending,
             "results": [hit.to_dict() for hit in self.hits],
             "timings": {name: round(ms, 2) for name, ms in self.timings.items()},
             "notices": list(self.notices),
@@ -141,6 +145,14 @@ class _Query:
     notices: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     plan: dict[str, Any] = field(default_factory=dict)
+    vectors_pending: bool = False
+
+
+# Said on the search page, in the API's notices and (via `vectors_pending`) in chat.
+VECTORS_PENDING_NOTICE = (
+    "Some papers are still being indexed for semantic search: until they are, they are found "
+    "by keyword match (BM25) alone."
+)
 
 
 def _ms(since: float) -> float:
@@ -217,8 +229,10 @@ async def search(
     else:
         q.notices.append("Type a topic, a date window, an author or a category to search.")
         hits = []
+    if q.vectors_pending:
+        q.notices.append(VECTORS_PENDING_NOTICE)
     q.timings["total"] = _ms(started)
-    return SearchResponse(analysis, hits, q.timings, q.notices, q.plan)
+    return SearchResponse(analysis, hits, q.timings, q.notices, q.plan, q.vectors_pending)
 
 
 async def _analyse(text: str, now: datetime) -> QueryAnalysis:
@@ -450,6 +464,8 @@ WHERE paper_id = ANY(%s) AND model = %s ORDER BY paper_id, position
 def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[SearchHit]:
     """Database thread: the papers of `pool` with passage, snippet and reasons, in pool order."""
     ids = [f.paper_id for f in pool]
+    if q.model:
+        q.vectors_pending = vectors_pending(q.model)
     if not ids:
         return []
     with connection.cursor() as cursor:

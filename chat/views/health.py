@@ -7,6 +7,7 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 
 from chat.llm import backend_info
+from papers.catalogue import catalogue_status
 from papers.embeddings import get_embedder
 
 
@@ -39,14 +40,45 @@ def _embedding_status() -> dict:
     return status
 
 
+def _catalogue_status() -> dict | None:
+    """Counts and dates only (public: /papers/ shows them to anyone); None when the database
+    cannot answer (the database section says why)."""
+    try:
+        catalogue = catalogue_status(categories=0)
+    except DatabaseError:
+        return None
+    last = catalogue.last_ingest
+    return {
+        "papers": catalogue.papers,
+        "newest_published": catalogue.newest_published.isoformat()
+        if catalogue.newest_published
+        else None,
+        "indexed": catalogue.indexed,
+        "pending_index": catalogue.pending_index,
+        "indexing": catalogue.indexing,
+        "indexing_progress": catalogue.progress.as_json() if catalogue.progress else None,
+        "last_ingest": {
+            "status": last.status,
+            "finished_at": last.finished_at.isoformat() if last.finished_at else None,
+        }
+        if last
+        else None,
+    }
+
+
 @never_cache
 def healthz(request):
     database = _database_status()
     embedding = _embedding_status()
     llm = backend_info()
     healthy = database["ok"] and embedding["ready"] and llm["ready"]
+    catalogue = _catalogue_status() if database["ok"] else None
+    # The app works while vectors are made (BM25 finds the new papers): 200, but say so.
+    degraded = ["vectors pending"] if catalogue and catalogue["pending_index"] else []
     body = {
         "status": "ok" if healthy else "unhealthy",
+        "degraded": degraded,
+        "catalogue": catalogue,
         "database": database,
         "embedding": embedding,
         "llm": llm,

@@ -11,6 +11,7 @@ from django.db.models import F
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from papers.catalogue import catalogue_status
 from papers.identifiers import CATEGORY, InvalidArxivId, parse_arxiv_id, split_version
 from papers.models import Paper, active_embedding_model
 from papers.text import tex_to_plain
@@ -99,6 +100,7 @@ def paper_list(request):
             "errors": errors,
             "filters": filters.urlencode(),
             "filtered": bool(query or category or author or window),
+            "catalogue": catalogue_status(),
         },
     )
 

@@ -116,6 +116,18 @@
   }
 
   // `label`: the window as the server words it (chat/window.py), "" when there is none.
+  // Some papers have no vectors yet: say that they were matched by keywords (BM25) alone.
+  function markVectorsPending(state) {
+    const head = state.el.querySelector(".msg-head");
+    if (head.querySelector(".vectors-pending")) return;
+    const chip = el("span", "chip chip-warn vectors-pending");
+    chip.textContent = VECTORS_PENDING_TEXT;
+    chip.title = VECTORS_PENDING_TITLE;
+    head.insertBefore(chip, head.querySelector(".status"));
+  }
+  const VECTORS_PENDING_TEXT = "Keyword match only for papers still being indexed";
+  const VECTORS_PENDING_TITLE = "Some papers have no vectors yet; they were found by BM25 alone.";
+
   function setHead(state, label, query) {
     const head = state.el.querySelector(".msg-head");
     let chip = head.querySelector(".chip");
@@ -261,6 +273,7 @@
       }
       case "analysis":
         setHead(ensureAnswer(id), event.window, event.query);
+        if (event.analysis && event.analysis.vectors_pending) markVectorsPending(ensureAnswer(id));
         break;
       case "sources":
         renderSources(ensureAnswer(id), id, event.sources);
