@@ -178,9 +178,7 @@ def _next_ingest() -> datetime | None:
 
 def catalogue_status(*, categories: int = TOP_CATEGORIES) -> Catalogue:
     visible = Paper.objects.visible()
-    span = visible.aggregate(
-        papers=Count("pk"), oldest=Min("published"), newest=Max("published")
-    )
+    span = visible.aggregate(papers=Count("pk"), oldest=Min("published"), newest=Max("published"))
     pending = pending_vectors()
     indexing = lock_held("indexing")
     ingests = IngestRun.objects.filter(source__in=_INGEST_SOURCES).exclude(

@@ -25,7 +25,7 @@ from papers.models import IngestRun, Paper
 log = logging.getLogger("papers.indexing")
 
 # Recount what is missing every this many batches: papers imported meanwhile join the total.
-RECOUNT_EVERY_BATCHES = 10
+RECOUNT_EVERY_BATCHES = 5
 
 
 @dataclass

@@ -24,7 +24,8 @@ def _moment(text: str) -> datetime:
 class Command(BaseCommand):
     help = (
         "Fetch papers submitted in a window from the arXiv API (default: since the last "
-        "successful run; continues a failed run where it stopped)."
+        "successful run, else since the catalogue's newest paper, else ARXIV_INITIAL_DAYS; "
+        "continues a failed run where it stopped)."
     )
 
     def add_arguments(self, parser):
@@ -40,7 +41,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, since, until, categories, **options):
         try:
-            result = ingest_arxiv(since=since, until=until, categories=categories)
+            result = ingest_arxiv(
+                since=since, until=until, categories=categories, report=self.stdout.write
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         if result.window_start:
