@@ -154,6 +154,8 @@ SOURCE_CARD = {
     "published": str, "primary_category": str, "categories": list, "score": float,
     "passage": str, "url": str,
 }
+# The version read ("2401.12345v2"): absent from cards saved before answers named it.
+SOURCE_CARD_OPTIONAL = {"version": int, "cited_as": str}
 _ANSWER_END = {"message_id": str, "status": str, "content": str, "citations": list}
 # Absent only when the end is read back from the row (`saved_final`).
 _ANSWER_END_DETAIL = {
@@ -190,7 +192,7 @@ def check(event: dict) -> None:
     if kind == "error" and "message_id" in event:  # an error that ends an answer
         _check_fields(event, {"type": str, **required, **_ANSWER_END}, optional, kind)
     for card in event.get("sources", ()):
-        _check_fields(card, SOURCE_CARD, {}, f"{kind}.sources[]")
+        _check_fields(card, SOURCE_CARD, SOURCE_CARD_OPTIONAL, f"{kind}.sources[]")
 
 
 def _check_fields(value: dict, required: dict, optional: dict, where: str) -> None:

@@ -62,7 +62,10 @@ def source_card(number: int, hit) -> dict:
         "categories": list(hit.categories or []),
         "score": round(float(hit.score), 4),
         "passage": passage[:PASSAGE_CHARS],
-        "url": f"https://arxiv.org/abs/{hit.arxiv_id}",
+        # The version whose text was read: what the card cites and links to.
+        "version": hit.version,
+        "cited_as": f"{hit.arxiv_id}v{hit.version}",
+        "url": f"https://arxiv.org/abs/{hit.arxiv_id}v{hit.version}",
     }
 
 

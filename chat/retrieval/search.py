@@ -78,11 +78,13 @@ class SearchHit:
     passage_text: str  # the passage that matched best (what the chat quotes)
     snippet_html: str  # escaped, matches in <mark>: safe to render as HTML
     why: list[str] = field(default_factory=list)
+    version: int = 1  # the version whose text was searched (and is cited)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "paper_id": self.paper_id,
             "arxiv_id": self.arxiv_id,
+            "version": self.version,
             "title": self.title,
             "authors": self.authors_text,
             "published": self.published.isoformat(),
@@ -193,6 +195,7 @@ async def search(
     overrides: dict | None = None,
     exclude_ids=(),
     include_hidden: bool = False,
+    include_withdrawn: bool = False,
 ) -> SearchResponse:
     """The k best papers for `text` (see the module docstring). Raises SearchError on bad input."""
     started = time.perf_counter()
@@ -215,6 +218,7 @@ async def search(
             authors=tuple(analysis.authors),
             exclude_ids=tuple(int(i) for i in exclude_ids),
             include_hidden=include_hidden,
+            include_withdrawn=include_withdrawn,
         ),
         text=analysis.query.strip(),
         k=k,
@@ -452,7 +456,8 @@ def _fuse(q: _Query, lists: list[Ranked]) -> list[Fused]:
 
 
 _PAPERS = """
-SELECT id, arxiv_id, title, authors_text, published, primary_category, categories, abstract
+SELECT id, arxiv_id, title, authors_text, published, primary_category, categories, abstract,
+       version
 FROM papers_paper WHERE id = ANY(%s) AND (NOT hidden OR %s)
 """
 _PASSAGES = """
@@ -482,7 +487,7 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
         row = papers.get(item.paper_id)
         if row is None:  # hidden or deleted since retrieval
             continue
-        paper_id, arxiv_id, title, authors_text, published, primary, categories, abstract = row
+        paper_id, arxiv_id, title, authors_text, published, primary, categories, abstract = row[:8]
         document = document_text(title, abstract)
         passage = _passage_text(
             document, passages.get(paper_id, []), best_passage.get(paper_id), lexemes
@@ -504,6 +509,7 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
                 passage_text=passage,
                 snippet_html=snippet.html,
                 why=_why(q, item, title, abstract, published, lexemes),
+                version=row[8],
             )
         )
     return hits

@@ -63,7 +63,9 @@ def lock_held(kind: str) -> bool:
         # A bigint key shows in pg_locks as classid (high 32 bits), objid (low 32), objsubid 1.
         cursor.execute(
             "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted"
-            " AND classid = %s AND objid = %s AND objsubid = 1)",
+            " AND classid = %s AND objid = %s AND objsubid = 1"
+            # Advisory locks belong to one database; pg_locks lists the whole server's.
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))",
             [key >> 32, key & 0xFFFFFFFF],
         )
         return cursor.fetchone()[0]

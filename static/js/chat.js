@@ -175,11 +175,15 @@
         meta.appendChild(el("span", "tag", s.primary_category));
       }
       meta.appendChild(document.createTextNode(" · "));
-      const link = el("a", null, "arXiv:" + s.arxiv_id);
+      const link = el("a", null, "arXiv:" + (s.cited_as || s.arxiv_id)); // the version read
       link.href = s.url;
       link.rel = "noopener noreferrer nofollow";
       link.target = "_blank";
       meta.appendChild(link);
+      meta.appendChild(document.createTextNode(" · "));
+      const local = el("a", null, "in the catalogue"); // says if a newer version exists
+      local.href = "/papers/" + (s.cited_as || s.arxiv_id) + "/";
+      meta.appendChild(local);
       li.appendChild(meta);
       list.appendChild(li);
     }
