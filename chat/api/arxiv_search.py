@@ -49,6 +49,7 @@ class ArxivSearchView(APIView):
         request=ArxivSearchRequestSerializer,
         responses={
             200: OpenApiResponse(ArxivSearchResultSerializer, description="What was imported."),
+            429: OpenApiResponse(description="This user's arXiv searches for the hour are used."),
             502: OpenApiResponse(description="arXiv could not be reached or refused the query."),
         },
         tags=["search"],

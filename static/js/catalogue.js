@@ -14,7 +14,7 @@
       line.hidden = false;
     } else if (status.pending_index > 0) {
       line.textContent = status.pending_index.toLocaleString("en") + " papers not yet indexed for semantic search" +
-        (status.indexing ? "" : " (indexing is queued)") + "; keyword search finds them already.";
+        (status.indexing ? "" : " (waiting for indexing)") + "; keyword search finds them already.";
       line.hidden = false;
     } else {
       line.textContent = "All " + status.papers.toLocaleString("en") + " papers are indexed.";

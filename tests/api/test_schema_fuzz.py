@@ -13,7 +13,8 @@ import schemathesis
 from django.core import signals
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, given, seed
+from hypothesis import settings as hypothesis_settings
 from rest_framework.authtoken.models import Token
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
@@ -25,6 +26,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from chat.models import Message, Thread
+from tests.fakes.arxiv_replay import ReplayArxiv
 
 CHECKS = [
     not_a_server_error,
@@ -73,7 +75,7 @@ def fuzz(operation, mode, app, headers: dict, path_parameters: dict) -> None:
     """Send generated requests for one operation and validate every response."""
 
     @seed(20261122)
-    @settings(
+    @hypothesis_settings(
         max_examples=EXAMPLES[mode], deadline=None, database=None, derandomize=True,
         suppress_health_check=list(HealthCheck), print_blob=True,
     )
@@ -88,7 +90,13 @@ def fuzz(operation, mode, app, headers: dict, path_parameters: dict) -> None:
 @pytest.mark.django_db(transaction=True)  # asks close the connection (channels does)
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 def test_every_operation_answers_as_documented(wsgi_app, api_schema, owner, staff, indexed_papers,
-                                               mode):
+                                               mode, settings, shared_data):
+    # The live arXiv search asks the recorded API, never the network.
+    replay = ReplayArxiv(data_dir=shared_data / "arxiv-api", queries={".": "q_testing"}).start()
+    settings.ARXIV_API_URL = replay.url
+    settings.ARXIV_DELAY_SECONDS = 0
+    settings.ARXIV_LIVE_RESULTS = 10
+    settings.ARXIV_LIVE_SEARCHES_PER_HOUR = 1000
     thread = Thread.objects.create(owner=owner, title="fuzzed")
     Message.objects.create(thread=thread, role="user", content="seed question")
     as_owner = {"Authorization": f"Token {Token.objects.create(user=owner).key}"}
@@ -112,4 +120,5 @@ def test_every_operation_answers_as_documented(wsgi_app, api_schema, owner, staf
             fuzz(operation, mode, wsgi_app, headers, fixed)
             checked.add(operation.label)
 
+    replay.stop()
     assert len(checked) >= 11, checked

@@ -50,7 +50,7 @@ def test_home_shows_coverage_and_categories(anonymous, three_papers):
     assert "Last ingest 2026-11-20 08:00 UTC" in page
     assert "cs.CL · 2" in page and "cs.LG · 1" in page
     # Nothing indexed yet and nothing running: said, without a progress figure.
-    assert "3 papers not yet indexed for semantic search (indexing is queued)" in page
+    assert "3 papers not yet indexed for semantic search (waiting for indexing)" in page
 
 
 def test_home_and_papers_show_indexing_progress(anonymous, three_papers, indexing_elsewhere):

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from papers.ingest.arxiv_api import ingest_arxiv
+from papers.jobs import enqueue_indexing
 
 
 def _moment(text: str) -> datetime:
@@ -51,5 +52,8 @@ class Command(BaseCommand):
                 f"window {result.window_start:%Y-%m-%d %H:%M} .. {result.window_end:%Y-%m-%d %H:%M} UTC"
             )
         self.stdout.write(result.summary())
+        if result.changed:
+            enqueue_indexing("after ingest_arxiv")
+            self.stdout.write("indexing (BM25 + vectors) queued for the job cluster")
         if result.status in ("failed", "busy"):
             raise CommandError(result.message or result.status)
