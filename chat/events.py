@@ -177,6 +177,8 @@ FILTERS = {
     "authors": list, "categories": list, "arxiv_id": (str, type(None)),
 }
 CHIP = {"kind": str, "label": str, "value": (str, float, type(None)), "edited": bool}
+# The version read ("2401.12345v2"): absent from cards saved before answers named it.
+SOURCE_CARD_OPTIONAL = {"version": int, "cited_as": str}
 _ANSWER_END = {"message_id": str, "status": str, "content": str, "citations": list}
 # Absent only when the end is read back from the row (`saved_final`).
 _ANSWER_END_DETAIL = {
@@ -226,6 +228,7 @@ def check(event: dict) -> None:
         _check_fields(event["filters"], FILTERS, {}, f"{kind}.filters")
     for chip in event.get("chips", ()):
         _check_fields(chip, CHIP, {}, f"{kind}.chips[]")
+        _check_fields(card, SOURCE_CARD, SOURCE_CARD_OPTIONAL, f"{kind}.sources[]")
 
 
 def _check_fields(value: dict, required: dict, optional: dict, where: str) -> None:

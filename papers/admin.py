@@ -7,6 +7,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
+from papers.catalogue import run_progress_text
 from papers.ingest.upsert import refresh_text_index
 from papers.jobs import enqueue_indexing, enqueue_ingest, enqueue_refresh
 from papers.models import Author, Authorship, IngestRun, Paper, Passage, active_embedding_model
@@ -183,6 +184,7 @@ class IngestRunAdmin(admin.ModelAdmin):
         "skipped",
         "error_count",
         "duration",
+        "progress_now",
     )
     list_filter = ("source", "status")
     readonly_fields = (
@@ -219,6 +221,12 @@ class IngestRunAdmin(admin.ModelAdmin):
             return "-"
         return f"{(run.finished_at - run.started_at).total_seconds():.1f} s"
 
+    @admin.display(description="progress")
+    def progress_now(self, run):
+        if run.status != IngestRun.Status.RUNNING:
+            return "-"
+        return run_progress_text(run)
+
     @admin.display(description="errors")
     def error_list(self, run):
         if not run.errors:
@@ -246,7 +254,9 @@ class IngestRunAdmin(admin.ModelAdmin):
         return request.user.has_perm(IngestRun.START_PERMISSION)
 
     def changelist_view(self, request, extra_context=None):
-        extra_context = {**(extra_context or {}),
+        # While a run is active the page reloads itself, so its progress is live.
+        running = IngestRun.objects.filter(status=IngestRun.Status.RUNNING).exists()
+        extra_context = {**(extra_context or {}), "has_running": running,
                          "can_start_ingest": self.has_start_ingest_permission(request)}
         return super().changelist_view(request, extra_context)
 

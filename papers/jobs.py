@@ -5,8 +5,7 @@ This is the only module that names a job's path: everyone else queues through `e
 
 from django_q.tasks import async_task
 
-from papers.indexing.lexical import index_missing
-from papers.indexing.vectors import embed_missing
+from papers.indexing.run import run_indexing
 from papers.ingest.arxiv_api import ingest_arxiv, refresh_papers
 
 INGEST_JOB = "papers.jobs.ingest_recent_job"
@@ -50,5 +49,7 @@ def refresh_papers_job(arxiv_ids: list[str]) -> dict:
 
 
 def index_new_papers_job() -> dict:
-    """Make new and changed papers searchable: the BM25 index, then vectors for the active model."""
-    return {"lexical": index_missing(), "embedding": embed_missing().as_dict()}
+    """Make new and changed papers searchable: the BM25 index, then vectors for the active model.
+    Queued jobs coalesce: while one runs, the others return at once ("busy") and leave their
+    papers to it (papers.indexing.run)."""
+    return run_indexing().as_dict()

@@ -126,8 +126,16 @@ class Paper(models.Model):
     journal_ref = models.TextField(blank=True)
     comments = models.TextField(blank=True)
     license = models.CharField(max_length=200, blank=True)
+    class Arrival(models.TextChoices):
+        INGEST = "", "Ingest or import"
+        LIVE_SEARCH = "live_search", "Live arXiv search"
+
     withdrawn = models.BooleanField(default=False)
     hidden = models.BooleanField(default=False, help_text="Hidden by staff: not shown or searched")
+    # How the paper first came in: a live search fetches outside the nightly categories.
+    arrived_via = models.CharField(
+        max_length=20, choices=Arrival.choices, default="", db_default="", blank=True
+    )
     # title (A) + abstract (B) + authors (C), TeX normalised; written by the ingest code.
     search_vector = SearchVectorField(null=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -220,6 +228,7 @@ class IngestRun(models.Model):
         ARXIV_API = "arxiv_api", "arXiv API"
         SNAPSHOT = "snapshot", "Snapshot file"
         EMBED = "embed", "Embedding"
+        LIVE_SEARCH = "live_search", "Live arXiv search"
 
     class Status(models.TextChoices):
         RUNNING = "running", "Running"
@@ -241,6 +250,9 @@ class IngestRun(models.Model):
     errors = models.JSONField(default=list, blank=True)
     # Seconds spent per stage ({"parse": 1.2, "write": 3.4, "total": 4.9}) and the rate reached.
     timings = models.JSONField(default=dict, blank=True)
+    # While running: how far it got, for pages and /healthz ({"done": 1240, "total": 2998,
+    # "per_second": 3.4, "stage": "vectors"}; an API backfill: requests made of planned).
+    progress = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -1,7 +1,7 @@
 from django.urls import path, register_converter
 
 from papers.api.converters import ArxivIdConverter
-from papers.views import papers
+from papers.views import catalogue, papers
 
 # Old-style ids contain a slash (hep-th/9901001); the converter matches both styles (+ version).
 register_converter(ArxivIdConverter, "arxiv_id")
@@ -10,5 +10,6 @@ app_name = "papers"
 
 urlpatterns = [
     path("", papers.paper_list, name="list"),
+    path("catalogue/", catalogue.catalogue_json, name="catalogue"),
     path("<arxiv_id:arxiv_id>/", papers.paper_detail, name="detail"),
 ]

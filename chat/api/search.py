@@ -65,6 +65,10 @@ class SearchResultSerializer(serializers.Serializer):
     notices = serializers.ListField(child=serializers.CharField(),
                                     help_text="Things to know about this search.")
     plan = serializers.DictField(help_text="How the retrievers ran (for diagnosis).")
+    vectors_pending = serializers.BooleanField(
+        help_text="Some papers are not indexed for semantic search yet: they were matched by "
+        "keywords (BM25) alone."
+    )
 
 
 # Built with type() because `from` is a Python keyword; the names match /api/papers/ and the

@@ -2,10 +2,11 @@
 
 from django.urls import path
 
-from chat.api import messages, search, threads
+from chat.api import arxiv_search, messages, search, threads
 
 urlpatterns = [
     path("search/", search.SearchView.as_view(), name="api-search"),
+    path("search/arxiv/", arxiv_search.ArxivSearchView.as_view(), name="api-search-arxiv"),
     path("threads/", threads.ThreadListView.as_view(), name="api-threads"),
     path("threads/<uuid:thread_id>/", threads.ThreadDetailView.as_view(), name="api-thread"),
     path(

@@ -74,7 +74,10 @@ def source_card(number: int, hit) -> dict:
         "categories": list(hit.categories or []),
         "score": round(float(hit.score), 4),
         "passage": passage[:PASSAGE_CHARS],
-        "url": f"https://arxiv.org/abs/{hit.arxiv_id}",
+        # The version whose text was read: what the card cites and links to.
+        "version": hit.version,
+        "cited_as": f"{hit.arxiv_id}v{hit.version}",
+        "url": f"https://arxiv.org/abs/{hit.arxiv_id}v{hit.version}",
     }
 
 
@@ -207,6 +210,7 @@ async def answer_events(
         understood = response.analysis
         analysis = understood.to_dict()
         analysis.update(_followup_fields(reference), triage=verdict.kind)
+        analysis["vectors_pending"] = response.vectors_pending  # BM25 alone for unindexed papers
         if response.signals is not None:
             analysis["relevance"] = response.signals.to_dict()
         if response.hits and response.nothing_relevant:

@@ -157,17 +157,27 @@ def _best_per_paper(rows) -> list[DenseHit]:
     return sorted(best.values(), key=lambda h: (h.distance, h.paper_id))
 
 
-def _hidden(cursor, paper_ids: list[int]) -> set[int]:
+def _hidden(cursor, paper_ids: list[int], filters: SearchFilters) -> set[int]:
+    """Of these papers, those the filters leave out: hidden ones, withdrawn ones."""
     if not paper_ids:
         return set()
-    cursor.execute("SELECT id FROM papers_paper WHERE id = ANY(%s) AND hidden", [paper_ids])
+    excluded = [
+        column
+        for column, included in (("hidden", filters.include_hidden),
+                                 ("withdrawn", filters.include_withdrawn))
+        if not included
+    ]
+    cursor.execute(
+        f"SELECT id FROM papers_paper WHERE id = ANY(%s) AND ({' OR '.join(excluded)})",
+        [paper_ids],
+    )
     return {row[0] for row in cursor.fetchall()}
 
 
 def _visible(cursor, hits: list[DenseHit], filters: SearchFilters) -> list[DenseHit]:
-    if filters.include_hidden:
+    if filters.include_hidden and filters.include_withdrawn:
         return hits
-    hidden = _hidden(cursor, [h.paper_id for h in hits])
+    hidden = _hidden(cursor, [h.paper_id for h in hits], filters)
     return [h for h in hits if h.paper_id not in hidden]
 
 
@@ -193,7 +203,9 @@ def _hnsw(cursor, q: str, model: str, filters: SearchFilters, n: int) -> list[De
     limit = int(n * SLACK) + MARGIN
     join, where_papers, category_params = "", "", {}
     if filters.categories:  # broad categories (narrow ones went to the exact scan)
-        categories_only = replace(filters, include_hidden=True, paper_ids=None, exclude_ids=())
+        categories_only = replace(
+            filters, include_hidden=True, include_withdrawn=True, paper_ids=None, exclude_ids=()
+        )
         where_papers, category_params = categories_only.paper_conditions("p", {})
         join = "JOIN papers_paper p ON p.id = ps.paper_id"
     while True:

@@ -26,6 +26,8 @@ class SearchFilters:
     authors: tuple[str, ...] = ()
     exclude_ids: tuple[int, ...] = ()
     include_hidden: bool = False
+    # Withdrawn papers stay in the catalogue (their pages say so) but are not offered as sources.
+    include_withdrawn: bool = False
     # Resolved from `authors` by `resolve_authors` (None: no author filter).
     paper_ids: tuple[int, ...] | None = field(default=None, compare=False)
 
@@ -46,6 +48,8 @@ class SearchFilters:
         clauses = []
         if not self.include_hidden:
             clauses.append(f"NOT {paper}.hidden")
+        if not self.include_withdrawn:
+            clauses.append(f"NOT {paper}.withdrawn")
         if self.categories:
             params["f_categories"] = matching_categories(self.categories)
             clauses.append(f"{paper}.categories && %(f_categories)s::varchar[]")

@@ -49,6 +49,7 @@ from chat.retrieval.snippets import make_snippet, matching_words
 from chat.understanding.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.understanding.llm_analysis import analyse_with_llm
 from chat.window import window_label
+from papers.catalogue import vectors_pending
 from papers.embeddings import get_embedder
 from papers.indexing.passages import document_text
 from security import inputs
@@ -79,11 +80,13 @@ class SearchHit:
     passage_text: str  # the passage that matched best (what the chat quotes)
     snippet_html: str  # escaped, matches in <mark>: safe to render as HTML
     why: list[str] = field(default_factory=list)
+    version: int = 1  # the version whose text was searched (and is cited)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "paper_id": self.paper_id,
             "arxiv_id": self.arxiv_id,
+            "version": self.version,
             "title": self.title,
             "authors": self.authors_text,
             "published": self.published.isoformat(),
@@ -110,6 +113,8 @@ class SearchResponse:
     # Absolute relevance of the best hits (chat.retrieval.relevance), and the embedder they used.
     signals: Signals | None = None
     model: str = ""
+    # Some visible papers have no vectors yet: for them the results come from BM25 alone.
+    vectors_pending: bool = False
 
     @property
     def nothing_relevant(self) -> bool:
@@ -119,6 +124,7 @@ class SearchResponse:
     def to_dict(self) -> dict[str, Any]:
         return {
             "analysis": self.analysis.to_dict(),
+            "vectors_pending": self.vectors_pending,
             "results": [hit.to_dict() for hit in self.hits],
             "timings": {name: round(ms, 2) for name, ms in self.timings.items()},
             "notices": list(self.notices),
@@ -152,6 +158,14 @@ class _Query:
     notices: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     plan: dict[str, Any] = field(default_factory=dict)
+    vectors_pending: bool = False
+
+
+# Said on the search page, in the API's notices and (via `vectors_pending`) in chat.
+VECTORS_PENDING_NOTICE = (
+    "Some papers are still being indexed for semantic search: until they are, they are found "
+    "by keyword match (BM25) alone."
+)
 
 
 def _ms(since: float) -> float:
@@ -194,6 +208,7 @@ async def search(
     overrides: dict | None = None,
     exclude_ids=(),
     include_hidden: bool = False,
+    include_withdrawn: bool = False,
 ) -> SearchResponse:
     """The k best papers for `text` (see the module docstring). Raises SearchError on bad input."""
     started = time.perf_counter()
@@ -216,6 +231,7 @@ async def search(
             authors=tuple(analysis.authors),
             exclude_ids=tuple(int(i) for i in exclude_ids),
             include_hidden=include_hidden,
+            include_withdrawn=include_withdrawn,
         ),
         text=analysis.query.strip(),
         k=k,
@@ -230,10 +246,13 @@ async def search(
     else:
         q.notices.append("Type a topic, a date window, an author or a category to search.")
         hits = []
+    if q.vectors_pending:
+        q.notices.append(VECTORS_PENDING_NOTICE)
     q.timings["total"] = _ms(started)
     if q.signals is not None:
         q.plan["relevance"] = q.signals.to_dict()
-    return SearchResponse(analysis, hits, q.timings, q.notices, q.plan, q.signals, q.model)
+    return SearchResponse(analysis, hits, q.timings, q.notices, q.plan, q.signals, q.model,
+                          q.vectors_pending)
 
 
 async def _analyse(text: str, now: datetime) -> QueryAnalysis:
@@ -462,7 +481,8 @@ def _fuse(q: _Query, lists: list[Ranked]) -> list[Fused]:
 
 
 _PAPERS = """
-SELECT id, arxiv_id, title, authors_text, published, primary_category, categories, abstract
+SELECT id, arxiv_id, title, authors_text, published, primary_category, categories, abstract,
+       version
 FROM papers_paper WHERE id = ANY(%s) AND (NOT hidden OR %s)
 """
 _PASSAGES = """
@@ -474,6 +494,8 @@ WHERE paper_id = ANY(%s) AND model = %s ORDER BY paper_id, position
 def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[SearchHit]:
     """Database thread: the papers of `pool` with passage, snippet and reasons, in pool order."""
     ids = [f.paper_id for f in pool]
+    if q.model:
+        q.vectors_pending = vectors_pending(q.model)
     if not ids:
         return []
     with connection.cursor() as cursor:
@@ -490,7 +512,7 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
         row = papers.get(item.paper_id)
         if row is None:  # hidden or deleted since retrieval
             continue
-        paper_id, arxiv_id, title, authors_text, published, primary, categories, abstract = row
+        paper_id, arxiv_id, title, authors_text, published, primary, categories, abstract = row[:8]
         document = document_text(title, abstract)
         passage = _passage_text(
             document, passages.get(paper_id, []), best_passage.get(paper_id), lexemes
@@ -512,6 +534,7 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
                 passage_text=passage,
                 snippet_html=snippet.html,
                 why=_why(q, item, title, abstract, published, lexemes),
+                version=row[8],
             )
         )
     return hits

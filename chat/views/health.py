@@ -12,6 +12,7 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 
 from chat.llm import backend_info
+from papers.catalogue import catalogue_status
 from papers.embeddings import get_embedder
 
 
@@ -44,6 +45,32 @@ def _embedding_status() -> dict:
     return status
 
 
+def _catalogue_status() -> dict | None:
+    """Counts and dates only (public: /papers/ shows them to anyone); None when the database
+    cannot answer (the database section says why)."""
+    try:
+        catalogue = catalogue_status(categories=0)
+    except DatabaseError:
+        return None
+    last = catalogue.last_ingest
+    return {
+        "papers": catalogue.papers,
+        "newest_published": catalogue.newest_published.isoformat()
+        if catalogue.newest_published
+        else None,
+        "indexed": catalogue.indexed,
+        "pending_index": catalogue.pending_index,
+        "indexing": catalogue.indexing,
+        "indexing_progress": catalogue.progress.as_json() if catalogue.progress else None,
+        "last_ingest": {
+            "status": last.status,
+            "finished_at": last.finished_at.isoformat() if last.finished_at else None,
+        }
+        if last
+        else None,
+    }
+
+
 def _is_staff(request) -> bool:
     try:  # reading the session needs the database, which may be what is down
         return bool(request.user.is_authenticated and request.user.is_staff)
@@ -64,6 +91,9 @@ def public_view(body: dict) -> dict:
         },
         "embedding": {"ready": body["embedding"]["ready"]},
         "llm": {"ready": body["llm"]["ready"]},
+        # Counts and dates: public, as /papers/ shows them to anyone.
+        "degraded": body["degraded"],
+        "catalogue": body["catalogue"],
     }
 
 
@@ -73,6 +103,9 @@ def healthz(request):
     embedding = _embedding_status()
     llm = backend_info()
     healthy = database["ok"] and embedding["ready"] and llm["ready"]
+    catalogue = _catalogue_status() if database["ok"] else None
+    # The app works while vectors are made (BM25 finds the new papers): 200, but say so.
+    degraded = ["vectors pending"] if catalogue and catalogue["pending_index"] else []
     body = {
         "status": "ok" if healthy else "unhealthy",
         "database": database,
@@ -80,6 +113,8 @@ def healthz(request):
         "llm": llm,
         "channel_layer": "redis" if settings.REDIS_URL else "in-memory",
         "job_broker": "redis" if settings.REDIS_URL else "orm",
+        "degraded": degraded,
+        "catalogue": catalogue,
     }
     if not _is_staff(request):
         body = public_view(body)

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",
     "django.contrib.postgres",
     "rest_framework",
     "rest_framework.authtoken",
@@ -288,6 +289,10 @@ ARXIV_PAGE_SIZE = envint("ARXIV_PAGE_SIZE", 100)
 ARXIV_DELAY_SECONDS = envfloat("ARXIV_DELAY_SECONDS", 3.0)  # arXiv asks for >= 3 s between calls
 ARXIV_MAX_RETRIES = envint("ARXIV_MAX_RETRIES", 5)
 ARXIV_INITIAL_DAYS = envint("ARXIV_INITIAL_DAYS", 7)  # first ingest into an empty catalogue
+# Live arXiv search (a question the catalogue cannot answer): papers fetched per search, and
+# searches each user may start per hour.
+ARXIV_LIVE_RESULTS = envint("ARXIV_LIVE_RESULTS", 20)
+ARXIV_LIVE_SEARCHES_PER_HOUR = envint("ARXIV_LIVE_SEARCHES_PER_HOUR", 10)
 INGEST_SCHEDULE_TIME = envstr("INGEST_SCHEDULE_TIME", "02:30")  # UTC, daily
 INGEST_ON_EMPTY_START = envbool("INGEST_ON_EMPTY_START", True)
 

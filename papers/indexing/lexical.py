@@ -188,6 +188,13 @@ def index_missing(batch: int = INDEX_BATCH) -> int:
             return done
 
 
+def has_stale() -> bool:
+    """True when some paper is missing from the index or changed since it was indexed."""
+    with connection.cursor() as cursor:
+        cursor.execute(_STALE, [1])
+        return cursor.fetchone() is not None
+
+
 def rebuild() -> int:
     """Drop the whole index and build it again (fresh df, fresh average length)."""
     with transaction.atomic(), connection.cursor() as cursor:

@@ -11,7 +11,7 @@ Hidden papers are embedded too: unhiding one makes it searchable at once.
 import logging
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -62,11 +62,13 @@ def embed_missing(
     progress: bool = False,
     embedder: Embedder | None = None,
     shard: tuple[int, int] | None = None,
+    on_batch: Callable[[EmbedResult], None] | None = None,
 ) -> EmbedResult:
     """Embed every paper lacking passages for the embedder's model (at most `limit` papers).
 
     `shard=(i, n)` takes only papers whose id is i modulo n, so n runs on n machines share a
     backfill without claiming rows (the embedding itself runs outside any transaction).
+    `on_batch(result so far)` is called after each committed batch (progress reports).
     """
     embedder = embedder or get_embedder()
     candidates = Paper.objects.not_embedded_with(embedder.name)  # hidden ones too
@@ -83,6 +85,7 @@ def embed_missing(
         progress=progress,
         replace=False,
         action="embed_missing",
+        on_batch=on_batch,
     )
 
 
@@ -129,6 +132,7 @@ def _embed_in_batches(
     progress: bool = False,
     replace: bool,
     action: str,
+    on_batch: Callable[[EmbedResult], None] | None = None,
 ) -> EmbedResult:
     batch_size = settings.EMBEDDING_BATCH_SIZE if batch_size is None else batch_size
     if batch_size < 1:
@@ -168,6 +172,9 @@ def _embed_in_batches(
             _embed_batch(batch, embedder, replace, result)
             bar.update(len(batch))
             bar.set_postfix(passages=result.passages, refresh=False)
+            if on_batch is not None:
+                result.seconds = time.perf_counter() - started
+                on_batch(result)
 
     result.seconds = time.perf_counter() - started
     t = result.timings

@@ -11,21 +11,20 @@ with the client's process-wide lock that keeps us at one request at a time.
 """
 
 import logging
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import arxiv
 from django.conf import settings
-from django.db import connection
 from django.db.models import Max
 from django.utils import timezone
 
 from papers.identifiers import InvalidArxivId, parse_arxiv_id, split_version
 from papers.ingest.arxiv_client import ArxivQueryError, ArxivUnavailable, PoliteClient
-from papers.ingest.runs import RunRecorder
+from papers.ingest.runs import RunBusy, RunRecorder, exclusive
 from papers.ingest.upsert import PaperRecord, UpsertCounts, looks_withdrawn, upsert_papers
-from papers.models import IngestRun
+from papers.models import IngestRun, Paper
 
 logger = logging.getLogger("papers.ingest")
 
@@ -33,9 +32,11 @@ logger = logging.getLogger("papers.ingest")
 # submitted just before last night's window end may only show up now. Re-reading that stretch
 # costs a few requests; the upsert makes it free of writes.
 WINDOW_OVERLAP = timedelta(days=3)
-# Arbitrary, fixed: the key of the advisory lock that serialises arXiv ingests.
-_ADVISORY_LOCK_KEY = 0x61727869  # "arxi"
 ID_LIST_CHUNK = 100
+# With no successful API run, the window starts this long before the catalogue's newest paper.
+CATALOGUE_OVERLAP = timedelta(days=1)
+# A window longer than this is a backfill: it is announced with its request count.
+BACKFILL_DAYS = 3
 
 
 @dataclass
@@ -92,21 +93,10 @@ class ArxivIngestResult:
         return text + (f"; {self.message}" if self.message else "")
 
 
-class IngestBusy(Exception):
-    """Another arXiv ingest holds the lock."""
-
-
-@contextmanager
-def _exclusive():
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", [_ADVISORY_LOCK_KEY])
-        if not cursor.fetchone()[0]:
-            raise IngestBusy("another arXiv ingest is running")
-    try:
-        yield
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [_ADVISORY_LOCK_KEY])
+def _exclusive(own_run_started: bool = False):
+    """One arXiv ingest at a time across all processes (RunBusy names the active one). A caller
+    whose own run row already exists (a refresh) must not have it taken for a dead one."""
+    return exclusive("arxiv", None if own_run_started else IngestRun.Source.ARXIV_API)
 
 
 # --- From the API's results to our records ------------------------------------------------------
@@ -179,6 +169,24 @@ def _resumable_run(categories: list[str]) -> IngestRun | None:
     return latest if latest.window_start and latest.window_end else None
 
 
+def default_window_start(end: datetime) -> datetime:
+    """Where a window with no --since starts: the end of the last successful window (minus the
+    announcement overlap); with none, the newest paper the catalogue holds (a snapshot import)
+    minus a day, so the months between a snapshot and today are fetched, not skipped; only an
+    empty catalogue starts ARXIV_INITIAL_DAYS back."""
+    last_end = IngestRun.objects.filter(
+        source=IngestRun.Source.ARXIV_API,
+        status__in=[IngestRun.Status.SUCCEEDED, IngestRun.Status.PARTIAL],
+        params__kind="window",
+    ).aggregate(end=Max("window_end"))["end"]
+    if last_end:
+        return last_end - WINDOW_OVERLAP
+    newest = Paper.objects.aggregate(newest=Max("published"))["newest"]
+    if newest is not None and newest < end:
+        return newest - CATALOGUE_OVERLAP
+    return end - timedelta(days=settings.ARXIV_INITIAL_DAYS)
+
+
 def plan_window(since: datetime | None, until: datetime | None, categories: list[str]) -> _Plan:
     failed = _resumable_run(categories)
     same_window = failed is not None and (
@@ -191,16 +199,7 @@ def plan_window(since: datetime | None, until: datetime | None, categories: list
         )
     end = until or timezone.now()
     if since is None:
-        last_end = IngestRun.objects.filter(
-            source=IngestRun.Source.ARXIV_API,
-            status__in=[IngestRun.Status.SUCCEEDED, IngestRun.Status.PARTIAL],
-            params__kind="window",
-        ).aggregate(end=Max("window_end"))["end"]
-        since = (
-            last_end - WINDOW_OVERLAP
-            if last_end
-            else end - timedelta(days=settings.ARXIV_INITIAL_DAYS)
-        )
+        since = default_window_start(end)
     if since >= end:
         raise ValueError(
             f"empty window: since {since:%Y-%m-%d %H:%M} is not before until {end:%Y-%m-%d %H:%M}"
@@ -225,27 +224,74 @@ def ingest_arxiv(
     until: datetime | None = None,
     categories: list[str] | None = None,
     client: PoliteClient | None = None,
+    report: Callable[[str], None] | None = None,
 ) -> ArxivIngestResult:
-    """Fetch what was submitted in the window (by default: since the last successful run, or
-    the last ARXIV_INITIAL_DAYS), per category, and upsert it. Continues a failed run."""
+    """Fetch what was submitted in the window (by default: since the last successful run, else
+    since the catalogue's newest paper, else the last ARXIV_INITIAL_DAYS), per category, and
+    upsert it. Continues a failed run. `report` receives the lines a person should see (a
+    backfill's request count); by default they are logged."""
     categories = list(categories or settings.ARXIV_CATEGORIES)
     client = client or PoliteClient()
+    report = report or logger.info
     try:
         with _exclusive():
             plan = plan_window(since, until, categories)
-            result = _run_window(plan, client)
+            result = _run_window(plan, client, report)
             if plan.resumed_from and since is None and until is None and result.completed:
                 # The interrupted window is done; go on up to now in the same job rather than
                 # leave today's papers for tomorrow.
-                later = _run_window(plan_window(None, None, categories), client)
+                later = _run_window(plan_window(None, None, categories), client, report)
                 result = result.followed_by(later)
             return result
-    except IngestBusy as exc:
+    except RunBusy as exc:
         logger.info("arXiv ingest skipped: %s", exc)
         return ArxivIngestResult(status="busy", message=str(exc))
 
 
-def _run_window(plan: _Plan, client: PoliteClient) -> ArxivIngestResult:
+class _RequestPlan:
+    """How many requests a window takes: a category's count is known from its first page (the
+    feed's total); categories not reached yet are estimated from those that were."""
+
+    def __init__(self, plan: _Plan, client: PoliteClient, recorder: RunRecorder, report):
+        self.client, self.recorder, self.report = client, recorder, report
+        self.pending = [c for c in plan.categories if c not in plan.cursor.get("done", [])]
+        self.known: dict[str, int] = {}
+        self.start = client.requests_made
+        days = (plan.window_end - plan.window_start).total_seconds() / 86400
+        self.backfill = days > BACKFILL_DAYS
+        if self.backfill:
+            report(
+                f"backfill of {days:.0f} days ({plan.window_start:%Y-%m-%d} .. "
+                f"{plan.window_end:%Y-%m-%d}) in {len(self.pending)} categories, one request "
+                f"every {client.delay_seconds:g} s; resumable: an interrupted run is continued "
+                "by the next one"
+            )
+
+    def category_total(self, category: str, total: int, offset: int) -> None:
+        pages = max(1, -(-(total - offset) // self.client.page_size))
+        self.known[category] = pages
+        planned = self.planned()
+        self.save()
+        if self.backfill:
+            minutes = planned * self.client.delay_seconds / 60
+            self.report(
+                f"{category}: {total:,} papers in the window, {pages} requests; about "
+                f"{planned:,} requests in all (~{minutes:.0f} min)"
+            )
+
+    def planned(self) -> int:
+        unknown = len([c for c in self.pending if c not in self.known])
+        average = sum(self.known.values()) / len(self.known) if self.known else 1
+        return sum(self.known.values()) + round(unknown * average)
+
+    def save(self) -> None:
+        self.recorder.run.progress = {
+            "requests": self.client.requests_made - self.start,
+            "planned_requests": max(self.planned(), self.client.requests_made - self.start),
+        }
+
+
+def _run_window(plan: _Plan, client: PoliteClient, report=logger.info) -> ArxivIngestResult:
     recorder = RunRecorder(
         IngestRun.Source.ARXIV_API,
         params={
@@ -268,12 +314,13 @@ def _run_window(plan: _Plan, client: PoliteClient) -> ArxivIngestResult:
     )
     done = list(plan.cursor.get("done", []))
     requests_before = client.requests_made
+    requests = _RequestPlan(plan, client, recorder, report)
     try:
         for category in plan.categories:
             if category in done:
                 continue
             offset = plan.cursor.get("offset", 0) if plan.cursor.get("category") == category else 0
-            _ingest_category(client, recorder, category, plan, offset, done)
+            _ingest_category(client, recorder, category, plan, offset, done, requests)
             done.append(category)
             recorder.save_progress(cursor={"done": done, "category": None, "offset": 0})
     except ArxivUnavailable as exc:
@@ -304,7 +351,7 @@ def _run_window(plan: _Plan, client: PoliteClient) -> ArxivIngestResult:
     return result
 
 
-def _ingest_category(client, recorder, category, plan, offset, done) -> None:
+def _ingest_category(client, recorder, category, plan, offset, done, requests) -> None:
     search = arxiv.Search(
         query=_category_query(category, plan.window_start, plan.window_end),
         max_results=None,
@@ -320,11 +367,14 @@ def _ingest_category(client, recorder, category, plan, offset, done) -> None:
             recorder.error(exc.message, category=category)
             logger.warning("arXiv rejected the query for %s: %s", category, exc.message)
             return
+        if first_page:
+            requests.category_total(category, feed.header.total_results, offset)
         first_page = False
         if not feed.results:
             return
         recorder.add(upsert_papers(_records(feed.results, recorder)))
         offset += len(feed.results)
+        requests.save()
         # Saved after the page is written: a resume starts at the first page not yet stored.
         recorder.save_progress(cursor={"done": done, "category": category, "offset": offset})
         if offset >= feed.header.total_results:
@@ -357,7 +407,7 @@ def refresh_papers(arxiv_ids: list[str], client: PoliteClient | None = None) -> 
     )
     requests_before = client.requests_made
     try:
-        with _exclusive():
+        with _exclusive(own_run_started=True):
             for start in range(0, len(wanted), ID_LIST_CHUNK):
                 chunk = wanted[start : start + ID_LIST_CHUNK]
                 search = arxiv.Search(id_list=chunk, max_results=len(chunk))
@@ -373,7 +423,7 @@ def refresh_papers(arxiv_ids: list[str], client: PoliteClient | None = None) -> 
                 for arxiv_id in chunk:
                     if arxiv_id not in found:
                         recorder.error("not found on arXiv", id=arxiv_id)
-    except (IngestBusy, ArxivUnavailable, arxiv.HTTPError) as exc:
+    except (RunBusy, ArxivUnavailable, arxiv.HTTPError) as exc:
         message = (
             f"arXiv unreachable at {client.base_url}: {exc.reason}; serving what the catalogue has"
             if isinstance(exc, ArxivUnavailable)

@@ -12,12 +12,15 @@ import logging
 import re
 import threading
 import time
+from contextlib import contextmanager
 from email.utils import parsedate_to_datetime
 
 import arxiv
 import requests
 from arxiv import _feed
 from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
 from lxml import etree
 
 logger = logging.getLogger("papers.ingest")
@@ -100,6 +103,33 @@ def _retry_after_seconds(response: requests.Response) -> float | None:
             return None
 
 
+# Across processes (a live search in the web process, an ingest in a job worker): one request at
+# a time, ARXIV_DELAY_SECONDS apart, by a PostgreSQL advisory lock and the last request's time in
+# the shared cache (PostgreSQL or Redis).
+_REQUEST_LOCK_KEY = 0x61727172  # "arqr"
+_SHARED_LAST_REQUEST = "papers:arxiv-last-request-at"
+
+
+@contextmanager
+def _shared_turn(delay_seconds: float):
+    if delay_seconds <= 0:  # no spacing asked for (tests, a private mirror)
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", [_REQUEST_LOCK_KEY])
+    try:
+        wait = (cache.get(_SHARED_LAST_REQUEST) or 0.0) + delay_seconds - time.time()
+        if wait > 0:
+            time.sleep(min(wait, delay_seconds))
+        yield
+    finally:
+        try:
+            cache.set(_SHARED_LAST_REQUEST, time.time(), timeout=3600)
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [_REQUEST_LOCK_KEY])
+
+
 class PoliteClient(arxiv.Client):
     def __init__(
         self,
@@ -163,7 +193,7 @@ class PoliteClient(arxiv.Client):
 
     def _get(self, url: str) -> requests.Response:
         global _last_request_at
-        with _request_lock:
+        with _request_lock, _shared_turn(self.delay_seconds):
             wait = _last_request_at + self.delay_seconds - time.monotonic()
             if wait > 0:
                 time.sleep(wait)

@@ -208,7 +208,8 @@ def _paper_columns(records: list[PaperRecord]) -> list[list]:
             _clean(r.journal_ref),
             _clean(r.comments),
             _clean(r.license, 200),
-            r.withdrawn,
+            # Whatever the source said, the notice in the text counts (one rule for all sources).
+            r.withdrawn or looks_withdrawn(r.comments, abstract),
             tex_to_plain(title),
             tex_to_plain(abstract),
             tex_to_plain(authors_text),

@@ -11,6 +11,7 @@ from django.db.models import F
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from papers.catalogue import catalogue_status
 from papers.identifiers import CATEGORY, InvalidArxivId, parse_arxiv_id, split_version
 from papers.models import Paper, active_embedding_model
 from papers.text import tex_to_plain
@@ -104,21 +105,35 @@ def paper_list(request):
             "errors": errors,
             "filters": filters.urlencode(),
             "filtered": bool(query or category or author or window),
+            "catalogue": catalogue_status(),
         },
     )
 
 
 def paper_detail(request, arxiv_id: str):
-    bare, _version = split_version(arxiv_id)
+    bare, version = split_version(arxiv_id)
     if bare != arxiv_id:
-        # One page per paper, whatever version or subject class ("math.GT/…") a link names.
-        return redirect(reverse("papers:detail", kwargs={"arxiv_id": bare}), permanent=True)
+        # One page per paper, whatever version or subject class ("math.GT/…") a link names; the
+        # version named (an answer cites the one it read) is kept, to say if a newer one exists.
+        url = reverse("papers:detail", kwargs={"arxiv_id": bare})
+        return redirect(f"{url}?version={version}" if version else url, permanent=True)
     paper = get_object_or_404(Paper.objects.visible(), arxiv_id=bare)
+    try:
+        read_version = int(request.GET.get("version", ""))
+    except ValueError:
+        read_version = None
     authors = [a.author for a in paper.authorships.select_related("author").order_by("position")]
     model = active_embedding_model()
     similar = Paper.objects.visible().similar_to(paper, model, SIMILAR_PAPERS) if model else []
     return render(
         request,
         "papers/detail.html",
-        {"paper": paper, "authors": authors, "similar": similar, "embedding_model": model},
+        {
+            "paper": paper,
+            "authors": authors,
+            "similar": similar,
+            "embedding_model": model,
+            # A link naming an older version than the catalogue has (a cited source card).
+            "older_version": read_version if read_version and read_version < paper.version else None,
+        },
     )

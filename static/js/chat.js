@@ -124,6 +124,18 @@
     return state;
   }
 
+  // Some papers have no vectors yet: say that they were matched by keywords (BM25) alone.
+  function markVectorsPending(state) {
+    const head = state.el.querySelector(".msg-head");
+    if (head.querySelector(".vectors-pending")) return;
+    const chip = el("span", "chip chip-warn vectors-pending");
+    chip.textContent = VECTORS_PENDING_TEXT;
+    chip.title = VECTORS_PENDING_TITLE;
+    head.insertBefore(chip, head.querySelector(".status"));
+  }
+  const VECTORS_PENDING_TEXT = "Keyword match only for papers still being indexed";
+  const VECTORS_PENDING_TITLE = "Some papers have no vectors yet; they were found by BM25 alone.";
+
   // The filters the answer was searched with (chat/understanding/overrides.py words the chips;
   // templates/chat/_chips.html renders the same for saved answers).
   function renderChips(article, chips, filters, userSet) {
@@ -193,11 +205,15 @@
         meta.appendChild(el("span", "tag", s.primary_category));
       }
       meta.appendChild(document.createTextNode(" · "));
-      const link = el("a", null, "arXiv:" + s.arxiv_id);
+      const link = el("a", null, "arXiv:" + (s.cited_as || s.arxiv_id)); // the version read
       link.href = s.url;
       link.rel = "noopener noreferrer nofollow";
       link.target = "_blank";
       meta.appendChild(link);
+      meta.appendChild(document.createTextNode(" · "));
+      const local = el("a", null, "in the catalogue"); // says if a newer version exists
+      local.href = "/papers/" + (s.cited_as || s.arxiv_id) + "/";
+      meta.appendChild(local);
       li.appendChild(meta);
       list.appendChild(li);
     }
@@ -413,6 +429,7 @@
       }
       case "analysis":
         setHead(ensureAnswer(id), event.chips, event.filters, event.query, event.analysis);
+        if (event.analysis && event.analysis.vectors_pending) markVectorsPending(ensureAnswer(id));
         break;
       case "stage":
         showStage(ensureAnswer(id), event.stage, event.detail);

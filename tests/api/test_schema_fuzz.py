@@ -14,8 +14,8 @@ import schemathesis
 from django.core import signals
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
-from hypothesis import HealthCheck, given, seed, settings
-from hypothesis import settings as settings_
+from hypothesis import HealthCheck, given, seed
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
 from schemathesis import GenerationMode
@@ -28,6 +28,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from chat.models import Message, Thread
+from tests.fakes.arxiv_replay import ReplayArxiv
 
 CHECKS = [
     not_a_server_error,
@@ -76,7 +77,7 @@ def fuzz(operation, mode, app, headers: dict, path_parameters: dict) -> None:
     """Send generated requests for one operation and validate every response."""
 
     @seed(20261122)
-    @settings(
+    @hypothesis_settings(
         max_examples=EXAMPLES[mode], deadline=None, database=None, derandomize=True,
         suppress_health_check=list(HealthCheck), print_blob=True,
     )
@@ -91,7 +92,13 @@ def fuzz(operation, mode, app, headers: dict, path_parameters: dict) -> None:
 @pytest.mark.django_db(transaction=True)  # asks close the connection (channels does)
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 def test_every_operation_answers_as_documented(wsgi_app, api_schema, owner, staff, indexed_papers,
-                                               mode):
+                                               mode, settings, shared_data):
+    # The live arXiv search asks the recorded API, never the network.
+    replay = ReplayArxiv(data_dir=shared_data / "arxiv-api", queries={".": "q_testing"}).start()
+    settings.ARXIV_API_URL = replay.url
+    settings.ARXIV_DELAY_SECONDS = 0
+    settings.ARXIV_LIVE_RESULTS = 10
+    settings.ARXIV_LIVE_SEARCHES_PER_HOUR = 1000
     thread = Thread.objects.create(owner=owner, title="fuzzed")
     Message.objects.create(thread=thread, role="user", content="seed question")
     as_owner = {"Authorization": f"Token {Token.objects.create(user=owner).key}"}
@@ -115,6 +122,7 @@ def test_every_operation_answers_as_documented(wsgi_app, api_schema, owner, staf
             fuzz(operation, mode, wsgi_app, headers, fixed)
             checked.add(operation.label)
 
+    replay.stop()
     assert len(checked) >= 11, checked
 
 
@@ -157,7 +165,7 @@ def test_page_forms_never_answer_5xx(form, owner_client, anonymous, owner, index
     clients = [owner_client] if method == "POST" else [owner_client, anonymous]
 
     @seed(20261123)
-    @settings_(max_examples=40, deadline=None, database=None, derandomize=True,
+    @hypothesis_settings(max_examples=40, deadline=None, database=None, derandomize=True,
                suppress_health_check=list(HealthCheck))
     @given(values=st.dictionaries(st.sampled_from(fields), VALUES, min_size=1))
     def run(values):

@@ -47,6 +47,9 @@ class _Fault:
 class ReplayArxiv:
     data_dir: Path = DEFAULT_DATA
     categories: dict[str, str] = field(default_factory=dict)
+    # Free-form queries (a live search's `au:… AND (ti:w OR abs:w)`): the first regular
+    # expression found in the query names the recording that answers it.
+    queries: dict[str, str] = field(default_factory=dict)
     total_results: int | None = None
     requests: list[Request] = field(default_factory=list)
     concurrent_peak: int = 0
@@ -164,7 +167,12 @@ class ReplayArxiv:
             prefix = "id_" + ids.replace("/", "_").replace(",", "_")
         else:
             query = params.get("search_query", "")
-            if match := re.search(r"cat:(\S+)", query):
+            chosen = next(
+                (p for pattern, p in self.queries.items() if re.search(pattern, query)), None
+            )
+            if chosen is not None:
+                prefix = chosen
+            elif match := re.search(r"cat:(\S+)", query):
                 prefix = self.categories.get(match.group(1))
                 if prefix is None:
                     return None

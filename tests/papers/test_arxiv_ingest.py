@@ -290,3 +290,48 @@ def test_ingest_arxiv_command(arxiv_api):
         call_command("ingest_arxiv", "--since", "2024-02-01", "--until", "2024-01-01")
     with pytest.raises(CommandError, match="expected a date"):
         call_command("ingest_arxiv", "--since", "last tuesday")
+
+
+def _submitted_ranges(replay) -> list[str]:
+    return [
+        query.split("submittedDate:")[1] for query, _ in replay.pages() if "submittedDate" in query
+    ]
+
+
+def test_after_a_snapshot_the_first_ingest_starts_at_the_catalogues_newest_paper(
+    arxiv_api, add_paper, settings
+):
+    """No successful API run yet: the window starts a day before the newest paper imported, so
+    the months between a snapshot and today are fetched (not just ARXIV_INITIAL_DAYS)."""
+    settings.ARXIV_INITIAL_DAYS = 7
+    add_paper("2605.00001", published=datetime(2026, 5, 31, 9, 30, tzinfo=UTC))
+    add_paper("2401.00001", published=datetime(2024, 1, 2, tzinfo=UTC))
+    result = ingest_arxiv(until=datetime(2026, 11, 23, tzinfo=UTC))
+    assert result.status == "succeeded"
+    assert result.window_start == datetime(2026, 5, 30, 9, 30, tzinfo=UTC)
+    assert set(_submitted_ranges(arxiv_api)) == {"[202605300930 TO 202611230000]"}
+
+
+def test_a_failed_first_run_does_not_fall_back_to_the_initial_days(arxiv_api, add_paper):
+    add_paper("2605.00001", published=datetime(2026, 5, 31, tzinfo=UTC))
+    arxiv_api.fail_next(times=20, status=400)  # refused: nothing stored, no cursor to resume
+    assert ingest_arxiv(until=datetime(2026, 11, 23, tzinfo=UTC)).status == "failed"
+    retry = ingest_arxiv(until=datetime(2026, 11, 23, tzinfo=UTC))
+    assert retry.window_start == datetime(2026, 5, 30, tzinfo=UTC)
+
+
+def test_a_backfill_says_how_many_requests_it_takes(arxiv_api, add_paper, settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.ARXIV_CATEGORIES = ["cs.AI", "cs.LG"]
+    add_paper("2605.00001", published=datetime(2026, 5, 31, tzinfo=UTC))
+    out = StringIO()
+    call_command("ingest_arxiv", "--until", "2026-11-23", stdout=out)
+    text = out.getvalue()
+    assert "backfill of 177 days (2026-05-30 .. 2026-11-23) in 2 categories" in text
+    assert "cs.AI: 60 papers in the window, 6 requests; about 12 requests in all" in text
+    assert "cs.LG: 60 papers in the window, 6 requests; about 12 requests in all" in text
+    run = IngestRun.objects.filter(params__kind="window").get()
+    assert run.progress == {"requests": 12, "planned_requests": 12}

@@ -44,8 +44,8 @@ def test_index_new_papers_embeds_and_indexes_what_is_missing(add_paper, settings
     add_paper("2401.00001")
     add_paper("2401.00002")
     outcome = index_new_papers_job()
-    assert outcome["lexical"] == 2
+    assert (outcome["status"], outcome["lexical"], outcome["embedded"]) == ("succeeded", 2, 2)
     assert set(Passage.objects.values_list("model", flat=True)) == {"hashing-test"}
     assert Paper.objects.embedded_with("hashing-test").count() == 2
     again = index_new_papers_job()
-    assert again["lexical"] == 0 and again["embedding"]["papers"] == 0
+    assert again["lexical"] == 0 and again["embedded"] == 0 and again["runs"] == []

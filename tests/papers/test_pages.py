@@ -107,7 +107,9 @@ def test_paper_page_shows_metadata_authors_and_links(client, catalogue):
 
 def test_a_versioned_link_redirects_to_the_paper(client, catalogue):
     response = client.get("/papers/2401.00001v3/")
-    assert response.status_code == 301 and response["Location"] == "/papers/2401.00001/"
+    assert response.status_code == 301 and response["Location"] == "/papers/2401.00001/?version=3"
+    bare = client.get("/papers/hep-th/9901001/")  # a link without a version stays bare
+    assert bare.status_code == 200
 
 
 def test_hidden_and_unknown_papers_are_not_found(client, catalogue):

@@ -197,3 +197,16 @@ def test_command_refuses_a_missing_file_and_bad_options(tmp_path):
     with pytest.raises(CommandError, match="--since"):
         call_command("import_arxiv_snapshot", str(tmp_path), "--since", "yesterday")
     assert not IngestRun.objects.exists()
+
+
+def test_progress_bar_counts_the_file_read_not_the_limit(head200, capsys):
+    """A 200-line file with --limit 5000: the bar is in bytes of the file and ends full; the
+    command says once why --limit alone gives the oldest papers."""
+    out, err = StringIO(), StringIO()
+    call_command("import_arxiv_snapshot", str(head200), "--limit", "5000", stdout=out, stderr=err)
+    bar = capsys.readouterr().err
+    size = head200.stat().st_size
+    assert "/5000" not in bar and "5000" not in bar
+    assert f"100%|██████████| {size / 1000:.0f}k/{size / 1000:.0f}k" in bar
+    assert "sorted oldest first, so --limit alone imports its oldest papers" in err.getvalue()
+    assert "200 new" in out.getvalue()

@@ -14,10 +14,12 @@ import time
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 
 from flatuniverse.settings.database import forget_dead_users
-from papers.jobs import enqueue_ingest
-from papers.models import Paper
+from papers.catalogue import catalogue_status
+from papers.jobs import enqueue_indexing, enqueue_ingest
+from papers.models import IngestRun, Paper
 
 
 class Command(BaseCommand):
@@ -37,6 +39,7 @@ class Command(BaseCommand):
         call_command("setup_schedules")
         if not no_jobs:
             self._ingest_if_empty()
+        self._say_catalogue(jobs=not no_jobs)
 
         python = sys.executable
         children = {
@@ -58,11 +61,73 @@ class Command(BaseCommand):
         if Paper.objects.exists() or not settings.INGEST_ON_EMPTY_START:
             return
         enqueue_ingest("initial-ingest")
+        self._watching_since = timezone.now()
         self.stdout.write(
             "flatuniverse: the catalogue is empty; fetching recent papers from arXiv in the"
             f" background ({', '.join(settings.ARXIV_CATEGORIES)}). Offline? Import a snapshot:"
             " python manage.py import_arxiv_snapshot PATH"
         )
+
+    def _say_catalogue(self, jobs: bool):
+        """Once, at start: what the catalogue holds, how the last ingest went, what indexing is
+        left (queued now: a run interrupted by the last stop is finished by this one)."""
+        catalogue = catalogue_status(categories=0)
+        if catalogue.papers:
+            self.stdout.write(
+                f"flatuniverse: catalogue: {catalogue.papers:,} papers published "
+                f"{catalogue.oldest_published:%Y-%m-%d} .. {catalogue.newest_published:%Y-%m-%d}"
+            )
+        elif not settings.INGEST_ON_EMPTY_START or not jobs:
+            self.stdout.write(
+                "flatuniverse: the catalogue is empty; import a snapshot:"
+                " python manage.py import_arxiv_snapshot PATH --since 2024-01-01"
+            )
+        last = catalogue.last_ingest
+        if last and last.status == "failed":
+            self.stdout.write(
+                f"flatuniverse: the last ingest (run #{last.run_id}) failed: {last.reason}"
+            )
+        if catalogue.pending_index:
+            if jobs:
+                enqueue_indexing("at start")
+                self.stdout.write(
+                    f"flatuniverse: indexing {catalogue.pending_index:,} papers in the background"
+                    " (progress on the home page)"
+                )
+            else:
+                self.stdout.write(
+                    f"flatuniverse: {catalogue.pending_index:,} papers wait for indexing"
+                    " (no job cluster: run manage.py embed_papers)"
+                )
+
+    _watching_since = None  # set when the first ingest is queued: its outcome is said once
+    _last_look = 0.0
+
+    def _report_first_ingest(self):
+        if self._watching_since is None or time.monotonic() - self._last_look < 5:
+            return
+        self._last_look = time.monotonic()
+        run = (
+            IngestRun.objects.filter(
+                source=IngestRun.Source.ARXIV_API, started_at__gte=self._watching_since
+            )
+            .exclude(status=IngestRun.Status.RUNNING)
+            .first()
+        )
+        if run is None:
+            return
+        self._watching_since = None
+        if run.status == IngestRun.Status.FAILED:
+            reason = run.errors[-1]["error"] if run.errors else "see /admin/ → Ingest runs"
+            self.stdout.write(
+                f"flatuniverse: the first ingest failed: {reason}. Offline? Import a snapshot:"
+                " python manage.py import_arxiv_snapshot PATH --since 2024-01-01"
+            )
+        else:
+            self.stdout.write(
+                f"flatuniverse: the first ingest fetched {run.new:,} papers; indexing them in the"
+                " background (progress on the home page)"
+            )
 
     def _supervise(self, children: dict[str, subprocess.Popen]):
         stopping = False
@@ -80,6 +145,7 @@ class Command(BaseCommand):
                         self.stderr.write(f"flatuniverse: {name} exited ({child.returncode}); stopping")
                         stopping = True
                 time.sleep(0.2)
+                self._report_first_ingest()
         finally:
             self.stdout.write("flatuniverse: stopping…")
             for child in children.values():

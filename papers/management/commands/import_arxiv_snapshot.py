@@ -46,25 +46,21 @@ class Command(BaseCommand):
             raise CommandError("--limit must be at least 1")
         if batch_size < 1:
             raise CommandError("--batch-size must be at least 1")
-        bar = (
-            tqdm(
-                total=limit,
-                unit=" papers",
-                file=sys.stderr,
-                disable=no_progress,
-                dynamic_ncols=True,
-            )
-            if limit
-            else tqdm(
-                # Bytes of the file on disk (compressed for .gz): what the ETA is computed from.
-                total=os.path.getsize(path) if os.path.isfile(path) else None,
-                unit="B",
-                unit_scale=True,
-                file=sys.stderr,
-                disable=no_progress,
-                dynamic_ncols=True,
-            )
+        # Counted in bytes of the file read (compressed bytes for .gz), whatever --limit says:
+        # the bar ends where the file or the limit does, and its ETA is the file's.
+        bar = tqdm(
+            total=os.path.getsize(path) if os.path.isfile(path) else None,
+            unit="B",
+            unit_scale=True,
+            file=sys.stderr,
+            disable=no_progress,
+            dynamic_ncols=True,
         )
+        if limit and not since:
+            self.stderr.write(
+                "note: the snapshot is sorted oldest first, so --limit alone imports its oldest "
+                "papers; add --since 2024-01-01 (or later) for recent ones"
+            )
         printed = 0
 
         def on_problem(problem: Problem) -> None:
@@ -77,11 +73,8 @@ class Command(BaseCommand):
 
         def progress(done: int, total: int, counts) -> None:
             handled = counts.new + counts.updated + counts.unchanged
-            if limit:
-                bar.update(handled - bar.n)
-            else:
-                bar.total = total
-                bar.update(done - bar.n)
+            bar.total = total
+            bar.update(done - bar.n)
             rate = handled / bar.format_dict["elapsed"] if bar.format_dict["elapsed"] else 0
             bar.set_postfix(papers=handled, new=counts.new, per_s=f"{rate:.0f}", refresh=False)
 

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from papers.ingest.arxiv_api import ingest_arxiv
+from papers.jobs import enqueue_indexing
 
 
 def _moment(text: str) -> datetime:
@@ -24,7 +25,8 @@ def _moment(text: str) -> datetime:
 class Command(BaseCommand):
     help = (
         "Fetch papers submitted in a window from the arXiv API (default: since the last "
-        "successful run; continues a failed run where it stopped)."
+        "successful run, else since the catalogue's newest paper, else ARXIV_INITIAL_DAYS; "
+        "continues a failed run where it stopped)."
     )
 
     def add_arguments(self, parser):
@@ -40,7 +42,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, since, until, categories, **options):
         try:
-            result = ingest_arxiv(since=since, until=until, categories=categories)
+            result = ingest_arxiv(
+                since=since, until=until, categories=categories, report=self.stdout.write
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         if result.window_start:
@@ -48,5 +52,8 @@ class Command(BaseCommand):
                 f"window {result.window_start:%Y-%m-%d %H:%M} .. {result.window_end:%Y-%m-%d %H:%M} UTC"
             )
         self.stdout.write(result.summary())
+        if result.changed:
+            enqueue_indexing("after ingest_arxiv")
+            self.stdout.write("indexing (BM25 + vectors) queued for the job cluster")
         if result.status in ("failed", "busy"):
             raise CommandError(result.message or result.status)

@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('papers', '0005_lexicon_source'),
+        ('papers', '0008_live_search_arrival'),
     ]
 
     operations = [

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('chat', '0002_answer_state'),
+        ('chat', '0003_message_unsupported'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
