@@ -326,3 +326,21 @@ async def test_stop_before_the_first_token_keeps_an_empty_stopped_answer(
     assert events[0]["status"] == "stopped" and events[0]["content"] == ""
     answer = await Message.objects.aget(thread=thread, role="assistant")
     assert answer.status == "stopped" and answer.content == "" and answer.sources
+
+
+async def test_shutdown_saves_the_running_answer_as_stopped_with_all_its_text(
+    catalogue, owner, thread, slow_openai
+):
+    slow_openai.default = slow_reply("word " * 200, tokens_per_second=40)
+    comm = await open_socket(thread, owner)
+    await comm.send_json_to({"type": "ask", "text": "video diffusion"})
+    text = ""
+    while len(text) < 30:  # a few tokens, well before the first periodic save
+        event = await comm.receive_json_from(timeout=TIMEOUT)
+        if event["type"] == "token":
+            text = text[: event["offset"]] + event["text"]
+    await service.stop_running_answers(timeout=TIMEOUT)
+    await comm.disconnect()
+    answer = await Message.objects.aget(thread=thread, role="assistant")
+    assert answer.status == "stopped"
+    assert len(answer.content) >= len(text.strip()) and answer.content.startswith(text.strip())
