@@ -78,10 +78,21 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         self.counted = True
         self.user, self.thread_id = user, thread_id
         self.control = TokenBucket(settings.WS_CONTROL_BURST, settings.WS_CONTROL_PER_SECOND)
-        await self.channel_layer.group_add(events.group_name(thread_id), self.channel_name)
-        await self.channel_layer.group_add(events.user_group_name(user.pk), self.channel_name)
-        await self.accept()
-        await self.send_state()
+        try:
+            await self.channel_layer.group_add(events.group_name(thread_id), self.channel_name)
+            await self.channel_layer.group_add(events.user_group_name(user.pk), self.channel_name)
+            await self.accept()
+            await self.send_state()
+        except BaseException:  # no disconnect() follows a failed connect: give the place back
+            self.release_place()
+            raise
+
+    def release_place(self) -> None:
+        if self.counted:
+            self.counted = False
+            open_sockets[self.user.pk] -= 1
+            if open_sockets[self.user.pk] <= 0:
+                del open_sockets[self.user.pk]
 
     async def send_state(self):
         """`resume` for an answer in progress (another tab, this tab before a reload), then
@@ -93,11 +104,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json(events.ready(self.thread_id, streaming))
 
     async def disconnect(self, code):
-        if self.counted:
-            self.counted = False
-            open_sockets[self.user.pk] -= 1
-            if open_sockets[self.user.pk] <= 0:
-                del open_sockets[self.user.pk]
+        self.release_place()
         if self.thread_id is not None:
             await self.channel_layer.group_discard(
                 events.group_name(self.thread_id), self.channel_name
