@@ -28,8 +28,8 @@ logger = logging.getLogger(__name__)
 
 # Room for a maximal question after JSON escaping (every character as \uXXXX) plus the envelope.
 ENVELOPE_BYTES = 1024
-# Close codes (the 4000s are the application's), mirroring HTTP's 401 and 429: a page does not
-# reconnect after them (static/js/chat.js).
+# Close codes (the 4000s are the application's), mirroring HTTP's 401 and 429: after them a page
+# reloads (to the log-in page) or stops reconnecting, instead of retrying (static/js/chat.js).
 CLOSE_SIGNED_OUT = 4401
 CLOSE_TOO_MANY_SOCKETS = 4429
 # Frames that read or change data: the sender's session is checked again before each.
