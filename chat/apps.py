@@ -5,3 +5,8 @@ class ChatConfig(AppConfig):
     name = "chat"
     verbose_name = "Chat"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from chat.signed_in import connect_signals
+
+        connect_signals()

@@ -3,21 +3,45 @@
 The consumer only relays: it checks who is asking, passes `ask` and `stop` to chat.service, and
 forwards the events published to the thread's group (chat.events). Answers do not belong to the
 socket: closing it mid-answer changes nothing for the answer.
+
+Who is asking is checked again before every frame that reads or changes data, and when the user's
+account changes (chat.signed_in): a socket whose session ended is closed. A user has at most
+WS_MAX_SOCKETS_PER_USER sockets per process, and each socket at most WS_CONTROL_BURST control
+frames at once (then WS_CONTROL_PER_SECOND).
 """
 
+import asyncio
 import json
 import logging
+from collections import Counter
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 from django.conf import settings
 
-from chat import events, service
+from chat import events, service, turns
 from chat.models import Thread
+from chat.signed_in import fingerprint, still_signed_in
+from chat.throttle import TokenBucket
 
 logger = logging.getLogger(__name__)
 
 # Room for a maximal question after JSON escaping (every character as \uXXXX) plus the envelope.
 ENVELOPE_BYTES = 1024
+# Close codes (the 4000s are the application's), mirroring HTTP's 401 and 429: after them a page
+# reloads (to the log-in page) or stops reconnecting, instead of retrying (static/js/chat.js).
+CLOSE_SIGNED_OUT = 4401
+CLOSE_TOO_MANY_SOCKETS = 4429
+# Frames that read or change data: the sender's session is checked again before each.
+CHECKED_FRAMES = {"ask", "stop", "sync"}
+# Frames limited by the socket's token bucket (an ask has its own, per-user limit).
+CONTROL_FRAMES = {"stop", "sync", "ping"}
+
+# Seconds a socket waits before checking its session after a password change or deactivation.
+ACCOUNT_CHECK_DELAY = 1.0
+
+# Open thread sockets in this process, per user id.
+open_sockets: Counter[int] = Counter()
 
 
 def max_frame_chars() -> int:
@@ -27,6 +51,8 @@ def max_frame_chars() -> int:
 class ThreadConsumer(AsyncJsonWebsocketConsumer):
     thread_id = None
     user = None
+    counted = False  # in open_sockets
+    closing = False
 
     async def connect(self):
         # Strangers and anonymous visitors are refused before the handshake completes: they are
@@ -40,10 +66,33 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         if not owns:
             await self.close()
             return
+        limit = settings.WS_MAX_SOCKETS_PER_USER
+        if limit > 0 and open_sockets[user.pk] >= limit:
+            # Accepted only to say why: a refused handshake would look like a network error.
+            logger.warning("socket_refused user=%s too many sockets (%d)", user.pk, limit)
+            await self.accept()
+            await self.send_json(events.too_many_sockets(limit))
+            await self.close(code=CLOSE_TOO_MANY_SOCKETS)
+            return
+        open_sockets[user.pk] += 1  # no await since the check: no other connect in between
+        self.counted = True
         self.user, self.thread_id = user, thread_id
-        await self.channel_layer.group_add(events.group_name(thread_id), self.channel_name)
-        await self.accept()
-        await self.send_state()
+        self.control = TokenBucket(settings.WS_CONTROL_BURST, settings.WS_CONTROL_PER_SECOND)
+        try:
+            await self.channel_layer.group_add(events.group_name(thread_id), self.channel_name)
+            await self.channel_layer.group_add(events.user_group_name(user.pk), self.channel_name)
+            await self.accept()
+            await self.send_state()
+        except BaseException:  # no disconnect() follows a failed connect: give the place back
+            self.release_place()
+            raise
+
+    def release_place(self) -> None:
+        if self.counted:
+            self.counted = False
+            open_sockets[self.user.pk] -= 1
+            if open_sockets[self.user.pk] <= 0:
+                del open_sockets[self.user.pk]
 
     async def send_state(self):
         """`resume` for an answer in progress (another tab, this tab before a reload), then
@@ -55,14 +104,55 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json(events.ready(self.thread_id, streaming))
 
     async def disconnect(self, code):
+        self.release_place()
         if self.thread_id is not None:
             await self.channel_layer.group_discard(
                 events.group_name(self.thread_id), self.channel_name
             )
+            await self.channel_layer.group_discard(
+                events.user_group_name(self.user.pk), self.channel_name
+            )
+
+    def session_key(self) -> str | None:
+        session = self.scope.get("session")
+        return session.session_key if session is not None else None
+
+    async def still_signed_in(self, for_frame: bool = True) -> bool:
+        """Whether the session this socket was opened with still signs its user in; if not, the
+        socket is told and closed. With the database down, the frame is refused as any other
+        work would be, and the socket stays open (it is checked again on the next one)."""
+        if self.closing:
+            return False
+        try:
+            signed_in = await database_sync_to_async(still_signed_in)(
+                self.session_key(), self.user.pk
+            )
+        except turns.DATABASE_DOWN as exc:
+            logger.warning(
+                "session_not_checked user=%s database unavailable: %s",
+                self.user.pk, turns.reason(exc),
+            )
+            if for_frame:
+                await self.send_error("database_unavailable", turns.DATABASE_DOWN_MESSAGE)
+            return False
+        if signed_in:
+            return True
+        await self.close_signed_out()
+        return False
+
+    async def close_signed_out(self) -> None:
+        if self.closing:
+            return
+        self.closing = True
+        logger.info("socket_closed user=%s thread=%s signed out", self.user.pk, self.thread_id)
+        await self.send_json(events.signed_out())
+        await self.close(code=CLOSE_SIGNED_OUT)
 
     async def receive(self, text_data=None, bytes_data=None):
         # Parsing is done here, not by the JSON consumer, so bad input becomes an error event
         # instead of an exception that would drop the connection.
+        if self.closing:  # signed out: frames still in flight are ignored
+            return
         if text_data is None:
             await self.send_error("binary_not_supported", "Send JSON text frames only.")
             return
@@ -84,6 +174,13 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
 
     async def receive_json(self, content, **kwargs):
         kind = content["type"]
+        if kind in CONTROL_FRAMES:
+            retry_after = self.control.take()
+            if retry_after:
+                await self.send_json(events.control_rate_limited(retry_after))
+                return
+        if kind in CHECKED_FRAMES and not await self.still_signed_in():
+            return
         try:
             if kind == "ask":
                 await service.ask(
@@ -108,7 +205,20 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
 
     # Group messages published through chat.events.
     async def chat_event(self, message):
-        await self.send_json(message["event"])
+        if not self.closing:
+            await self.send_json(message["event"])
+
+    async def chat_account(self, message):
+        """The user's account changed (chat.signed_in): close if this session has ended."""
+        ended = message.get("ended_session")
+        if ended is not None:  # a log-out, of this session or another
+            if ended == fingerprint(self.session_key()):
+                await self.close_signed_out()
+            return
+        # A password change rotates the changer's own session just after saving: let it land,
+        # so the page this closes reloads with the new session cookie, not the old one.
+        await asyncio.sleep(ACCOUNT_CHECK_DELAY)
+        await self.still_signed_in(for_frame=False)
 
 
 class UnknownSocketConsumer(AsyncWebsocketConsumer):

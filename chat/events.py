@@ -31,6 +31,19 @@ def control_group_name(thread_id) -> str:
     return f"{group_name(thread_id)}.control"
 
 
+def user_group_name(user_id: int) -> str:
+    """Every socket of one user (chat.signed_in tells them to check their session again)."""
+    return f"user.{int(user_id)}"
+
+
+async def account_changed(user_id: int, ended_session: str | None = None) -> None:
+    """The user logged out of `ended_session` (chat.signed_in.fingerprint; its sockets close), or
+    changed password or was deactivated (each socket checks whether its session still signs the
+    user in)."""
+    message = {"type": "chat.account", "ended_session": ended_session}
+    await get_channel_layer().group_send(user_group_name(user_id), message)
+
+
 async def publish(thread_id, event: dict) -> None:
     """Send one event to every socket and stream watching the thread."""
     message = {"type": "chat.event", "event": event}
@@ -70,6 +83,29 @@ def pong() -> dict:
 def error(code: str, message: str, **extra: Any) -> dict:
     """A refusal or bad input (no `message_id`), or an interrupted answer."""
     return {"type": "error", "code": code, "message": message, **extra}
+
+
+def signed_out() -> dict:
+    """The last frame of a socket whose session ended (log-out, password change, deactivation)."""
+    return error("signed_out", "You are signed out; sign in again to go on with this chat.")
+
+
+def too_many_sockets(limit: int) -> dict:
+    """The only frame of a socket over the user's limit of open sockets."""
+    return error(
+        "too_many_sockets",
+        f"Too many chats are open at once (at most {limit}); close some tabs and reload.",
+        limit=limit,
+    )
+
+
+def control_rate_limited(retry_after: int) -> dict:
+    """A `sync`, `stop` or `ping` beyond the socket's allowance: not carried out."""
+    return error(
+        "rate_limited",
+        f"Too many messages on this connection; try again in {retry_after} s.",
+        retry_after=retry_after,
+    )
 
 
 def resume(message_id, user_message_id: str | None, question: str, query: str, analysis: dict,

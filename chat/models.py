@@ -87,6 +87,9 @@ class Message(models.Model):
     # [{index, start, end, text, cited, score}], spans into `content`. Shown underlined.
     unsupported = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
+    # The process writing the answer while it streams (chat.processes: host, pid, start time), so
+    # an answer whose process died is told at once from a live one; empty for other messages.
+    runner = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Bumped by every periodic save while streaming: a "streaming" row whose process died stops
     # being bumped, which is how a stale answer is told from a live one.

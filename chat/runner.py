@@ -74,6 +74,13 @@ class RunningAnswer:
         self.done = asyncio.Event()
         self.pending_saves: list[asyncio.Task] = []
         self.closing = False
+        self.stop_requested = False
+
+    def stop(self) -> None:
+        """End the answer as `stopped`, keeping what was written (a user's `stop`, a shutdown)."""
+        self.stop_requested = True
+        if self.generation:
+            self.generation.cancel()
 
     # Snapshot for a socket that joins mid-answer.
     def snapshot(self) -> dict:
@@ -89,6 +96,8 @@ class RunningAnswer:
             asyncio.create_task(self._save_periodically()),
         ]
         self.generation = asyncio.create_task(self._generate())
+        if self.stop_requested:  # stopped before it began
+            self.generation.cancel()
         try:
             final = await self.generation
         except asyncio.CancelledError:
@@ -290,12 +299,27 @@ class RunningAnswer:
                 message = await self.layer.receive(channel)
                 if message.get("message_id") not in (None, str(self.message_id)):
                     continue
-                if message["type"] == "chat.stop" and self.generation:
-                    self.generation.cancel()
+                if message["type"] == "chat.stop":
+                    self.stop()
                 elif message["type"] == "chat.sync" and message.get("reply_channel"):
                     await events.send_to(message["reply_channel"], self.snapshot())
         finally:
             await self.layer.group_discard(control, channel)
+
+
+async def stop_all(timeout: float) -> int:
+    """Stop every answer running in this process and wait (at most `timeout` seconds) until each
+    has saved its text as `stopped`; returns how many did not finish in time."""
+    answers = list(running.values())
+    for answer in answers:
+        answer.stop()
+    waits = [asyncio.create_task(answer.done.wait()) for answer in answers]
+    if not waits:
+        return 0
+    _, late = await asyncio.wait(waits, timeout=timeout)
+    for wait in late:
+        wait.cancel()
+    return len(late)
 
 
 def start(turn: NewTurn, asked_at: float) -> RunningAnswer:

@@ -77,6 +77,23 @@ async def request_snapshot(thread_id, reply_channel: str) -> dict | None:
     return snapshot
 
 
+# How long a shutting-down server waits for its answers' final saves (the supervisor,
+# `manage.py serve`, kills it after 15 s).
+SHUTDOWN_PATIENCE = 5.0
+
+
+async def stop_running_answers(timeout: float = SHUTDOWN_PATIENCE) -> None:
+    """At shutdown (see flatuniverse/asgi.py): end every answer this process is writing as
+    `stopped`, its text saved, so no thread is left "Writing…" by a server that went away."""
+    count = len(runner.running)
+    if not count:
+        return
+    logger.info("shutdown: stopping %d running answer(s)", count)
+    late = await runner.stop_all(timeout)
+    if late:  # their rows stay "streaming"; the next process sees this one is gone
+        logger.warning("shutdown: %d answer(s) not saved within %.0f s", late, timeout)
+
+
 async def wait_for_running_answers(timeout: float = 30.0) -> None:
     """Wait until every answer started in this process has finished (tests, shutdown)."""
     pending = [answer.done.wait() for answer in list(runner.running.values())]

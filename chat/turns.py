@@ -2,8 +2,10 @@
 each function in one transaction, run on chat.lanes).
 
 One answer in progress per thread is held by the database (a partial unique constraint on
-streaming messages). A streaming row nobody has saved for STALE_AFTER (its process died) is
-marked failed when someone next asks or stops, so a crash never locks a thread.
+streaming messages). A streaming row whose process is gone is marked failed when someone next
+asks, stops or opens the thread, so a crash never locks a thread: at once when the row's process
+ran on this host and has died (chat.processes), else once nobody has saved the row for
+STALE_AFTER (its heartbeat, chat.runner.HEARTBEAT_INTERVAL, stopped).
 """
 
 import math
@@ -17,15 +19,18 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from chat import events
+from chat import events, processes
 from chat.models import Ask, Message, Thread
 from chat.pipeline.rewrite import HISTORY_TURNS, Turn
 from chat.understanding.overrides import parse_filters
 from security import inputs
 from security.errors import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, reason  # noqa: F401 (used by callers)
 
-# A streaming row untouched this long belongs to a process that died.
+# A streaming row untouched this long belongs to a process that died (for a process on another
+# host; one on this host is checked directly). Well over the final save's patience with a
+# restarting database (chat.runner.FINAL_SAVE_PATIENCE).
 STALE_AFTER = timedelta(seconds=60)
+INTERRUPTED = "Interrupted: the server stopped while answering."
 RATE_WINDOW = timedelta(minutes=1)
 
 Status = Message.Status
@@ -89,11 +94,18 @@ class NewTurn:
 
 
 def fail_stale(thread_id, now=None) -> int:
-    """Mark failed the streaming answers of a thread that no process has saved for STALE_AFTER."""
+    """Mark failed the thread's streaming answer if its process is gone: known dead (it ran on
+    this host), or silent for STALE_AFTER."""
     now = now or timezone.now()
-    return Message.objects.filter(
-        thread_id=thread_id, status=Status.STREAMING, updated_at__lt=now - STALE_AFTER
-    ).update(status=Status.FAILED, error="Interrupted: the server stopped while answering.")
+    streaming = Message.objects.filter(thread_id=thread_id, status=Status.STREAMING)
+    dead = [
+        pk
+        for pk, runner, saved_at in streaming.values_list("pk", "runner", "updated_at")
+        if saved_at < now - STALE_AFTER or processes.is_gone(runner)
+    ]
+    if not dead:
+        return 0
+    return streaming.filter(pk__in=dead).update(status=Status.FAILED, error=INTERRUPTED)
 
 
 def _history(thread_id) -> list[Turn]:
@@ -150,7 +162,8 @@ def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
                     thread=thread, role=Role.USER, content=question, status=Status.COMPLETE
                 )
                 message = Message.objects.create(
-                    thread=thread, role=Role.ASSISTANT, status=Status.STREAMING
+                    thread=thread, role=Role.ASSISTANT, status=Status.STREAMING,
+                    runner=processes.this_process(),
                 )
         except IntegrityError:  # the partial unique constraint: another process got there first
             raise AskRefused("busy", "An answer is already being written in this chat.") from None

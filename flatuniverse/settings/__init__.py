@@ -357,6 +357,14 @@ TRUSTED_PROXIES = envlist(
     ["127.0.0.1", "::1"] if envbool("FLATUNIVERSE_PRODUCTION", False) else [],
 )
 
+# --- Chat sockets (chat/consumers.py, docs/WEBSOCKET.md) --------------------------------------------
+# Open thread sockets per user, counted per daphne process (each process allows this many).
+WS_MAX_SOCKETS_PER_USER = envint("WS_MAX_SOCKETS_PER_USER", 20)
+# `sync`, `stop` and `ping` frames per socket: a bucket of WS_CONTROL_BURST frames, refilled at
+# WS_CONTROL_PER_SECOND; frames beyond it get a `rate_limited` error and touch no database.
+WS_CONTROL_BURST = envint("WS_CONTROL_BURST", 10)
+WS_CONTROL_PER_SECOND = envfloat("WS_CONTROL_PER_SECOND", 1.0)
+
 # --- Logging: one structured line per event -----------------------------------------------------
 LOG_LEVEL = envstr("LOG_LEVEL", "INFO")
 LOGGING = {

@@ -498,9 +498,21 @@
       }
       onEvent(event);
     });
-    socket.addEventListener("close", () => {
+    socket.addEventListener("close", (closed) => {
       connected = false;
       updateControls();
+      // Signed out (4401): the page reloads, which shows the log-in page, or the thread again
+      // when the session was only renewed (a password change in another tab).
+      if (closed.code === 4401) {
+        location.reload();
+        return;
+      }
+      // Too many open chats (4429): the `error` before it said so; reconnecting would only be
+      // refused again.
+      if (closed.code === 4429) {
+        setStatus("Disconnected", "bad");
+        return;
+      }
       setStatus("Disconnected; reconnecting in " + Math.round(retryDelay / 1000) + " s…", "bad");
       setTimeout(connect, retryDelay);
       retryDelay = Math.min(retryDelay * 2, 10000);

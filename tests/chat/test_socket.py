@@ -8,6 +8,7 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from chat import service
+from chat.events import check as check_event
 from chat.models import Message, Thread
 from flatuniverse.asgi import application
 from tests.chat.conftest import session_cookie, slow_reply
@@ -336,3 +337,129 @@ async def test_stop_before_the_first_token_keeps_an_empty_stopped_answer(
     assert events[-1]["status"] == "stopped" and events[-1]["content"] == ""
     answer = await Message.objects.aget(thread=thread, role="assistant")
     assert answer.status == "stopped" and answer.content == "" and answer.sources
+
+
+async def test_shutdown_saves_the_running_answer_as_stopped_with_all_its_text(
+    catalogue, owner, thread, slow_openai
+):
+    slow_openai.default = slow_reply("word " * 200, tokens_per_second=40)
+    comm = await open_socket(thread, owner)
+    await comm.send_json_to({"type": "ask", "text": "video diffusion"})
+    text = ""
+    while len(text) < 30:  # a few tokens, well before the first periodic save
+        event = await comm.receive_json_from(timeout=TIMEOUT)
+        if event["type"] == "token":
+            text = text[: event["offset"]] + event["text"]
+    await service.stop_running_answers(timeout=TIMEOUT)
+    await comm.disconnect()
+    answer = await Message.objects.aget(thread=thread, role="assistant")
+    assert answer.status == "stopped"
+    assert len(answer.content) >= len(text.strip()) and answer.content.startswith(text.strip())
+
+
+# --- Who is on the other end: sessions that end, too many sockets, floods (issue #13) ----------
+async def open_with(thread, cookie: bytes):
+    comm = WebsocketCommunicator(
+        application, f"/ws/threads/{thread.pk}/",
+        headers=[(b"origin", b"http://testserver"), (b"cookie", cookie)],
+    )
+    connected, _ = await comm.connect(timeout=TIMEOUT)
+    assert connected
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["type"] == "ready"
+    return comm
+
+
+async def closed_signed_out(comm) -> None:
+    """The socket's last frame says why, then it closes with 4401."""
+    assert await comm.receive_json_from(timeout=TIMEOUT) == {
+        "type": "error", "code": "signed_out",
+        "message": "You are signed out; sign in again to go on with this chat.",
+    }
+    assert await comm.receive_output(timeout=TIMEOUT) == {"type": "websocket.close", "code": 4401}
+
+
+def logged_in_django_client(user):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def cookie_of(client) -> bytes:
+    from django.conf import settings as django_settings
+
+    name = django_settings.SESSION_COOKIE_NAME
+    return f"{name}={client.cookies[name].value}".encode()
+
+
+async def test_logging_out_closes_the_sockets_of_that_session_only(owner, thread):
+    this_tab = await sync_to_async(logged_in_django_client)(owner)
+    other_device = await sync_to_async(logged_in_django_client)(owner)
+    comm = await open_with(thread, cookie_of(this_tab))
+    elsewhere = await open_with(thread, cookie_of(other_device))
+    response = await sync_to_async(this_tab.post)("/accounts/logout/")
+    assert response.status_code == 302
+    await closed_signed_out(comm)
+    # The other device's session is still valid: its socket goes on.
+    await elsewhere.send_json_to({"type": "ping"})
+    assert await elsewhere.receive_json_from(timeout=TIMEOUT) == {"type": "pong"}
+    await elsewhere.disconnect()
+
+
+async def test_a_password_change_closes_the_sockets_of_other_sessions(owner, thread, password):
+    changer = await sync_to_async(logged_in_django_client)(owner)
+    comm = await open_socket(thread, owner)  # another session
+    response = await sync_to_async(changer.post)(
+        "/accounts/password_change/",
+        {"old_password": password, "new_password1": "N3w-passw0rd!x", "new_password2": "N3w-passw0rd!x"},
+    )
+    assert response.status_code == 302
+    await closed_signed_out(comm)
+
+
+async def test_deactivating_the_user_closes_their_sockets(owner, thread):
+    comm = await open_socket(thread, owner)
+    owner.is_active = False
+    await owner.asave()
+    await closed_signed_out(comm)
+
+
+async def test_an_ask_from_a_session_ended_without_notice_is_refused(owner, thread):
+    """A change the socket was not told about (a bulk update, another process without a shared
+    channel layer) is caught by the check before each ask."""
+    comm = await open_socket(thread, owner)
+    await type(owner).objects.filter(pk=owner.pk).aupdate(is_active=False)
+    await comm.send_json_to({"type": "ask", "text": "diffusion models"})
+    await closed_signed_out(comm)
+    assert not await Message.objects.filter(thread=thread).aexists()
+
+
+async def test_a_user_gets_at_most_their_share_of_sockets(owner, thread, settings):
+    settings.WS_MAX_SOCKETS_PER_USER = 2
+    first, second = await open_socket(thread, owner), await open_socket(thread, owner)
+    third = await communicator(thread, owner)
+    connected, _ = await third.connect(timeout=TIMEOUT)
+    assert connected, "accepted only to be told why"
+    refusal = await third.receive_json_from(timeout=TIMEOUT)
+    assert refusal["code"] == "too_many_sockets" and refusal["limit"] == 2
+    assert await third.receive_output(timeout=TIMEOUT) == {"type": "websocket.close", "code": 4429}
+    await first.disconnect()
+    again = await open_socket(thread, owner)  # a closed socket frees its place
+    await again.disconnect()
+    await second.disconnect()
+
+
+async def test_control_frames_beyond_the_allowance_are_refused(owner, thread, settings):
+    settings.WS_CONTROL_BURST = 3
+    settings.WS_CONTROL_PER_SECOND = 0.01
+    comm = await open_socket(thread, owner)
+    for _ in range(3):
+        await comm.send_json_to({"type": "sync"})
+        assert (await comm.receive_json_from(timeout=TIMEOUT))["type"] == "ready"
+    for kind in ("sync", "ping", "stop", "sync"):
+        await comm.send_json_to({"type": kind})
+        refusal = await comm.receive_json_from(timeout=TIMEOUT)
+        assert refusal["code"] == "rate_limited" and refusal["retry_after"] >= 1
+        check_event(refusal)
+    await comm.disconnect()

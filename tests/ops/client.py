@@ -75,7 +75,8 @@ class Tab:
         self.ready: dict | None = None
 
     @classmethod
-    async def open(cls, server_ws_url: str, thread_id, cookie: str, origin: str) -> "Tab":
+    async def open_raw(cls, server_ws_url: str, thread_id, cookie: str, origin: str) -> "Tab":
+        """A socket the server accepted, before anything it sends is read."""
         ws = await connect(
             f"{server_ws_url}/ws/threads/{thread_id}/",
             origin=origin,
@@ -83,7 +84,11 @@ class Tab:
             max_size=None,
             open_timeout=EVENT_TIMEOUT,
         )
-        tab = cls(ws)
+        return cls(ws)
+
+    @classmethod
+    async def open(cls, server_ws_url: str, thread_id, cookie: str, origin: str) -> "Tab":
+        tab = await cls.open_raw(server_ws_url, thread_id, cookie, origin)
         while tab.ready is None:
             event = await tab.next_event()
             if event["type"] == "ready":

@@ -148,18 +148,7 @@ class Command(BaseCommand):
                 self._report_first_ingest()
         finally:
             self.stdout.write("flatuniverse: stopping…")
-            for child in children.values():
-                _signal_group(child, signal.SIGTERM)
-            deadline = time.monotonic() + 15
-            for name, child in children.items():
-                try:
-                    child.wait(timeout=max(0.1, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    self.stderr.write(f"flatuniverse: {name} did not stop in time; killing it")
-            # Whatever is left in the groups (a worker mid-job, a child that ignored SIGTERM).
-            for child in children.values():
-                _signal_group(child, signal.SIGKILL)
-                child.wait()
+            stop_children(children, self.stderr.write)
             if settings.EMBEDDED_DATABASE:
                 # Killed processes never said goodbye to the embedded server; forget them so
                 # it stops when this last process exits.
@@ -172,6 +161,35 @@ def daphne_command(python: str, host: str, port: int) -> list[str]:
     anyone could pick the address in logs and throttles. The app reads the header itself, and
     only from TRUSTED_PROXIES (security/client.py)."""
     return [python, "-m", "daphne", "-b", host, "-p", str(port), "flatuniverse.asgi:application"]
+
+
+# How long the children get to stop before they are killed: daphne saves the answers it is
+# writing (at most chat.service.SHUTDOWN_PATIENCE), an idle job cluster stops in about 2 s.
+STOP_PATIENCE = 15
+
+
+def stop_children(children: dict[str, subprocess.Popen], warn, patience: float = STOP_PATIENCE):
+    """SIGTERM each child process, wait, then SIGKILL whatever is left in their groups.
+
+    Only the leader gets SIGTERM: qcluster stops its own processes in order (the pusher, then
+    each worker once its current job is done, then the monitor). Sent to its whole group, the
+    signal kills the sentinel and workers outright (their SIGTERM is left at the default) and the
+    leader then waits for them until it is killed: 15 s on every Ctrl-C. A job still running at
+    the deadline is killed; ingest and indexing jobs resume from their checkpoints next run.
+    """
+    for child in children.values():
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + patience
+    for name, child in children.items():
+        try:
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            warn(f"flatuniverse: {name} did not stop in time; killing it")
+    # Whatever is left in the groups (a worker mid-job, a child that ignored SIGTERM).
+    for child in children.values():
+        _signal_group(child, signal.SIGKILL)
+        child.wait()
 
 
 def _signal_group(child: subprocess.Popen, sig: int) -> None:
