@@ -44,12 +44,17 @@ def test_healthz_tells_anonymous_callers_status_and_booleans_only(anonymous, own
         response = caller.get("/healthz")
         body = response.json()
         assert response.status_code == 200, body
+        catalogue = body.pop("catalogue")
         assert body == {
             "status": "ok",
             "database": {"ok": True, "reachable": True, "vector": True, "migrated": True},
             "embedding": {"ready": True},
             "llm": {"ready": True},
+            "degraded": [],
         }
+        # The catalogue's counts and dates are public (/papers/ shows them to anyone).
+        assert set(catalogue) == {"papers", "newest_published", "indexed", "pending_index",
+                                  "indexing", "indexing_progress", "last_ingest"}
         assert "secret" not in response.content.decode()
 
 
