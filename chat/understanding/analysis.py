@@ -285,7 +285,9 @@ def remainder(text: str, spans: list[Span]) -> str:
     tokens.extend(text[position:].split())
     tokens = _drop_dangling(tokens)
     tokens = _trim_edges(tokens)
-    return _tidy(" ".join(t for t in tokens if t is not GAP))
+    rest = _tidy(" ".join(t for t in tokens if t is not GAP))
+    # Punctuation alone ("What has Ying Shan published?" leaves "?") is no topic.
+    return rest if any(c.isalnum() for c in rest) else ""
 
 
 def _merge(spans: list[Span]) -> list[Span]:

@@ -120,6 +120,22 @@ ET_AL_NAME = re.compile(
     r"(?<![\w-])(?P<name>(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]er|[Dd]en|[Dd]i|[Dd]a|[Ll]e)\s+)*"
     r"[A-Z][\w'’-]+)\s+et\.?\s+al\b\.?"
 )
+# "What has Ying Shan published?", "what did Yann LeCun write": the name between the verbs.
+PUBLISHED_WHAT = re.compile(
+    r"(?<![\w-])(?i:what|which\s+papers?)\s+(?i:has|have|did)\s+"
+    r"(?P<name>[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|van|von|der|de|la|le)){0,3})\s+"
+    r"(?:(?i:published|publish|written|write|authored|posted|put\s+out)\b|\x00)"
+)
+# "the papers of Lei Zhang", "works of Hinton": a capitalised name right after, ending the
+# phrase ("papers of the last year" or "surveys of Diffusion Models" are no authors).
+PAPERS_OF = re.compile(
+    r"(?<![\w-])(?i:papers?|works?|publications?|preprints?)\s+of\s+"
+    r"(?P<name>[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+){0,2})(?=\s*(?:[?.!,]|$|\s+(?:on|about|in|from|since|during|before|after)\b))"
+)
+_TOPIC_NOUN = re.compile(
+    r"(?i)\b(?:networks?|models?|learning|transformers?|systems?|methods?|algorithms?|"
+    r"theory|physics|vision|language|quantum|neural|deep|graphs?|data)\b"
+)
 POSSESSIVE = re.compile(
     r"(?<![\w-])(?P<name>[A-Z][\w'’-]*[a-z][\w'’-]*(?:\s+[A-Z][\w'’-]+){0,2})['’]s\s+"
     r"(?=(?:(?:latest|recent|newest|new|early|earlier|older|first|last|most\s+recent)\s+)?"
@@ -297,7 +313,10 @@ def find_authors(text: str) -> AuthorFind:
         start = m.start("by1") if m["noun"] else m.start()
         authors.extend(n for n in names if n not in authors)
         spans.append((start, end))
-    for pattern, key in ((POSSESSIVE, "s "), (ET_AL_NAME, "et")):
+    for pattern, key in (
+        (POSSESSIVE, "s "), (ET_AL_NAME, "et"), (PUBLISHED_WHAT, " ha"), (PUBLISHED_WHAT, " did"),
+        (PAPERS_OF, " of "),
+    ):
         if key not in lower:
             continue
         for m in pattern.finditer(text):
@@ -306,6 +325,8 @@ def find_authors(text: str) -> AuthorFind:
             name = " ".join(m["name"].split())
             if name.lower().split()[0] in NOT_NAMES | SENTENCE_STARTS:
                 continue
+            if pattern in (PAPERS_OF, PUBLISHED_WHAT) and (_technical([name]) or _TOPIC_NOUN.search(name)):
+                continue  # "papers of Generative Adversarial Networks": a topic in capitals
             if name not in authors:
                 authors.append(name)
             spans.append(m.span())

@@ -86,6 +86,14 @@ AUTHORS = [
     ("papers by hinton", ("hinton",), True),
     ("articles by perceived quality", (), True),
     ("LLMs by Christopher Manning", ("Christopher Manning",), True),
+    ("What has Ying Shan published?", ("Ying Shan",), True),
+    ("what did Yann LeCun write on energy models", ("Yann LeCun",), True),
+    ("list the papers of Lei Zhang", ("Lei Zhang",), True),
+    ("papers of the last year on GANs", (), True),
+    ("surveys of Diffusion Models", (), True),
+    ("a review of papers of Generative Adversarial Networks", (), True),
+    ("What has Quantum Computing published", (), True),
+    ("What has Ying Shan published since 2023?", ("Ying Shan",), True),
 ]
 
 
