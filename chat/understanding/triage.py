@@ -112,6 +112,18 @@ _CHATTY = frozenset(
 _UNSURE_MAX_WORDS = 3
 
 
+# Longest message read as two pleasantries in a row.
+_PAIR_MAX_WORDS = 8
+
+
+def _small_talk(text: str) -> str | None:
+    """The reason when `text` is one small-talk form (not a meta question), else None."""
+    for pattern, kind, reason in _FORMS:
+        if kind == SMALLTALK and pattern.fullmatch(text):
+            return reason
+    return None
+
+
 def _normalise(text: str) -> str:
     text = text.replace("’", "'").lower()
     return " ".join(_NOISE.sub(" ", text).split())
@@ -137,6 +149,13 @@ def triage(question: str, history: Sequence = ()) -> Triage:
         for pattern, kind, reason in _FORMS:
             if pattern.fullmatch(candidate):
                 return Triage(kind, reason)
+    # Two pleasantries in a row: "thanks, that was helpful", "great, bye".
+    parts = stripped.split()
+    if len(parts) <= _PAIR_MAX_WORDS:
+        for cut in range(1, len(parts)):
+            first = _small_talk(" ".join(parts[:cut]))
+            if first and _small_talk(" ".join(parts[cut:])):
+                return Triage(SMALLTALK, first)
     words = _words(question)
     if len(words) <= _UNSURE_MAX_WORDS and words and all(w in _CHATTY for w in words[:1]):
         # Starts like chat, is short, and is not one of the forms: a model may decide.

@@ -11,7 +11,7 @@ from chat.understanding.triage import META, RESEARCH, SMALLTALK, triage
 SMALL = [
     "hi", "Hi!", "hello", "Hello there", "hey", "hey!!", "hiya", "good morning", "Good evening!",
     "yo", "hi there, how are you?", "how are you?", "hello flatuniverse", "thanks!", "Thanks",
-    "thank you", "Thank you so much!", "thx", "ty", "cheers", "great, thanks", "ok thanks",
+    "thank you", "Thank you so much!", "thx", "ty", "cheers", "great, thanks", "thanks, that was helpful", "ok great, bye", "ok thanks",
     "perfect", "awesome!", "got it", "that helps", "bye", "goodbye!", "see you later",
     "👋 hi", "hi 🙂", "ok", "okay.", "cool",
 ]  # fmt: skip
@@ -26,7 +26,7 @@ RESEARCH_CASES = [
     "hi-c chromatin", "HI absorption lines", "GANs", "BERT", "diffusion", "hello world programs",
     "Hi-C contact maps", "HI 21cm emission in dwarf galaxies", "papers on diffusion language models",
     "which of these use transformers?", "compare DPO and RLHF", "recipes for sourdough bread",
-    "thanks to attention, do transformers scale?", "help me find papers on RLHF",
+    "thanks to attention, do transformers scale?", "thanks, now papers on GANs", "help me find papers on RLHF",
     "what can you tell me about protein folding?", "who are the main authors on graph neural networks?",
     "what is RLHF?", "good representations for molecules", "cool atoms in optical lattices",
     "great attractor dark flow", "ok so what about LoRA", "hey what's new in quantum error correction",
