@@ -98,7 +98,9 @@ STOPWORDS = frozenset(
     month months week weeks today tell explain find list summarize summarise summary give know
     known regarding published publish say says said anything something thing things way ways
     like many well may might must need needs get gets make makes made advance advances
-    advancement advancements progress development developments trend trends""".split()
+    advancement advancements progress development developments trend trends main key major
+    important approach approaches method methods technique techniques idea ideas different
+    various common kind kinds type types overview""".split()
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
 
