@@ -169,7 +169,9 @@ async def answer_events(
 
     if reference.kind == SOURCES and history:
         # "which of these…", "the second one": the previous answer's papers, no new search.
-        papers = await previous_papers(reference, history[-reference.back].sources, now)
+        papers = await previous_papers(
+            reference, history[-reference.back].sources, now, question
+        )
         understood = analyse(reference.rest or question, now)
         analysis = understood.to_dict()
         analysis.update(_followup_fields(reference), triage=verdict.kind)

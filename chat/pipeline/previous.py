@@ -83,11 +83,21 @@ def _hit(row: tuple, score: float) -> SearchHit:
     )  # fmt: skip
 
 
+# A question that picks some of the papers ("which of these…", "do any of them…", "only those
+# with…"); others ("what do these have in common?", "summarize them") read all of them.
+_SELECTS = re.compile(
+    r"\b(?:which|what)\s+(?:of|ones?)\b|\bany\s+of\b|\bdo\s+any\b|\bonly\b|\bamong\b"
+    r"|\b(?:those|ones|papers)\s+(?:that|which|with|about|on)\b|\bis\s+there\s+one\b",
+    re.IGNORECASE,
+)
+
+
 async def previous_papers(
-    reference: Reference, sources: Sequence[dict], now: datetime
+    reference: Reference, sources: Sequence[dict], now: datetime, question: str = ""
 ) -> PreviousPapers:
     """The previous answer's papers that `reference` points at (see the module docstring); a
-    time window in the rest of the question ("which of these are from 2024?") filters too."""
+    time window in the rest of the question ("which of these are from 2024?") filters too.
+    Given the `question`, only one that picks papers filters them by its words."""
     asked = [s for s in sources if int(s.get("number", 0)) in reference.numbers]
     rows = await sync_to_async(_read)([int(s["paper_id"]) for s in asked])
     asked = [s for s in asked if int(s["paper_id"]) in rows]  # hidden since: left out
@@ -100,7 +110,8 @@ async def previous_papers(
             if (window.start is None or rows[int(s["paper_id"])][4] >= window.start)
             and (window.end is None or rows[int(s["paper_id"])][4] <= window.end)
         ]  # fmt: skip
-    if words and len(kept) > 1:
+    selects = not question or bool(_SELECTS.search(question))
+    if words and len(kept) > 1 and selects:
         similar, model = await sync_to_async(_similarities)(
             [int(s["paper_id"]) for s in kept], " ".join(words)
         )

@@ -48,7 +48,9 @@ async def cards_for(*arxiv_ids):
 @pytest.mark.parametrize("greeting", ["hi", "thanks!", "what can you do?", "who are you?"])
 async def test_small_talk_gets_a_direct_reply_without_retrieval(catalogue, greeting):
     events, by = await run(greeting)
-    assert [e["type"] for e in events] == ["analysis", "sources", "token", "done"]
+    # Understood, then answered: no "searching" stage, no papers.
+    assert [e["type"] for e in events] == ["stage", "analysis", "sources", "token", "done"]
+    assert [e["stage"] for e in by["stage"]] == ["understanding"]
     analysis = by["analysis"][0]["analysis"]
     assert analysis["triage"] in ("smalltalk", "meta") and analysis["standalone"] is True
     assert by["sources"][0]["sources"] == []
@@ -99,6 +101,18 @@ async def test_which_of_these_filters_the_previous_sources(catalogue):
     assert kept == ["2405.00002", "1706.00004"]  # the two that mention transformers, in order
     assert [c["number"] for c in by["sources"][0]["sources"]] == [1, 2]
     assert by["done"][0]["citations"]
+
+
+async def test_what_these_have_in_common_reads_all_of_them(catalogue):
+    previous = Turn(
+        question="diffusion and attention papers",
+        query="diffusion and attention papers",
+        sources=await cards_for("2301.00001", "2405.00002", "2510.00003", "1706.00004"),
+    )
+    _, by = await run("what do these papers have in common?", [previous])
+    assert by["analysis"][0]["analysis"]["followup_of"] == [1, 2, 3, 4]
+    kept = [card["arxiv_id"] for card in by["sources"][0]["sources"]]
+    assert kept == ["2301.00001", "2405.00002", "2510.00003", "1706.00004"]  # none filtered out
 
 
 async def test_the_second_one_reads_that_paper(catalogue):
