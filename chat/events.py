@@ -259,12 +259,11 @@ def check(event: dict) -> None:
     if kind == "error" and "message_id" in event:  # an error that ends an answer
         _check_fields(event, {"type": str, **required, **_ANSWER_END}, optional, kind)
     for card in event.get("sources", ()):
-        _check_fields(card, SOURCE_CARD, {}, f"{kind}.sources[]")
+        _check_fields(card, SOURCE_CARD, SOURCE_CARD_OPTIONAL, f"{kind}.sources[]")
     if "filters" in event:
         _check_fields(event["filters"], FILTERS, {}, f"{kind}.filters")
     for chip in event.get("chips", ()):
         _check_fields(chip, CHIP, {}, f"{kind}.chips[]")
-        _check_fields(card, SOURCE_CARD, SOURCE_CARD_OPTIONAL, f"{kind}.sources[]")
 
 
 def _check_fields(value: dict, required: dict, optional: dict, where: str) -> None:

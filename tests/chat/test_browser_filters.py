@@ -72,7 +72,7 @@ def test_stages_show_then_an_edited_chip_reasks_with_the_new_filters(
             form.locator('input[name="categories"]').fill("cs.CV")
             form.locator("button[type=submit]").click()
             page.wait_for_function(
-                "document.querySelectorAll('.msg-assistant[data-status=complete]').length == 2"
+                "() => document.querySelectorAll('.msg-assistant[data-status=complete]').length == 2"
             )
             second = page.locator(".msg-assistant").nth(1)
             assert page.locator(".msg-user .bubble").nth(1).inner_text() == QUESTION
@@ -88,7 +88,7 @@ def test_stages_show_then_an_edited_chip_reasks_with_the_new_filters(
             # Remove the category chip: asked again without it, the window kept.
             second.locator(".chip-category .chip-remove").click()
             page.wait_for_function(
-                "document.querySelectorAll('.msg-assistant[data-status=complete]').length == 3"
+                "() => document.querySelectorAll('.msg-assistant[data-status=complete]').length == 3"
             )
             third = page.locator(".msg-assistant").nth(2)
             assert third.locator(".chip-category").count() == 0

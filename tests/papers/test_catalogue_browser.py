@@ -45,7 +45,7 @@ def test_home_shows_coverage_and_live_indexing_progress(chromium, settings, monk
             run.progress = {"done": 4, "total": 5, "per_second": 0.05}
             run.save()
             page.wait_for_function(
-                "document.querySelector('#catalogue [data-role=indexing]').textContent"
+                "() => document.querySelector('#catalogue [data-role=indexing]').textContent"
                 ".includes('Indexing 4 of 5 papers')"
             )
             # It finishes (here: this process indexes, the worker lets go of its lock).
@@ -54,7 +54,7 @@ def test_home_shows_coverage_and_live_indexing_progress(chromium, settings, monk
             worker.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEYS["indexing"]])
             run_indexing()
             page.wait_for_function(
-                "document.querySelector('#catalogue [data-role=indexing]').textContent"
+                "() => document.querySelector('#catalogue [data-role=indexing]').textContent"
                 " === 'All 5 papers are indexed.'"
             )
     finally:
