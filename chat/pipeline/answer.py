@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -125,6 +125,35 @@ async def _direct(query: str, analysis: dict, window: str, text: str, timings: d
     timings["total_ms"] = _ms(started)
     usage = {"prompt_tokens": 0, "completion_tokens": 0, "estimated": False}
     yield events.outcome("done", text, [], [], usage, "flatuniverse", "template", timings, **extra)
+
+
+# "The latest on X" reads the catalogue's newest months first: recency weighting alone reorders
+# the candidates relevance found, and the newest papers on X may not be among them.
+LATEST_DAYS = 180
+LATEST_SCORE_SHARE = 0.6  # of the recent window's best score, to count as on the topic
+
+
+async def _newest_first(understood, hits: list, now: datetime) -> list:
+    """The relevant papers of the catalogue's last LATEST_DAYS, newest first, then `hits`."""
+    coverage = await sync_to_async(catalogue_coverage)()
+    if coverage.last is None or understood.authors or understood.categories or understood.arxiv_id:
+        return hits
+    start = coverage.last - timedelta(days=LATEST_DAYS)
+    try:
+        recent = await search(
+            understood.query or understood.original, k=settings.CHAT_SOURCES, now=now,
+            overrides={"start": start.isoformat()},
+        )
+    except SearchError:
+        return hits
+    if recent.nothing_relevant or not recent.hits:
+        return hits
+    # Only what scores near the best of the recent window: a thin topic's tail is padding.
+    floor = LATEST_SCORE_SHARE * recent.hits[0].score
+    fresh = sorted((h for h in recent.hits if h.score >= floor), key=lambda h: h.published,
+                   reverse=True)
+    seen = {h.paper_id for h in fresh}
+    return (fresh + [h for h in hits if h.paper_id not in seen])[: max(len(hits), len(fresh))]
 
 
 async def _both_sides(subjects, understood, hits: list, now: datetime) -> list:
@@ -249,6 +278,8 @@ async def answer_events(
         hits = response.hits if k else intents.newest_first(
             first_reading, response.hits, settings.CHAT_SOURCES
         )
+        if not k and first_reading.latest and not (understood.start or understood.end):
+            hits = await _newest_first(understood, hits, now)
         if not k and first_reading.kind == intents.COMPARE and len(first_reading.subjects) == 2:
             hits = await _both_sides(first_reading.subjects, understood, hits, now)
         # The extractive backend matches sentences against the question's words: give it the
