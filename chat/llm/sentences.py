@@ -99,8 +99,7 @@ STOPWORDS = frozenset(
     known regarding published publish say says said anything something thing things way ways
     like many well may might must need needs get gets make makes made advance advances
     advancement advancements progress development developments trend trends main key major
-    important approach approaches method methods technique techniques idea ideas different
-    various common kind kinds type types overview""".split()
+    important idea ideas different various common kind kinds type types overview""".split()
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
 
