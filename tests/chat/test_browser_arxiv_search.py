@@ -82,6 +82,18 @@ def test_nothing_then_search_arxiv_then_an_answer_from_it(
         assert first.locator("button.search-arxiv").inner_text() == "Search arXiv for this"
         assert live_arxiv.requests == []
 
+        # arXiv down: the answer says why, and the button can be tried again.
+        live_arxiv.fail_next(times=2, status=503)  # the first try and its one retry
+        first.locator("button.search-arxiv").click()
+        page.wait_for_function(
+            "() => document.querySelector('.arxiv-step').classList.contains('error-note')"
+        )
+        reason = first.locator(".arxiv-step").inner_text()
+        assert "arXiv" in reason and "try again later" not in reason, reason  # the server's own
+        assert first.locator("button.search-arxiv").is_enabled()
+        assert page.locator(".msg-assistant").count() == 1
+        failed = len(live_arxiv.requests)
+
         first.locator("button.search-arxiv").click()
         page.wait_for_function(
             "() => document.querySelectorAll('.msg-assistant[data-status=complete]').length == 2"
@@ -89,7 +101,7 @@ def test_nothing_then_search_arxiv_then_an_answer_from_it(
         assert first.locator(".arxiv-step").inner_text() == (
             "Imported 10 papers from arXiv; asking again…"
         )
-        assert len(live_arxiv.requests) == 1
+        assert len(live_arxiv.requests) == failed + 1
         second = page.locator(".msg-assistant").nth(1)
         # The same question asked again in the thread, now answered from the imported papers.
         assert page.locator(".msg-user .bubble").all_inner_texts() == [QUESTION, QUESTION]
