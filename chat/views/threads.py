@@ -124,6 +124,8 @@ def thread_page(request, pk):
             "threads": Thread.objects.owned_by(request.user).order_by("-updated_at")[:30],
             "pending_question": pending_question,
             "max_chars": settings.CHAT_MAX_QUESTION_CHARS,
+            # "Search arXiv for this" under answers the catalogue had nothing for.
+            "arxiv_search": settings.ARXIV_LIVE_SEARCHES_PER_HOUR > 0,
             "streaming": thread.messages.filter(status=Message.Status.STREAMING).exists(),
         },
     )

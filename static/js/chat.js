@@ -252,6 +252,7 @@
       note.setAttribute("role", "alert");
       box.after(note);
     }
+    if (event.nothing_relevant && chat.dataset.arxivSearch) offerArxivSearch(state.el);
     renderFollowups(state, event.followups || []);
     if (event.backend) {
       const foot = el("div", "muted small msg-foot", event.backend +
@@ -278,6 +279,57 @@
       box.appendChild(button);
     }
     state.el.appendChild(box);
+  }
+
+  // --- Nothing in the catalogue on the question: search arXiv itself, then ask again -------------
+  // (POST /api/search/arxiv/ imports and indexes what it finds; templates/chat/_message.html
+  // renders the same button for saved answers.)
+  function offerArxivSearch(article) {
+    const box = el("div", "arxiv-search");
+    const button = el("button", "secondary small search-arxiv", "Search arXiv for this");
+    button.type = "button";
+    box.appendChild(button);
+    box.appendChild(document.createTextNode(" "));
+    const step = el("span", "muted small arxiv-step");
+    step.setAttribute("role", "status");
+    box.appendChild(step);
+    article.querySelector(".answer").after(box);
+  }
+
+  function csrfToken() {
+    const field = document.querySelector("input[name=csrfmiddlewaretoken]");
+    if (field) return field.value;
+    const cookie = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return cookie ? decodeURIComponent(cookie[1]) : "";
+  }
+
+  async function searchArxiv(article, button) {
+    const step = article.querySelector(".arxiv-step");
+    const question = article.dataset.question || "";
+    button.disabled = true;
+    step.classList.remove("error-note");
+    step.textContent = "Searching arXiv…";
+    let response, body;
+    try {
+      response = await fetch("/api/search/arxiv/", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+        body: JSON.stringify({ q: question }),
+      });
+      body = await response.json();
+    } catch (e) {
+      body = {};
+    }
+    if (!response || !response.ok) {
+      // 429 (this hour's searches used), 502 (arXiv unreachable), 400 (nothing to search for).
+      step.textContent = (body.error && body.error.message) || "The arXiv search failed; try again later.";
+      step.classList.add("error-note");
+      button.disabled = false;
+      return;
+    }
+    step.textContent = "Imported " + body.new + " papers from arXiv; asking again…";
+    ask(question);
   }
 
   // --- Progress while answering (`stage` events: understanding, searching, reading, writing) -----
@@ -565,6 +617,8 @@
     if (remove) reaskWithout(remove.closest(".msg-assistant"), remove.closest(".chip"));
     const editButton = e.target.closest(".chip-edit");
     if (editButton) toggleFilterForm(editButton.closest(".msg-assistant"));
+    const arxiv = e.target.closest(".search-arxiv");
+    if (arxiv && !arxiv.disabled) searchArxiv(arxiv.closest(".msg-assistant"), arxiv);
   });
 
   setInterval(() => {

@@ -155,3 +155,21 @@ def test_saved_answer_shows_every_filter_it_used_as_chips(owner_client, owner):
     # The filter set as JSON in an attribute (escaped), and the question to re-ask.
     assert "data-filters=\"{&quot;start&quot;: &quot;2023-01-01&quot;" in chips
     assert 'data-question="papers like 2309.00267 by &lt;b&gt;Gao&lt;/b&gt;"' in html
+
+
+def test_search_arxiv_offered_under_nothing_answers_only_when_live_search_is_on(
+    owner_client, owner, settings
+):
+    thread = Thread.objects.create(owner=owner, title="Bread")
+    Message.objects.create(thread=thread, role="user", content="sourdough bread")
+    nothing = {"nothing_relevant": True, "total_ms": 12}
+    Message.objects.create(thread=thread, role="assistant", content="Nothing.", timings=nothing)
+    Message.objects.create(thread=thread, role="user", content="diffusion")
+    Message.objects.create(thread=thread, role="assistant", content="Found.", timings={})
+
+    html = owner_client.get(f"/chat/{thread.pk}/").content.decode()
+    assert html.count("Search arXiv for this") == 1 and 'data-arxiv-search="on"' in html
+
+    settings.ARXIV_LIVE_SEARCHES_PER_HOUR = 0
+    html = owner_client.get(f"/chat/{thread.pk}/").content.decode()
+    assert "Search arXiv for this" not in html and 'data-arxiv-search=""' in html
