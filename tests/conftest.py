@@ -81,3 +81,21 @@ def client_factory(db):
         return c
 
     return make
+
+
+@pytest.fixture
+def live_arxiv_replay(shared_data, settings):
+    """The arXiv API replayed over HTTP for live searches: a query on "testing" answers with the
+    recorded feed `q_testing` (10 papers); two live searches an hour; the hashing embedder."""
+    from tests.fakes.arxiv_replay import ReplayArxiv
+
+    replay = ReplayArxiv(data_dir=shared_data / "arxiv-api", queries={r"abs:testing": "q_testing"})
+    replay.start()
+    settings.ARXIV_API_URL = replay.url
+    settings.ARXIV_DELAY_SECONDS = 0
+    settings.ARXIV_MAX_RETRIES = 1
+    settings.ARXIV_LIVE_RESULTS = 10
+    settings.ARXIV_LIVE_SEARCHES_PER_HOUR = 2
+    settings.EMBEDDING_BACKEND = "hashing"
+    yield replay
+    replay.stop()

@@ -7,24 +7,15 @@ import pytest
 from chat.models import Thread
 from papers.models import Paper
 from tests.api.test_ask import ask
-from tests.fakes.arxiv_replay import ReplayArxiv
 
 QUESTION = "software testing techniques"
 
 
 @pytest.fixture
-def live_arxiv(shared_data, settings):
-    replay = ReplayArxiv(data_dir=shared_data / "arxiv-api", queries={r"abs:testing": "q_testing"})
-    replay.start()
-    settings.ARXIV_API_URL = replay.url
-    settings.ARXIV_DELAY_SECONDS = 0
-    settings.ARXIV_MAX_RETRIES = 1
-    settings.ARXIV_LIVE_RESULTS = 10
+def live_arxiv(live_arxiv_replay, settings):
     settings.ARXIV_LIVE_SEARCHES_PER_HOUR = 1
-    settings.EMBEDDING_BACKEND = "hashing"
     settings.LLM_BACKEND = "extractive"
-    yield replay
-    replay.stop()
+    return live_arxiv_replay
 
 
 @pytest.mark.django_db(transaction=True)

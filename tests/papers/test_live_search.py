@@ -12,7 +12,6 @@ from django.utils import timezone
 from papers.ingest.arxiv_client import _SHARED_LAST_REQUEST, PoliteClient
 from papers.ingest.live_search import InvalidLiveQuery, live_search, validate_query
 from papers.models import IngestRun, Paper
-from tests.fakes.arxiv_replay import ReplayArxiv
 
 pytestmark = pytest.mark.django_db
 
@@ -20,17 +19,8 @@ QUERY = "(ti:software OR abs:software) AND (ti:testing OR abs:testing)"
 
 
 @pytest.fixture
-def live_arxiv(shared_data, settings):
-    replay = ReplayArxiv(data_dir=shared_data / "arxiv-api", queries={r"abs:testing": "q_testing"})
-    replay.start()
-    settings.ARXIV_API_URL = replay.url
-    settings.ARXIV_DELAY_SECONDS = 0
-    settings.ARXIV_MAX_RETRIES = 1
-    settings.ARXIV_LIVE_RESULTS = 10
-    settings.ARXIV_LIVE_SEARCHES_PER_HOUR = 2
-    settings.EMBEDDING_BACKEND = "hashing"
-    yield replay
-    replay.stop()
+def live_arxiv(live_arxiv_replay):
+    return live_arxiv_replay
 
 
 def test_live_search_imports_marks_and_indexes_what_it_finds(live_arxiv, owner):
