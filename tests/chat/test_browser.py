@@ -48,6 +48,18 @@ def chromium():
         browser.close()
 
 
+def open_chat_as(chromium, server, username: str, password: str, timeout_ms: int = 30_000):
+    """A new page, signed in through the log-in form, on the chat's start page."""
+    page = chromium.new_page(viewport={"width": 1200, "height": 1000})
+    page.set_default_timeout(timeout_ms)
+    page.goto(server.url + "/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("form button[type=submit]")
+    page.goto(server.url + "/chat/")
+    return page
+
+
 def test_sign_up_ask_stream_reload(catalogue, chromium, password):
     with FakeOpenAI() as fake:
         fake.default = Reply(model_reply, tokens_per_second=30)

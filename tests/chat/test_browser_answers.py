@@ -13,7 +13,7 @@ from papers.indexing.lexical import index_missing
 from papers.indexing.vectors import embed_missing
 from papers.ingest.upsert import upsert_papers
 from papers.models import Paper
-from tests.chat.test_browser import ARTIFACTS, chromium  # noqa: F401 (the fixture)
+from tests.chat.test_browser import ARTIFACTS, chromium, open_chat_as  # noqa: F401 (the fixture)
 from tests.fakes import SHARED_DATA
 from tests.live_server import LiveServer
 
@@ -58,13 +58,7 @@ def test_list_then_which_of_these_then_hi(slice_catalogue, owner, password, chro
         "LLM_FALLBACK": "extractive",
     }
     with LiveServer(env=env) as server:
-        page = chromium.new_page(viewport={"width": 1200, "height": 1000})
-        page.set_default_timeout(30_000)
-        page.goto(server.url + "/accounts/login/")
-        page.fill("#id_username", owner.username)
-        page.fill("#id_password", password)
-        page.click("form button[type=submit]")
-        page.goto(server.url + "/chat/")
+        page = open_chat_as(chromium, server, owner.username, password, 30_000)
 
         def ask(text: str, nth: int):
             page.fill("#question" if nth else "#new-chat-text", text)

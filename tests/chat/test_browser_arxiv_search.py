@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.chat.test_browser import chromium  # noqa: F401 (the fixture)
+from tests.chat.test_browser import chromium, open_chat_as  # noqa: F401 (the fixture)
 from tests.chat.test_browser_answers import (  # noqa: F401 (slice_catalogue: the fixture)
     arxiv_ids,
     cited_numbers,
@@ -58,13 +58,7 @@ def test_nothing_then_search_arxiv_then_an_answer_from_it(
         "ARXIV_LIVE_RESULTS": "10",
     }
     with LiveServer(env=env) as server:
-        page = chromium.new_page(viewport={"width": 1200, "height": 1000})
-        page.set_default_timeout(60_000)
-        page.goto(server.url + "/accounts/login/")
-        page.fill("#id_username", owner.username)
-        page.fill("#id_password", password)
-        page.click("form button[type=submit]")
-        page.goto(server.url + "/chat/")
+        page = open_chat_as(chromium, server, owner.username, password, 60_000)
         page.fill("#new-chat-text", QUESTION)
         page.keyboard.press("Enter")
         page.wait_for_function(
