@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -34,6 +34,7 @@ from chat.pipeline.rewrite import Turn, model_may_rewrite, understand_followup
 from chat.pipeline.seed import seed_card
 from chat.pipeline.support import unsupported
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
+from chat.retrieval.shaped import shape_hits
 from chat.understanding import intent as intents
 from chat.understanding.analysis import analyse
 from chat.understanding.reference import SOURCES, STANDALONE
@@ -125,58 +126,6 @@ async def _direct(query: str, analysis: dict, window: str, text: str, timings: d
     timings["total_ms"] = _ms(started)
     usage = {"prompt_tokens": 0, "completion_tokens": 0, "estimated": False}
     yield events.outcome("done", text, [], [], usage, "flatuniverse", "template", timings, **extra)
-
-
-# "The latest on X" reads the catalogue's newest months first: recency weighting alone reorders
-# the candidates relevance found, and the newest papers on X may not be among them.
-LATEST_DAYS = 180
-LATEST_SCORE_SHARE = 0.6  # of the recent window's best score, to count as on the topic
-
-
-async def _newest_first(understood, hits: list, now: datetime) -> list:
-    """The relevant papers of the catalogue's last LATEST_DAYS, newest first, then `hits`."""
-    coverage = await sync_to_async(catalogue_coverage)()
-    if coverage.last is None or understood.authors or understood.categories or understood.arxiv_id:
-        return hits
-    start = coverage.last - timedelta(days=LATEST_DAYS)
-    try:
-        recent = await search(
-            understood.query or understood.original, k=settings.CHAT_SOURCES, now=now,
-            overrides={"start": start.isoformat()},
-        )
-    except SearchError:
-        return hits
-    if recent.nothing_relevant or not recent.hits:
-        return hits
-    # Only what scores near the best of the recent window: a thin topic's tail is padding.
-    floor = LATEST_SCORE_SHARE * recent.hits[0].score
-    fresh = sorted((h for h in recent.hits if h.score >= floor), key=lambda h: h.published,
-                   reverse=True)
-    seen = {h.paper_id for h in fresh}
-    return (fresh + [h for h in hits if h.paper_id not in seen])[: max(len(hits), len(fresh))]
-
-
-async def _both_sides(subjects, understood, hits: list, now: datetime) -> list:
-    """"A vs B": papers on each side, taken in turn, then the joint search's. One search for
-    both finds mostly whichever side the catalogue holds more of ("LoRA compared with prompt
-    tuning" found no prompt-tuning paper)."""
-    window = {"start": understood.start, "end": understood.end}
-    per_side = max(2, settings.CHAT_SOURCES // 2)
-    sides = []
-    for subject in subjects:
-        try:
-            found = await search(subject, k=per_side, now=now, overrides=window)
-        except SearchError:
-            return hits
-        # A side the catalogue knows nothing about adds nothing (the gate's own test).
-        sides.append([] if found.nothing_relevant else found.hits)
-    merged, seen = [], set()
-    for hit in [h for pair in zip(*sides, strict=False) for h in pair] + [
-        h for side in sides for h in side] + hits:
-        if hit.paper_id not in seen:
-            seen.add(hit.paper_id)
-            merged.append(hit)
-    return merged[: settings.CHAT_SOURCES]
 
 
 async def answer_events(
@@ -275,13 +224,13 @@ async def answer_events(
                                        nothing_relevant=True):
                 yield event
             return
-        hits = response.hits if k else intents.newest_first(
-            first_reading, response.hits, settings.CHAT_SOURCES
-        )
-        if not k and first_reading.latest and not (understood.start or understood.end):
-            hits = await _newest_first(understood, hits, now)
-        if not k and first_reading.kind == intents.COMPARE and len(first_reading.subjects) == 2:
-            hits = await _both_sides(first_reading.subjects, understood, hits, now)
+        hits = response.hits
+        if not k:  # (a caller's own k asks for the plain search)
+            # Only "latest" questions need the catalogue's newest date (cached, but a query cold).
+            newest = (
+                (await sync_to_async(catalogue_coverage)()).last if first_reading.latest else None
+            )
+            hits = await shape_hits(first_reading, understood, hits, now, newest)
         # The extractive backend matches sentences against the question's words: give it the
         # topic (the date phrase and filters cut out), or "since 2025" would count as unanswered
         # words. Model backends read the whole question from `messages`.

@@ -209,14 +209,6 @@ def classify(question: str, analysis: Any = None, today: date | None = None) -> 
     return Intent(OVERVIEW, latest)
 
 
-def newest_first(intent: Intent, hits: list, default: int) -> list:
-    """For "latest papers on X": the `default` newest of the (twice as many) most relevant hits,
-    newest first; other intents keep the relevance order."""
-    if intent.kind != LIST or not intent.latest or intent.by_filter:
-        return hits
-    return sorted(hits, key=lambda hit: hit.published, reverse=True)[:default]
-
-
 def sources_wanted(intent: Intent, default: int) -> int:
     """How many sources to retrieve for this intent: a timeline needs papers in several periods,
     a list chosen by author or category shows more of what the filter found."""

@@ -63,13 +63,7 @@ def open_chat_as(chromium, server, username: str, password: str, timeout_ms: int
 def test_sign_up_ask_stream_reload(catalogue, chromium, password):
     with FakeOpenAI() as fake:
         fake.default = Reply(model_reply, tokens_per_second=30)
-        env = {
-            "EMBEDDING_BACKEND": "hashing",
-            "LLM_BACKEND": "openai",
-            "OPENAI_API_KEY": "test-key",
-            "OPENAI_BASE_URL": fake.base_url,
-            "LLM_MODEL": "fake-gpt",
-        }
+        env = fake.server_env()
         with LiveServer(env=env) as server:
             page = chromium.new_page(viewport={"width": 1200, "height": 900})
             dialogs = []

@@ -31,13 +31,7 @@ def test_stages_show_then_an_edited_chip_reasks_with_the_new_filters(
     with FakeOpenAI() as fake:
         # Two seconds before the first word: the page must say what it is doing meanwhile.
         fake.default = Reply(model_reply, tokens_per_second=40, first_token_delay=2.0)
-        env = {
-            "EMBEDDING_BACKEND": "hashing",
-            "LLM_BACKEND": "openai",
-            "OPENAI_API_KEY": "test-key",
-            "OPENAI_BASE_URL": fake.base_url,
-            "LLM_MODEL": "fake-gpt",
-        }
+        env = fake.server_env()
         with LiveServer(env=env) as server:
             page = chromium.new_page(viewport={"width": 1200, "height": 900})
             page.set_default_timeout(20_000)

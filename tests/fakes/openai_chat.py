@@ -162,6 +162,17 @@ class FakeOpenAI:
         return f"http://127.0.0.1:{self.port}/v1"
 
     # scripting and inspection
+    def server_env(self) -> dict[str, str]:
+        """The environment of a live server answering with this fake (and the tests' hashing
+        embedder, which their catalogues are built with)."""
+        return {
+            "EMBEDDING_BACKEND": "hashing",
+            "LLM_BACKEND": "openai",
+            "OPENAI_API_KEY": "test-key",
+            "OPENAI_BASE_URL": self.base_url,
+            "LLM_MODEL": "fake-gpt",
+        }
+
     def script(self, *behaviours: Behaviour) -> None:
         """Answer the next requests with these behaviours, in order, then with `default`."""
         with self._lock:
