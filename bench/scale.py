@@ -157,6 +157,7 @@ def build_index(say) -> dict:
             cursor.execute(
                 "CREATE INDEX papers_passage_hnsw_idx ON papers_passage"
                 " USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+                " WHERE kind = 'abstract'"  # as the migration makes it: partial, abstracts only
             )
         finally:
             renicer.stop.set()

@@ -113,7 +113,7 @@ class PaperAdmin(admin.ModelAdmin):
         # Keep search in step with the edit: full-text now, BM25 and vectors by the index job.
         refresh_text_index([form.instance.pk])
         if text_changed:
-            Passage.objects.filter(paper=form.instance).delete()  # they embed the old text
+            Passage.objects.abstracts().filter(paper=form.instance).delete()  # the old text
         enqueue_indexing("paper edited in the admin")
 
     @admin.action(description="Hide selected papers (not shown or searched)", permissions=["change"])
@@ -135,7 +135,7 @@ class PaperAdmin(admin.ModelAdmin):
         permissions=["change"],
     )
     def reembed(self, request, queryset):
-        deleted, _ = Passage.objects.filter(paper__in=queryset).delete()
+        deleted, _ = Passage.objects.abstracts().filter(paper__in=queryset).delete()
         enqueue_indexing("re-embed from the admin")
         self.message_user(
             request,

@@ -47,23 +47,30 @@ class PaperQuerySet(models.QuerySet):
         papers = self
         # One GIN lookup first: the paper's author words (weight C of search_vector, stemmed).
         if terms := " & ".join(f"{word}:C" for word in words if len(word) > 1):
-            papers = papers.filter(search_vector=SearchQuery(terms, search_type="raw", config="english"))
+            papers = papers.filter(
+                search_vector=SearchQuery(terms, search_type="raw", config="english")
+            )
         ends = {word: "" if len(word) == 1 else "( |$)" for word in words}  # an initial begins one
         one_author = [Q(author__key__regex=rf"(^| ){word}{ends[word]}") for word in words]
         return papers.filter(Exists(Authorship.objects.filter(*one_author, paper=OuterRef("pk"))))
 
     def embedded_with(self, model: str):
         """Papers that have at least one passage vector made by `model`."""
-        return self.filter(Exists(Passage.objects.filter(paper_id=OuterRef("pk"), model=model)))
+        return self.filter(
+            Exists(Passage.objects.abstracts().filter(paper_id=OuterRef("pk"), model=model))
+        )
 
     def not_embedded_with(self, model: str):
-        return self.filter(~Exists(Passage.objects.filter(paper_id=OuterRef("pk"), model=model)))
+        return self.filter(
+            ~Exists(Passage.objects.abstracts().filter(paper_id=OuterRef("pk"), model=model))
+        )
 
     def similar_to(self, paper: "Paper", model: str, limit: int = 5) -> list["Paper"]:
         """Nearest papers to `paper`'s first passage among vectors of `model` (never mixing
         models), itself excluded; [] when the paper has no vector for that model yet."""
         anchor = (
-            Passage.objects.filter(paper=paper, model=model)
+            Passage.objects.abstracts()
+            .filter(paper=paper, model=model)
             .order_by("position")
             .values_list("embedding", flat=True)
             .first()
@@ -72,7 +79,8 @@ class PaperQuerySet(models.QuerySet):
             return []
         # Several passages of one paper can be near: over-fetch, keep each paper's best.
         nearest = (
-            Passage.objects.filter(model=model)
+            Passage.objects.abstracts()
+            .filter(model=model)
             .exclude(paper_id=paper.pk)
             .alias(distance=CosineDistance("embedding", anchor))
             .order_by("distance")
@@ -111,7 +119,9 @@ class Paper(models.Model):
         NO = "", "No"
         WITHDRAWN = "withdrawn", "Withdrawn"
 
-    arxiv_id = models.CharField(max_length=40, help_text="Without version: 2401.12345, hep-th/9901001")
+    arxiv_id = models.CharField(
+        max_length=40, help_text="Without version: 2401.12345, hep-th/9901001"
+    )
     version = models.PositiveIntegerField(default=1, help_text="Latest version seen")
     title = models.TextField()
     abstract = models.TextField(blank=True)
@@ -126,6 +136,7 @@ class Paper(models.Model):
     journal_ref = models.TextField(blank=True)
     comments = models.TextField(blank=True)
     license = models.CharField(max_length=200, blank=True)
+
     class Arrival(models.TextChoices):
         INGEST = "", "Ingest or import"
         LIVE_SEARCH = "live_search", "Live arXiv search"
@@ -186,41 +197,116 @@ class Authorship(models.Model):
         return f"{self.author} on {self.paper_id} (#{self.position})"
 
 
+class PassageQuerySet(models.QuerySet):
+    def abstracts(self):
+        """Title-and-abstract passages: what paper-level search, similarity and "is it embedded"
+        read. Full-text chunks are searched apart (their own partial HNSW index)."""
+        return self.filter(kind=Passage.Kind.ABSTRACT)
+
+    def chunks(self):
+        return self.filter(kind=Passage.Kind.FULLTEXT)
+
+
 class Passage(models.Model):
-    """One embedded piece of a paper: title + abstract, split when longer than the model window."""
+    """One embedded piece of a paper: its title + abstract (split when longer than the model
+    window), or a chunk of its full text (kind "fulltext", read from the PDF, with its pages)."""
+
+    class Kind(models.TextChoices):
+        ABSTRACT = "abstract", "Title and abstract"
+        FULLTEXT = "fulltext", "Full text"
 
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="passages")
     model = models.CharField(max_length=100, help_text="Name of the model that made the vector")
+    # db_default too: bulk COPY and raw INSERTs of abstract passages need not name it.
+    kind = models.CharField(
+        max_length=10, choices=Kind.choices, default=Kind.ABSTRACT, db_default=Kind.ABSTRACT
+    )
     position = models.PositiveSmallIntegerField(default=0)
-    # Character span in "title\n\nabstract", so the text is never stored twice.
+    # Character span in "title\n\nabstract" (abstract) or in FullText.text (fulltext), so the
+    # text is never stored twice.
     start = models.PositiveIntegerField(default=0)
     end = models.PositiveIntegerField(default=0)
+    # Full-text chunks only: 1-based PDF pages the span covers, and the section it sits in.
+    page = models.PositiveSmallIntegerField(null=True, blank=True)
+    page_end = models.PositiveSmallIntegerField(null=True, blank=True)
+    section = models.CharField(max_length=200, blank=True)
     # Copied from the paper so filtered vector searches need no join.
     published = models.DateTimeField()
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = PassageQuerySet.as_manager()
+
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["paper", "model", "position"], name="papers_unique_passage"
+                fields=["paper", "model", "kind", "position"], name="papers_unique_passage"
             ),
         ]
         indexes = [
-            # HNSW, cosine: dense retrieval for chat, search and similar papers.
+            # HNSW, cosine, abstracts only: dense retrieval for chat, search and similar papers.
+            # Partial, so ~20 chunks per read paper never crowd papers out of the graph walk;
+            # queries must say kind = 'abstract' literally for the planner to pick it.
             HnswIndex(
                 name="papers_passage_hnsw_idx",
                 fields=["embedding"],
                 m=16,
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
+                condition=Q(kind="abstract"),
+            ),
+            # HNSW, cosine, full-text chunks: the direct chunk search of doc-then-chunk retrieval.
+            HnswIndex(
+                name="papers_chunk_hnsw_idx",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+                condition=Q(kind="fulltext"),
             ),
             # "What lacks a vector for this model" (embed_papers) and per-model date filters.
             models.Index(fields=["model", "published"], name="papers_passage_model_pub_idx"),
         ]
 
     def __str__(self):
-        return f"{self.paper_id}/{self.model}#{self.position}"
+        return f"{self.paper_id}/{self.model}/{self.kind}#{self.position}"
+
+
+class FullText(models.Model):
+    """The text of a paper's PDF, read from arXiv: kept with a hash of the file and the offset of
+    each page, never the PDF itself. One per paper; a newer version replaces it."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        FETCHING = "fetching", "Reading"
+        OK = "ok", "Read"
+        FAILED = "failed", "Failed"
+
+    paper = models.OneToOneField(Paper, on_delete=models.CASCADE, related_name="fulltext")
+    version = models.PositiveIntegerField(default=1, help_text="arXiv version that was read")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    reason = models.TextField(blank=True, help_text="Why reading failed, for people")
+    text = models.TextField(blank=True)
+    # Offset in `text` where each page begins (page n starts at page_starts[n - 1]).
+    page_starts = ArrayField(models.PositiveIntegerField(), default=list, blank=True)
+    # Headings recognised in reading order: [{"title": "3 Method", "start": 10234}, ...].
+    sections = models.JSONField(default=list, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True, help_text="Of the PDF that was read")
+    pages = models.PositiveIntegerField(default=0)
+    bytes = models.PositiveIntegerField(default=0)
+    parser = models.CharField(max_length=100, blank=True, help_text="Library and version")
+    requested_at = models.DateTimeField(auto_now_add=True)
+    fetched_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            # The nightly and on-demand jobs pick what is queued, oldest request first.
+            models.Index(fields=["status", "requested_at"], name="papers_fulltext_status_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.paper_id} v{self.version} ({self.status})"
 
 
 class IngestRun(models.Model):

@@ -32,7 +32,7 @@ FROM papers_paper WHERE id = ANY(%s) AND NOT hidden
 """
 _BEST_PASSAGE = """
 SELECT paper_id, max(1 - (embedding <=> %s::vector)) FROM papers_passage
-WHERE paper_id = ANY(%s) AND model = %s GROUP BY paper_id
+WHERE paper_id = ANY(%s) AND model = %s AND kind = 'abstract' GROUP BY paper_id
 """
 
 

@@ -82,7 +82,8 @@ def vector_literal(vector) -> str:
 
 def _passage_where(filters: SearchFilters, params: dict) -> str:
     """Conditions on Passage columns only: model, window, paper ids, exclusions."""
-    clauses = ["ps.model = %(model)s", filters.date_conditions("ps.published", params)]
+    # Literal, so the planner matches the partial HNSW index (papers_passage_hnsw_idx).
+    clauses = ["ps.kind = 'abstract'", "ps.model = %(model)s", filters.date_conditions("ps.published", params)]
     if filters.paper_ids is not None:
         params["f_paper_ids"] = list(filters.paper_ids)
         clauses.append("ps.paper_id = ANY(%(f_paper_ids)s)")
@@ -114,7 +115,8 @@ LIMIT %(limit)s
 """
 
 _ESTIMATE_WINDOW = """
-EXPLAIN (FORMAT JSON) SELECT 1 FROM papers_passage ps WHERE ps.model = %(model)s AND {dates}
+EXPLAIN (FORMAT JSON) SELECT 1 FROM papers_passage ps
+WHERE ps.kind = 'abstract' AND ps.model = %(model)s AND {dates}
 """
 # Bounded list: its cost grows with the cap, not with the catalogue.
 _CATEGORY_PAPERS = """
@@ -282,7 +284,8 @@ def _small(cursor, model: str, filters: SearchFilters, n: int, exact_max: int) -
 def paper_vector(cursor, paper_id: int, model: str) -> np.ndarray | None:
     """A paper's direction in `model`'s space (mean of its passages), for "papers like this"."""
     cursor.execute(
-        "SELECT avg(embedding)::text FROM papers_passage WHERE paper_id = %s AND model = %s",
+        "SELECT avg(embedding)::text FROM papers_passage"
+        " WHERE paper_id = %s AND model = %s AND kind = 'abstract'",
         [paper_id, model],
     )
     row = cursor.fetchone()

@@ -487,7 +487,7 @@ FROM papers_paper WHERE id = ANY(%s) AND (NOT hidden OR %s)
 """
 _PASSAGES = """
 SELECT id, paper_id, start, "end" FROM papers_passage
-WHERE paper_id = ANY(%s) AND model = %s ORDER BY paper_id, position
+WHERE paper_id = ANY(%s) AND model = %s AND kind = 'abstract' ORDER BY paper_id, position
 """
 
 

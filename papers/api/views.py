@@ -143,7 +143,7 @@ class PaperSimilarView(APIView):
         params.is_valid(raise_exception=True)
         paper = get_paper_for(request.user, arxiv_id)
         model = active_embedding_model()
-        embedded = bool(model) and Passage.objects.filter(paper=paper, model=model).exists()
+        embedded = bool(model) and Passage.objects.abstracts().filter(paper=paper, model=model).exists()
         similar = (
             with_authors(Paper.objects.visible()).similar_to(paper, model, params.validated_data["k"])
             if embedded

@@ -227,7 +227,7 @@ def _embed_batch(batch: list[tuple], embedder: Embedder, replace: bool, result: 
     ]
     with transaction.atomic():
         if replace:
-            Passage.objects.filter(
+            Passage.objects.abstracts().filter(
                 paper_id__in=[row[0] for row in batch], model=embedder.name
             ).delete()
         # A concurrent run may have embedded the same paper meanwhile (same model, same text):
