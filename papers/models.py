@@ -229,7 +229,7 @@ class Passage(models.Model):
     # Full-text chunks only: 1-based PDF pages the span covers, and the section it sits in.
     page = models.PositiveSmallIntegerField(null=True, blank=True)
     page_end = models.PositiveSmallIntegerField(null=True, blank=True)
-    section = models.CharField(max_length=200, blank=True)
+    section = models.CharField(max_length=200, blank=True, default="", db_default="")
     # Copied from the paper so filtered vector searches need no join.
     published = models.DateTimeField()
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)

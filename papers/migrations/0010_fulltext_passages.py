@@ -58,7 +58,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='passage',
             name='section',
-            field=models.CharField(blank=True, max_length=200),
+            field=models.CharField(blank=True, db_default='', default='', max_length=200),
         ),
         migrations.AddIndex(
             model_name='passage',
