@@ -20,6 +20,10 @@ class Thread(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="threads"
     )
     title = models.CharField(max_length=200, blank=True)
+    # What the thread asks about when it is not the whole catalogue (see chat/scopes.py):
+    # {"kind": "paper" | "collection", "ref": "2401.01234" | "<collection id>", "label": "...",
+    #  "paper_ids": [12, 34]}; {} for an ordinary thread.
+    scope = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
