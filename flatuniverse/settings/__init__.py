@@ -339,6 +339,9 @@ DENSE_EXACT_MAX = envint("DENSE_EXACT_MAX", 5000)  # filtered dense: exact scan 
 LEXICAL_CANDIDATE_CAP = envint("LEXICAL_CANDIDATE_CAP", 5000)  # papers BM25 scores per query, at most
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused
 SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 beside dense
+# How full-text chunks join the search (chat/retrieval/chunks.py): fused | papers_first | direct
+# | off; measured with `manage.py bench_fulltext` (docs/BENCHMARKS.md).
+FULLTEXT_RETRIEVAL = envstr("FULLTEXT_RETRIEVAL", "fused")
 
 # --- Chat limits --------------------------------------------------------------------------------
 CHAT_MAX_QUESTION_CHARS = envint("CHAT_MAX_QUESTION_CHARS", 4000)
