@@ -51,6 +51,7 @@ from chat.understanding.llm_analysis import analyse_with_llm
 from chat.window import window_label
 from papers.catalogue import vectors_pending
 from papers.embeddings import get_embedder
+from papers.embeddings.query_cache import query_vector
 from papers.indexing.passages import document_text
 from security import inputs
 
@@ -324,7 +325,7 @@ async def _retrieve(q: _Query) -> list[Ranked]:
 async def _embed(embedder, text: str, timings: dict):
     def embed():
         began = time.perf_counter()
-        vector = embedder.embed_query(text)
+        vector = query_vector(embedder, text)
         timings["embed"] = _ms(began)
         return vector
 
@@ -378,7 +379,7 @@ async def _retrieve_rewrites(q: _Query, rewriting, embedder) -> list[Ranked]:
     q.plan["rewrites"] = list(q.rewrites)
     lists = []
     for number, text in enumerate(q.rewrites, start=2):
-        vector = await sync_to_async(embedder.embed_query, thread_sensitive=False)(text)
+        vector = await sync_to_async(query_vector, thread_sensitive=False)(embedder, text)
         lexical = await run_search_sql(_lexical_stage, q, text, parallel=q.parallel)
         dense = await run_search_sql(
             _dense_stage, q, vector, f"dense:{number}", parallel=q.parallel

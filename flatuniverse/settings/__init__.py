@@ -305,6 +305,8 @@ EMBEDDING_DIMENSIONS = 384
 EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 32)
 EMBEDDING_THREADS = envint("EMBEDDING_THREADS", os.cpu_count() or 2)
 OPENAI_EMBEDDING_MODEL = envstr("OPENAI_EMBEDDING_MODEL", "text-embedding-3-small")
+# Query vectors kept per process, least recently used out (papers/embeddings/query_cache.py); 0: off.
+QUERY_VECTOR_CACHE = envint("QUERY_VECTOR_CACHE", 1024)
 
 # --- LLM ----------------------------------------------------------------------------------------
 OPENAI_API_KEY = envstr("OPENAI_API_KEY")
