@@ -11,6 +11,7 @@ urlpatterns = [
     path("<int:pk>/", views.collection_page, name="collection"),
     path("<int:pk>/rename/", views.rename_collection, name="rename"),
     path("<int:pk>/delete/", views.delete_collection, name="delete"),
+    path("<int:pk>/bibtex/", views.collection_bibtex, name="bibtex"),
     path("<int:pk>/ask/", views.ask_collection, name="ask"),
     path("<int:pk>/saved/<int:saved_pk>/note/", views.edit_note, name="note"),
     path("<int:pk>/saved/<int:saved_pk>/remove/", views.remove_paper, name="remove"),

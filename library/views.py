@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chat.scopes import Scope, start_scoped_thread
 from library.models import NOTE_MAX, Collection, SavedPaper, name_problem, save_paper
+from papers.bibtex import bibtex_download, bibtex_for
 from papers.identifiers import InvalidArxivId, parse_arxiv_id
 from papers.models import Paper
 from papers.text import clean_title
@@ -79,7 +80,10 @@ def collection_page(request, pk):
     return render(
         request,
         "library/collection.html",
-        {"collection": collection, "saved": saved, "note_max": NOTE_MAX},
+        {
+            "collection": collection, "saved": saved, "note_max": NOTE_MAX,
+            "bibtex_url": reverse("library:bibtex", args=[collection.pk]) if saved else "",
+        },
     )
 
 
@@ -199,5 +203,15 @@ def ask_collection(request, pk):
     return redirect("chat:thread", pk=thread.pk)
 
 
-def bibtex_filename(collection: Collection) -> str:
-    return f"{slugify(collection.name) or 'collection'}.bib"
+@login_required
+@require_GET
+def collection_bibtex(request, pk):
+    """The collection as a .bib file: one arXiv-style entry per paper, oldest saved first, each
+    with the reader's note as a `note` field."""
+    collection = _owned_collection(request, pk)
+    saved = list(
+        collection.saved.order_by("added_at").select_related("paper")
+        .prefetch_related("paper__authorships__author")
+    )
+    text = bibtex_for([s.paper for s in saved], notes={s.paper_id: s.note for s in saved})
+    return bibtex_download(text, slugify(collection.name) or "collection")

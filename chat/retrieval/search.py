@@ -209,8 +209,10 @@ async def search(
     exclude_ids=(),
     include_hidden: bool = False,
     include_withdrawn: bool = False,
+    paper_ids=None,
 ) -> SearchResponse:
-    """The k best papers for `text` (see the module docstring). Raises SearchError on bad input."""
+    """The k best papers for `text` (see the module docstring), among `paper_ids` when given (a
+    scoped thread's papers: chat.scopes). Raises SearchError on bad input."""
     started = time.perf_counter()
     text = _check(text, k)
     now = as_utc_now(now or timezone.now())
@@ -232,6 +234,7 @@ async def search(
             exclude_ids=tuple(int(i) for i in exclude_ids),
             include_hidden=include_hidden,
             include_withdrawn=include_withdrawn,
+            paper_ids=None if paper_ids is None else tuple(int(i) for i in paper_ids),
         ),
         text=analysis.query.strip(),
         k=k,

@@ -11,6 +11,7 @@ from django.db.models import F
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from papers.bibtex import bibtex_download, bibtex_entry
 from papers.catalogue import catalogue_status
 from papers.identifiers import CATEGORY, InvalidArxivId, parse_arxiv_id, split_version
 from papers.models import Paper, active_embedding_model
@@ -137,3 +138,10 @@ def paper_detail(request, arxiv_id: str):
             "older_version": read_version if read_version and read_version < paper.version else None,
         },
     )
+
+
+def paper_bibtex(request, arxiv_id: str):
+    """The paper's BibTeX entry (arXiv's shape) as a .bib download."""
+    bare, _version = split_version(arxiv_id)
+    paper = get_object_or_404(Paper.objects.visible(), arxiv_id=bare)
+    return bibtex_download(bibtex_entry(paper), paper.arxiv_id)

@@ -136,3 +136,26 @@ def test_save_menu_on_search_paper_page_and_sources(owner_client, collection, sa
 
 def test_no_save_menu_for_anonymous(anonymous, papers):
     assert b"save-menu" not in anonymous.get("/papers/2401.00001/").content
+
+
+def test_collection_exports_bibtex_that_parses(owner_client, collection, papers):
+    import bibtexparser
+
+    owner_client.post("/library/save/", {"arxiv_id": "2402.00002", "collection": collection.pk})
+    response = owner_client.get(f"/library/{collection.pk}/bibtex/")
+    assert response["Content-Type"].startswith("application/x-bibtex")
+    assert 'filename="reading-list.bib"' in response["Content-Disposition"]
+    library = bibtexparser.parse_string(response.content.decode())
+    entries = {e.fields_dict["eprint"].value: e for e in library.entries}
+    assert list(entries) == ["2401.00001", "2402.00002"]  # oldest saved first
+    first = entries["2401.00001"]
+    assert first.entry_type == "misc" and first.fields_dict["archivePrefix"].value == "arXiv"
+    assert first.fields_dict["author"].value == "Ada Lovelace and Alan Turing"
+    assert first.fields_dict["note"].value == "Read section 3"
+    assert "note" not in entries["2402.00002"].fields_dict
+    page = owner_client.get(f"/library/{collection.pk}/").content.decode()
+    assert f'href="/library/{collection.pk}/bibtex/"' in page
+
+
+def test_stranger_cannot_export_my_collection(stranger_client, collection):
+    assert stranger_client.get(f"/library/{collection.pk}/bibtex/").status_code == 404
