@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "papers",
     "chat",
     "accounts",
+    "library",  # collections of saved papers
     "axes",  # log-in lockout; after the apps, as its docs ask
     "bench",  # development tools (the bench_* commands); nothing imports it
 ]
@@ -93,6 +94,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "library.context_processors.save_menu",
             ],
         },
     },
@@ -276,6 +278,7 @@ SPECTACULAR_SETTINGS = {
         {"name": "papers", "description": "The arXiv catalogue."},
         {"name": "search", "description": "Time-aware hybrid search."},
         {"name": "threads", "description": "Your chat threads, their messages, and asking."},
+        {"name": "library", "description": "Your collections of saved papers, with notes."},
         {"name": "ingest", "description": "Staff only: fetch new papers from arXiv."},
     ],
 }
