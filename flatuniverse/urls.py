@@ -13,9 +13,11 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("papers/", include("papers.urls")),
     path("chat/", include("chat.urls")),
+    path("library/", include("library.urls")),
     path("search/", search_views.search_page, name="search"),
     path("api/", include("papers.api.urls")),
     path("api/", include("chat.api.urls")),
+    path("api/", include("library.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves its script from a URL: the Content-Security-Policy forbids inline.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),

@@ -5,12 +5,15 @@ This is the only module that names a job's path: everyone else queues through `e
 
 from django_q.tasks import async_task
 
+from papers.fulltext.read import read_paper
 from papers.indexing.run import run_indexing
 from papers.ingest.arxiv_api import ingest_arxiv, refresh_papers
+from papers.models import Paper
 
 INGEST_JOB = "papers.jobs.ingest_recent_job"
 REFRESH_JOB = "papers.jobs.refresh_papers_job"
 INDEX_JOB = "papers.jobs.index_new_papers_job"
+FULLTEXT_JOB = "papers.jobs.read_fulltext_job"
 
 
 def enqueue_ingest(task_name: str, **kwargs) -> str:
@@ -24,6 +27,13 @@ def enqueue_refresh(arxiv_ids: list[str]) -> str:
 
 def enqueue_indexing(reason: str) -> None:
     async_task(INDEX_JOB, task_name=f"index-new-papers ({reason})", group="index")
+
+
+def enqueue_fulltext(paper_id: int) -> str:
+    """Read one paper's full text soon (papers.fulltext.queue.request_fulltext calls this)."""
+    return async_task(
+        FULLTEXT_JOB, paper_id, task_name=f"read-fulltext ({paper_id})", group="fulltext"
+    )
 
 
 def ingest_recent_job(categories: list[str] | None = None) -> dict:
@@ -53,3 +63,12 @@ def index_new_papers_job() -> dict:
     Queued jobs coalesce: while one runs, the others return at once ("busy") and leave their
     papers to it (papers.indexing.run)."""
     return run_indexing().as_dict()
+
+
+def read_fulltext_job(paper_id: int) -> dict:
+    """One paper's full text, on demand: fetch, parse, chunk, embed (papers.fulltext.read)."""
+    paper = Paper.objects.filter(pk=paper_id).first()
+    if paper is None:
+        return {"status": "gone", "paper": paper_id}
+    fulltext = read_paper(paper)
+    return {"status": fulltext.status, "paper": paper_id, "reason": fulltext.reason}

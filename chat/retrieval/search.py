@@ -51,6 +51,7 @@ from chat.understanding.llm_analysis import analyse_with_llm
 from chat.window import window_label
 from papers.catalogue import vectors_pending
 from papers.embeddings import get_embedder
+from papers.embeddings.query_cache import query_vector
 from papers.indexing.passages import document_text
 from security import inputs
 
@@ -209,8 +210,10 @@ async def search(
     exclude_ids=(),
     include_hidden: bool = False,
     include_withdrawn: bool = False,
+    paper_ids=None,
 ) -> SearchResponse:
-    """The k best papers for `text` (see the module docstring). Raises SearchError on bad input."""
+    """The k best papers for `text` (see the module docstring), among `paper_ids` when given (a
+    scoped thread's papers: chat.scopes). Raises SearchError on bad input."""
     started = time.perf_counter()
     text = _check(text, k)
     now = as_utc_now(now or timezone.now())
@@ -232,6 +235,7 @@ async def search(
             exclude_ids=tuple(int(i) for i in exclude_ids),
             include_hidden=include_hidden,
             include_withdrawn=include_withdrawn,
+            paper_ids=None if paper_ids is None else tuple(int(i) for i in paper_ids),
         ),
         text=analysis.query.strip(),
         k=k,
@@ -321,7 +325,7 @@ async def _retrieve(q: _Query) -> list[Ranked]:
 async def _embed(embedder, text: str, timings: dict):
     def embed():
         began = time.perf_counter()
-        vector = embedder.embed_query(text)
+        vector = query_vector(embedder, text)
         timings["embed"] = _ms(began)
         return vector
 
@@ -375,7 +379,7 @@ async def _retrieve_rewrites(q: _Query, rewriting, embedder) -> list[Ranked]:
     q.plan["rewrites"] = list(q.rewrites)
     lists = []
     for number, text in enumerate(q.rewrites, start=2):
-        vector = await sync_to_async(embedder.embed_query, thread_sensitive=False)(text)
+        vector = await sync_to_async(query_vector, thread_sensitive=False)(embedder, text)
         lexical = await run_search_sql(_lexical_stage, q, text, parallel=q.parallel)
         dense = await run_search_sql(
             _dense_stage, q, vector, f"dense:{number}", parallel=q.parallel

@@ -214,6 +214,8 @@
       const local = el("a", null, "in the catalogue"); // says if a newer version exists
       local.href = "/papers/" + (s.cited_as || s.arxiv_id) + "/";
       meta.appendChild(local);
+      const save = window.flatuniverseSaveMenu && window.flatuniverseSaveMenu(s.arxiv_id); // library.js
+      if (save) meta.append(" ", save);
       li.appendChild(meta);
       list.appendChild(li);
     }

@@ -204,10 +204,12 @@ def viewer(django_user_model, password, client_factory):
     """Staff who may look at papers and ingest runs, and change nothing (issue #13, finding 2)."""
     from django.contrib.auth.models import Permission
 
-    user = django_user_model.objects.create_user("vera", "vera@example.org", password,
-                                                 is_staff=True)
-    user.user_permissions.add(*Permission.objects.filter(
-        codename__in=["view_paper", "view_ingestrun", "view_author"]))
+    user = django_user_model.objects.create_user(
+        "vera", "vera@example.org", password, is_staff=True
+    )
+    user.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_paper", "view_ingestrun", "view_author"])
+    )
     return client_factory(user)
 
 
