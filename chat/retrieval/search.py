@@ -541,7 +541,9 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
     """Database thread: the papers of `pool` with passage, snippet and reasons, in pool order."""
     ids = [f.paper_id for f in pool]
     if q.model:
-        q.vectors_pending = vectors_pending(q.model)
+        # About the papers found (BM25 alone finds them until their vectors exist); about the
+        # whole catalogue only when nothing was found (that check reads every paper).
+        q.vectors_pending = vectors_pending(q.model, ids or None)
     if not ids:
         return []
     with connection.cursor() as cursor:
