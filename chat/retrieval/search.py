@@ -606,22 +606,33 @@ def _passage_text(
     return document[spans[0][1] : spans[0][2]]
 
 
+def _quoted(words: list[str]) -> str:
+    words = [f"‘{w}’" for w in words[:4]]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def _why(q: _Query, item: Fused, title: str, abstract: str, published, lexemes) -> list[str]:
+    """Why this paper is here, in words a reader follows ("matches 'diffusion' in the title;
+    similar in meaning; published 2026-05-17, inside your window"), not ranks and weights."""
     reasons = []
-    fulltext_rank = item.ranks.get("fulltext")
-    if fulltext_rank:
-        words = []
-        for _, _, word in matching_words(f"{title} {abstract}", lexemes):
-            if word.lower() not in words:
-                words.append(word.lower())
-        match = f"title/abstract match #{fulltext_rank}"
-        reasons.append(f"{match}: {', '.join(words[:6])}" if words else match)
-    dense_rank = item.ranks.get("dense")
-    if dense_rank:
+    if item.ranks.get("fulltext"):
+        in_title, in_abstract = [], []
+        for place, text in ((in_title, title), (in_abstract, abstract)):
+            for _, _, word in matching_words(text or "", lexemes):
+                word = word.lower()
+                if word not in in_title and word not in place:
+                    place.append(word)
+        if in_title:
+            reasons.append(f"matches {_quoted(in_title)} in the title")
+        if in_abstract:
+            reasons.append(f"{'and ' if in_title else 'matches '}{_quoted(in_abstract)} in the abstract")
+        if not (in_title or in_abstract):
+            reasons.append("matches your words")
+    if item.ranks.get("dense"):
         if q.similar_to is not None:
-            reasons.append(f"similar to {q.analysis.arxiv_id} (#{dense_rank})")
+            reasons.append(f"close in meaning to arXiv:{q.analysis.arxiv_id}")
         else:
-            reasons.append(f"semantic match #{dense_rank}")
+            reasons.append("similar in meaning")
     reasons.extend(_filter_reasons(q, published))
     return reasons
 
@@ -629,14 +640,15 @@ def _why(q: _Query, item: Fused, title: str, abstract: str, published, lexemes) 
 def _filter_reasons(q: _Query, published) -> list[str]:
     reasons = []
     f = q.filters
-    if window := window_label({"start": f.start, "end": f.end}, q.now.date()):
-        reasons.append(f"in window {window}")
+    day = f"{published:%Y-%m-%d}"
+    if window_label({"start": f.start, "end": f.end}, q.now.date()):
+        reasons.append(f"published {day}, inside your window")
+    elif q.analysis.recency_weight > 0:
+        reasons.append(f"published {day} (newer papers ranked higher)")
     if f.authors:
         reasons.append("by " + ", ".join(f.authors))
     if f.categories:
         reasons.append("in " + ", ".join(f.categories))
-    if q.analysis.recency_weight > 0:
-        reasons.append(f"recency {q.analysis.recency_weight:.1f}: published {published:%Y-%m-%d}")
     return reasons
 
 
