@@ -90,3 +90,30 @@ def interpolated_percentile(values: Sequence[float], pct: float) -> float:
     k = (len(values) - 1) * pct / 100
     lo, hi = int(k), min(int(k) + 1, len(values) - 1)
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def cpu_seconds_with_database() -> float:
+    """CPU seconds used so far by this process (all threads) and by the PostgreSQL backends now
+    connected to the current database (read from /proc: the server runs on this machine).
+
+    Wall-clock latency on a shared machine moves with the load; CPU per search barely does, so
+    benchmarks report both. Call after warm-up (backends that exit in between are not counted).
+    """
+    import os
+    import time as _time
+
+    from django.db import connection
+
+    ticks = os.sysconf("SC_CLK_TCK")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+        pids = [row[0] for row in cursor.fetchall()]
+    total = _time.process_time()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        except (OSError, IndexError, ValueError):
+            continue  # gone, or not on this machine
+    return total
