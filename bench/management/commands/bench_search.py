@@ -415,6 +415,8 @@ class Command(BaseCommand):
                 now, options["k"], options["repeat"]
             )
             result["bm25_agreement"] = bench_text.bm25_agreement(queries, now, self.say)
+            self.say("dense plans over windows at SEARCH_CANDIDATES papers")
+            result["window_sweep"] = bench_text.window_sweep(model, self.say)
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, default=str))
             return
@@ -436,6 +438,10 @@ class Command(BaseCommand):
             for s in speed["stages_p50_ms"]
         ))  # fmt: skip
         out(f"BM25 cap vs exhaustive: {json.dumps(result['bm25_agreement'])}")
+        sweep = result["window_sweep"]
+        out(f"dense plans at {sweep['rows_wanted']} rows over {sweep['papers']} vectors:")
+        for row in sweep["windows"]:
+            out(f"  {json.dumps(row)}")
 
     # --- report ------------------------------------------------------------------------------
 
