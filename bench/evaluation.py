@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 
 def ndcg_at(ranked: Sequence[str], relevant: dict[str, int], k: int = 10) -> float:
     gains = [relevant.get(doc, 0) for doc in ranked[:k]]
@@ -34,6 +36,7 @@ class BeirSet:
     queries: dict[str, str]  # query id -> text, only those judged in the split
     qrels: dict[str, dict[str, int]]  # query id -> {doc id: grade}
     corpus_path: Path
+    partial: bool = False  # only the first documents of the corpus file (bench --corpus-limit)
 
 
 def load_beir(folder: Path, split: str = "test") -> BeirSet:
@@ -92,28 +95,15 @@ def interpolated_percentile(values: Sequence[float], pct: float) -> float:
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
-def cpu_seconds_with_database() -> float:
-    """CPU seconds used so far by this process (all threads) and by the PostgreSQL backends now
-    connected to the current database (read from /proc: the server runs on this machine).
-
-    Wall-clock latency on a shared machine moves with the load; CPU per search barely does, so
-    benchmarks report both. Call after warm-up (backends that exit in between are not counted).
-    """
-    import os
-    import time as _time
-
-    from django.db import connection
-
-    ticks = os.sysconf("SC_CLK_TCK")
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
-        pids = [row[0] for row in cursor.fetchall()]
-    total = _time.process_time()
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
-        except (OSError, IndexError, ValueError):
-            continue  # gone, or not on this machine
-    return total
+def paired_bootstrap(
+    differences: Sequence[float], resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
+    """95% percentile interval of the mean of per-query differences (variant - baseline),
+    resampling queries with replacement: both runs are scored on the same resampled queries."""
+    values = np.asarray(differences, dtype=float)
+    if values.size == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, values.size, size=(resamples, values.size))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(low), float(high)

@@ -148,7 +148,8 @@ class RunningAnswer:
         async with contextlib.AsyncExitStack() as lane:
             await lane.enter_async_context(search_lanes.context())
             answer = answer_events(
-                self.turn.question, history=self.turn.history, filters=self.turn.filters or None
+                self.turn.question, history=self.turn.history, filters=self.turn.filters or None,
+                scope_ids=self.turn.scope_ids,
             )
             async for event in answer:
                 kind = event["type"]

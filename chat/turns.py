@@ -22,6 +22,7 @@ from django.utils import timezone
 from chat import events, processes
 from chat.models import Ask, Message, Thread
 from chat.pipeline.rewrite import HISTORY_TURNS, Turn
+from chat.scopes import scope_of
 from chat.understanding.overrides import parse_filters
 from security import inputs
 from security.errors import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, reason  # noqa: F401 (used by callers)
@@ -91,6 +92,8 @@ class NewTurn:
     question: str
     history: list[Turn] = field(default_factory=list)
     filters: dict = field(default_factory=dict)  # set on the chips; {}: as the question says
+    # A scoped thread's papers (chat.scopes): the only ones searched and cited; None: all.
+    scope_ids: tuple[int, ...] | None = None
 
 
 def fail_stale(thread_id, now=None) -> int:
@@ -172,7 +175,11 @@ def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
         if not thread.title:
             thread.title = Thread.title_from_question(question)
         thread.save(update_fields=["title", "updated_at"])
-    return NewTurn(thread.pk, user_message.pk, message.pk, question, history)
+    scope = scope_of(thread)
+    return NewTurn(
+        thread.pk, user_message.pk, message.pk, question, history,
+        scope_ids=scope.paper_ids if scope is not None else None,
+    )
 
 
 def streaming_snapshot(thread_id) -> dict | None:

@@ -28,6 +28,15 @@ def fresh_catalogue_count():
     progress.forget_catalogue_size()
 
 
+@pytest.fixture(autouse=True)
+def fresh_query_vectors():
+    """Query vectors are cached per process (papers/embeddings/query_cache.py): a test's fake
+    model, or its failure, must be what its searches meet."""
+    from papers.embeddings import query_cache
+
+    query_cache.clear()
+
+
 @pytest.fixture
 def password() -> str:
     return "correct horse battery staple"

@@ -137,9 +137,12 @@ async def answer_events(
     fallback=None,
     k: int | None = None,
     filters: dict | None = None,
+    scope_ids: Sequence[int] | None = None,
 ) -> AsyncIterator[dict]:
     """Answer `question` (a thread's newest) given the thread's earlier `history`; `filters`
-    (checked by chat.understanding.overrides.parse_filters) replace what the question says."""
+    (checked by chat.understanding.overrides.parse_filters) replace what the question says;
+    `scope_ids` (a scoped thread's papers, chat.scopes) are the only papers it may search and
+    cite."""
     started = time.perf_counter()
     now = now or timezone.now()
     # The first call builds the backend (importing its SDK or loading a model): off the loop, so
@@ -196,7 +199,8 @@ async def answer_events(
         try:
             # A pasted abstract may be longer than a search takes; its start carries the topic.
             response = await search(
-                query[:MAX_QUERY_CHARS], k=wanted, now=now, overrides=filters or None
+                query[:MAX_QUERY_CHARS], k=wanted, now=now, overrides=filters or None,
+                paper_ids=scope_ids,
             )
         except SearchError as exc:
             timings["total_ms"] = _ms(started)
@@ -214,7 +218,8 @@ async def answer_events(
         analysis["vectors_pending"] = response.vectors_pending  # BM25 alone for unindexed papers
         if response.signals is not None:
             analysis["relevance"] = response.signals.to_dict()
-        if response.hits and response.nothing_relevant:
+        # A scoped thread's user chose its papers: what they hold is answered from, not gated.
+        if response.hits and response.nothing_relevant and scope_ids is None:
             # The relevance gate (chat.retrieval.relevance): say so, cite nothing.
             window = window_label(analysis, now.date())
             coverage = await sync_to_async(catalogue_coverage)()
@@ -230,7 +235,9 @@ async def answer_events(
             newest = (
                 (await sync_to_async(catalogue_coverage)()).last if first_reading.latest else None
             )
-            hits = await shape_hits(first_reading, understood, hits, now, newest)
+            hits = await shape_hits(
+                first_reading, understood, hits, now, newest, paper_ids=scope_ids
+            )
         # The extractive backend matches sentences against the question's words: give it the
         # topic (the date phrase and filters cut out), or "since 2025" would count as unanswered
         # words. Model backends read the whole question from `messages`.
@@ -243,6 +250,8 @@ async def answer_events(
 
     step = time.perf_counter()
     seed = await seed_card(understood.arxiv_id)
+    if seed and scope_ids is not None and seed["paper_id"] not in scope_ids:
+        seed = None  # a paper named in a scoped thread is cited only if the scope holds it
     if seed:
         seed["passage"] = seed["passage"][:PASSAGE_CHARS]
     # "summarize <id>": the paper itself is source [1] (search only found papers like it).

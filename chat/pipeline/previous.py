@@ -24,6 +24,7 @@ from chat.retrieval.search import SearchHit
 from chat.understanding.analysis import analyse
 from chat.understanding.reference import Reference, own_topic_words
 from papers.embeddings import get_embedder
+from papers.embeddings.query_cache import query_vector
 from papers.indexing.passages import document_text
 
 _PAPERS = """
@@ -67,7 +68,7 @@ def _read(paper_ids: list[int]) -> dict[int, tuple]:
 
 def _similarities(paper_ids: list[int], text: str) -> tuple[dict[int, float], str]:
     embedder = get_embedder()
-    vector = embedder.embed_query(text)
+    vector = query_vector(embedder, text)
     with connection.cursor() as cursor:
         cursor.execute(_BEST_PASSAGE, [vector_literal(vector), paper_ids, embedder.name])
         return {pid: float(sim) for pid, sim in cursor.fetchall()}, embedder.name

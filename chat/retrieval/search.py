@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from chat.lanes import may_run_in_parallel, run_search_sql
 from chat.llm import get_llm
+from chat.retrieval import refine
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
 from chat.retrieval.fulltext import LexicalResult, lexical_search
@@ -51,6 +52,7 @@ from chat.understanding.llm_analysis import analyse_with_llm
 from chat.window import window_label
 from papers.catalogue import vectors_pending
 from papers.embeddings import get_embedder
+from papers.embeddings.query_cache import query_vector
 from papers.indexing.passages import document_text
 from security import inputs
 
@@ -209,8 +211,10 @@ async def search(
     exclude_ids=(),
     include_hidden: bool = False,
     include_withdrawn: bool = False,
+    paper_ids=None,
 ) -> SearchResponse:
-    """The k best papers for `text` (see the module docstring). Raises SearchError on bad input."""
+    """The k best papers for `text` (see the module docstring), among `paper_ids` when given (a
+    scoped thread's papers: chat.scopes). Raises SearchError on bad input."""
     started = time.perf_counter()
     text = _check(text, k)
     now = as_utc_now(now or timezone.now())
@@ -232,6 +236,7 @@ async def search(
             exclude_ids=tuple(int(i) for i in exclude_ids),
             include_hidden=include_hidden,
             include_withdrawn=include_withdrawn,
+            paper_ids=None if paper_ids is None else tuple(int(i) for i in paper_ids),
         ),
         text=analysis.query.strip(),
         k=k,
@@ -321,7 +326,7 @@ async def _retrieve(q: _Query) -> list[Ranked]:
 async def _embed(embedder, text: str, timings: dict):
     def embed():
         began = time.perf_counter()
-        vector = embedder.embed_query(text)
+        vector = query_vector(embedder, text)
         timings["embed"] = _ms(began)
         return vector
 
@@ -375,7 +380,7 @@ async def _retrieve_rewrites(q: _Query, rewriting, embedder) -> list[Ranked]:
     q.plan["rewrites"] = list(q.rewrites)
     lists = []
     for number, text in enumerate(q.rewrites, start=2):
-        vector = await sync_to_async(embedder.embed_query, thread_sensitive=False)(text)
+        vector = await sync_to_async(query_vector, thread_sensitive=False)(embedder, text)
         lexical = await run_search_sql(_lexical_stage, q, text, parallel=q.parallel)
         dense = await run_search_sql(
             _dense_stage, q, vector, f"dense:{number}", parallel=q.parallel
@@ -439,6 +444,11 @@ def _dense_stage(q: _Query, vector, name: str) -> DenseResult:
 async def _rank(q: _Query) -> list[SearchHit]:
     lists = await _retrieve(q)
     q.signals = _signals(q)
+    refinements = refine.active()
+    if refinements.any and q.text and not q.analysis.arxiv_id:
+        step = time.perf_counter()
+        lists = await _refine(q, lists, refinements)
+        q.timings["refine"] = _ms(step)
     step = time.perf_counter()
     fused = _fuse(q, lists)
     q.timings["fusion"] = _ms(step)
@@ -455,6 +465,42 @@ async def _rank(q: _Query) -> list[SearchHit]:
         hits = await reranker.rerank(q.text, hits)
         q.timings["rerank"] = _ms(step)
     return hits[: q.k]
+
+
+async def _refine(q: _Query, lists: list[Ranked], r: refine.Refinements) -> list[Ranked]:
+    """The refinements of settings.SEARCH_REFINE (chat.retrieval.refine): the second BM25 and
+    dense queries run side by side like the first ones."""
+    feedback = {}
+    if r.feedback:
+        feedback = {f.paper_id: f.score for f in fuse(lists)[: r.feedback]}
+    jobs = []
+    if r.prf_bm25:
+        top = dict(list(feedback.items())[: r.prf_bm25])
+        jobs.append(run_search_sql(_expanded_bm25_stage, q, top, parallel=q.parallel))
+    if q.vector is not None and (r.prf_dense or r.passages != "max"):
+        top = list(feedback)[: r.prf_dense]
+        jobs.append(run_search_sql(_refined_dense_stage, q, top, r, parallel=q.parallel))
+    if jobs:
+        await asyncio.gather(*jobs)
+    fresh = {r.name: r for r in _lists(q.dense, q.lexical, "")}  # rewrites' lists unchanged
+    refined = [fresh.get(r.name, r) for r in lists]
+    return refine.adapt_weights(refined, r.fusion, len(q.lexical.terms))
+
+
+def _expanded_bm25_stage(q: _Query, feedback: dict[int, float]) -> None:
+    with connection.cursor() as cursor:
+        q.lexical = refine.expand_bm25(cursor, q.lexical, feedback, q.filters, q.candidates)
+    q.published.update({h.paper_id: h.published for h in q.lexical.hits})
+
+
+def _refined_dense_stage(q: _Query, feedback: list[int], r: refine.Refinements) -> None:
+    with transaction.atomic(), connection.cursor() as cursor:
+        vector = q.vector
+        if feedback:
+            vector = refine.rocchio(cursor, vector, feedback, q.model)
+            q.dense = dense_search(cursor, vector, q.model, q.filters, q.candidates)
+        q.dense = refine.rescore_passages(cursor, q.dense, vector, q.model, r.passages)
+    q.published.update({h.paper_id: h.published for h in q.dense.hits})
 
 
 def _signals(q: _Query) -> Signals:
@@ -560,22 +606,33 @@ def _passage_text(
     return document[spans[0][1] : spans[0][2]]
 
 
+def _quoted(words: list[str]) -> str:
+    words = [f"‘{w}’" for w in words[:4]]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def _why(q: _Query, item: Fused, title: str, abstract: str, published, lexemes) -> list[str]:
+    """Why this paper is here, in words a reader follows ("matches 'diffusion' in the title;
+    similar in meaning; published 2026-05-17, inside your window"), not ranks and weights."""
     reasons = []
-    fulltext_rank = item.ranks.get("fulltext")
-    if fulltext_rank:
-        words = []
-        for _, _, word in matching_words(f"{title} {abstract}", lexemes):
-            if word.lower() not in words:
-                words.append(word.lower())
-        match = f"title/abstract match #{fulltext_rank}"
-        reasons.append(f"{match}: {', '.join(words[:6])}" if words else match)
-    dense_rank = item.ranks.get("dense")
-    if dense_rank:
+    if item.ranks.get("fulltext"):
+        in_title, in_abstract = [], []
+        for place, text in ((in_title, title), (in_abstract, abstract)):
+            for _, _, word in matching_words(text or "", lexemes):
+                word = word.lower()
+                if word not in in_title and word not in place:
+                    place.append(word)
+        if in_title:
+            reasons.append(f"matches {_quoted(in_title)} in the title")
+        if in_abstract:
+            reasons.append(f"{'and ' if in_title else 'matches '}{_quoted(in_abstract)} in the abstract")
+        if not (in_title or in_abstract):
+            reasons.append("matches your words")
+    if item.ranks.get("dense"):
         if q.similar_to is not None:
-            reasons.append(f"similar to {q.analysis.arxiv_id} (#{dense_rank})")
+            reasons.append(f"close in meaning to arXiv:{q.analysis.arxiv_id}")
         else:
-            reasons.append(f"semantic match #{dense_rank}")
+            reasons.append("similar in meaning")
     reasons.extend(_filter_reasons(q, published))
     return reasons
 
@@ -583,14 +640,15 @@ def _why(q: _Query, item: Fused, title: str, abstract: str, published, lexemes) 
 def _filter_reasons(q: _Query, published) -> list[str]:
     reasons = []
     f = q.filters
-    if window := window_label({"start": f.start, "end": f.end}, q.now.date()):
-        reasons.append(f"in window {window}")
+    day = f"{published:%Y-%m-%d}"
+    if window_label({"start": f.start, "end": f.end}, q.now.date()):
+        reasons.append(f"published {day}, inside your window")
+    elif q.analysis.recency_weight > 0:
+        reasons.append(f"published {day} (newer papers ranked higher)")
     if f.authors:
         reasons.append("by " + ", ".join(f.authors))
     if f.categories:
         reasons.append("in " + ", ".join(f.categories))
-    if q.analysis.recency_weight > 0:
-        reasons.append(f"recency {q.analysis.recency_weight:.1f}: published {published:%Y-%m-%d}")
     return reasons
 
 

@@ -19,6 +19,7 @@ from chat import service
 from chat.markdown import anchor_prefix, render_answer
 from chat.models import Message, Thread
 from chat.pipeline.followups import suggest_followups
+from chat.scopes import scope_of
 from chat.turns import fail_stale
 from chat.understanding.overrides import chips, filters_of
 from papers.text import clean_title
@@ -120,6 +121,7 @@ def thread_page(request, pk):
         "chat/thread.html",
         {
             "thread": thread,
+            "scope": scope_of(thread),  # shown as the "About: …" chip
             "items": _conversation(thread),
             "threads": Thread.objects.owned_by(request.user).order_by("-updated_at")[:30],
             "pending_question": pending_question,

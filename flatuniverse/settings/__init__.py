@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "papers",
     "chat",
     "accounts",
+    "library",  # collections of saved papers
     "axes",  # log-in lockout; after the apps, as its docs ask
     "bench",  # development tools (the bench_* commands); nothing imports it
 ]
@@ -93,6 +94,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "library.context_processors.save_menu",
             ],
         },
     },
@@ -211,7 +213,9 @@ else:
 # Per-process memory would let each daphne process grant its own quota, so the default is a table
 # in PostgreSQL (created by `createcachetable`, which `serve` and the test runner call).
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    }
 else:
     CACHES = {
         "default": {
@@ -276,6 +280,7 @@ SPECTACULAR_SETTINGS = {
         {"name": "papers", "description": "The arXiv catalogue."},
         {"name": "search", "description": "Time-aware hybrid search."},
         {"name": "threads", "description": "Your chat threads, their messages, and asking."},
+        {"name": "library", "description": "Your collections of saved papers, with notes."},
         {"name": "ingest", "description": "Staff only: fetch new papers from arXiv."},
     ],
 }
@@ -296,6 +301,18 @@ ARXIV_LIVE_SEARCHES_PER_HOUR = envint("ARXIV_LIVE_SEARCHES_PER_HOUR", 10)
 INGEST_SCHEDULE_TIME = envstr("INGEST_SCHEDULE_TIME", "02:30")  # UTC, daily
 INGEST_ON_EMPTY_START = envbool("INGEST_ON_EMPTY_START", True)
 
+# --- Full text (papers/fulltext) ----------------------------------------------------------------
+# Where a paper's PDF is read from; {arxiv_id} and {version} are the interface (tests point it at
+# a local server). Requests share the API client's politeness (ARXIV_DELAY_SECONDS, one at a time
+# across processes).
+ARXIV_PDF_URL = envstr("ARXIV_PDF_URL", "https://arxiv.org/pdf/{arxiv_id}v{version}")
+FULLTEXT_MAX_BYTES = envint("FULLTEXT_MAX_BYTES", 50_000_000)  # larger PDFs are not read
+FULLTEXT_MAX_PAGES = envint("FULLTEXT_MAX_PAGES", 120)  # theses and proceedings are not read
+FULLTEXT_TIMEOUT_SECONDS = envfloat("FULLTEXT_TIMEOUT_SECONDS", 60.0)  # connect / between bytes
+FULLTEXT_CHUNK_TOKENS = envint("FULLTEXT_CHUNK_TOKENS", 300)  # capped by the embedder's window
+# Categories whose new papers the nightly job reads in full (default none: a light install).
+FULLTEXT_CATEGORIES = envlist("FULLTEXT_CATEGORIES", [])
+
 # --- Embeddings ---------------------------------------------------------------------------------
 # Every backend produces vectors of EMBEDDING_DIMENSIONS (OpenAI's text-embedding-3 models are
 # asked for that many), so one HNSW index serves them all; each vector records its model's name,
@@ -305,6 +322,8 @@ EMBEDDING_DIMENSIONS = 384
 EMBEDDING_BATCH_SIZE = envint("EMBEDDING_BATCH_SIZE", 32)
 EMBEDDING_THREADS = envint("EMBEDDING_THREADS", os.cpu_count() or 2)
 OPENAI_EMBEDDING_MODEL = envstr("OPENAI_EMBEDDING_MODEL", "text-embedding-3-small")
+# Query vectors kept per process, least recently used out (papers/embeddings/query_cache.py); 0: off.
+QUERY_VECTOR_CACHE = envint("QUERY_VECTOR_CACHE", 1024)
 
 # --- LLM ----------------------------------------------------------------------------------------
 OPENAI_API_KEY = envstr("OPENAI_API_KEY")
@@ -336,8 +355,12 @@ RERANKER = envstr("RERANKER", "fusion")
 # Retrieval internals (chat/retrieval): measured in docs/BENCHMARKS.md.
 SEARCH_FUSION = envstr("SEARCH_FUSION", "convex")  # dense + BM25 lists: convex | rrf
 DENSE_EXACT_MAX = envint("DENSE_EXACT_MAX", 5000)  # filtered dense: exact scan up to >= N papers
-LEXICAL_CANDIDATE_CAP = envint("LEXICAL_CANDIDATE_CAP", 5000)  # papers BM25 scores per query, at most
+LEXICAL_CANDIDATE_CAP = envint(
+    "LEXICAL_CANDIDATE_CAP", 5000
+)  # papers BM25 scores per query, at most
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused
+# Ranking refinements, comma-separated (chat/retrieval/refine.py): none by default, none won.
+SEARCH_REFINE = envstr("SEARCH_REFINE", "")
 SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 beside dense
 
 # --- Chat limits --------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
     manage.py bench_search [--snapshot ../shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz]
                            [--now 2026-11-21] [--k 10] [--repeat 1] [--keep-db] [--json]
+    manage.py bench_search --cpu [--repeat 3] [--keep-db]     # CPU-ms per search, by stage
 
 The sample goes into a scratch database (`bench_search`) through the real snapshot import and
 BM25 index. Vectors: embedding 57k abstracts with MiniLM takes ~45 min of both cores, so each
@@ -35,11 +36,12 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from bench import SHARED_DATA
+from bench import SHARED_DATA, search_cpu
 from bench import chunk_scale as bench_chunks
 from bench import scale as bench_scale
 from bench import text_scale as bench_text
-from bench.evaluation import cpu_seconds_with_database, percentile
+from bench.cpu import CpuMeter
+from bench.evaluation import percentile
 from bench.scratch_db import scratch_database
 from chat.retrieval.dense import dense_search
 from chat.retrieval.filters import SearchFilters
@@ -111,6 +113,11 @@ class Command(BaseCommand):
         parser.add_argument("--keep-db", action="store_true", help="keep it for the next run")
         parser.add_argument("--json", action="store_true")
         parser.add_argument(
+            "--cpu",
+            action="store_true",
+            help="instead: CPU-milliseconds per search (this process + PostgreSQL), by stage",
+        )
+        parser.add_argument(
             "--scale",
             type=int,
             default=None,
@@ -152,6 +159,8 @@ class Command(BaseCommand):
             return self.chunks(options, now)
         with scratch_database(options["database"], keep=options["keep_db"]):
             setup = self.load(options["snapshot"])
+            if options["cpu"]:
+                return self.cpu(setup, now, options)
             result = {"setup": setup}
             result["correctness"], result["speed"] = self.run_queries(
                 now, options["k"], options["repeat"]
@@ -223,7 +232,8 @@ class Command(BaseCommand):
         for query in queries[:20]:
             run(query, k=k, now=now)
         latencies, stages, by_window = [], {}, {"no window": [], "window": []}
-        cpu_started = cpu_seconds_with_database()
+        meter = CpuMeter()  # this process and the PostgreSQL backends (after the warm-up)
+        cpu_started = meter.read()
         windowed = inside = exact_k = 0
         failures, checks = [], []
         plans: dict[str, int] = {}
@@ -242,7 +252,7 @@ class Command(BaseCommand):
                 )
                 if analysis.start or analysis.end:
                     checks.append((query, analysis, response.hits))
-        cpu_ms = (cpu_seconds_with_database() - cpu_started) * 1000 / len(latencies)
+        cpu_ms = (meter.read() - cpu_started).total_ns / 1e6 / len(latencies)
         for query, analysis, hits in checks:  # after the CPU count: counting is not searching
             windowed += 1
             ok = all(
@@ -283,6 +293,33 @@ class Command(BaseCommand):
             },
         }
         return correctness, speed
+
+    # --- CPU per search ----------------------------------------------------------------------
+
+    def cpu(self, setup: dict, now: datetime, options) -> None:
+        queries = [f"{topic} {phrase}".strip() for phrase in PHRASES for topic in TOPICS]
+        result = {"setup": setup, **search_cpu.measure(
+            queries, now, options["k"], max(options["repeat"], 3), self.say
+        )}  # fmt: skip
+        if options["json"]:
+            self.stdout.write(json.dumps(result, indent=2, default=str))
+            return
+        out = self.stdout.write
+        out(f"catalogue: {setup['papers']} papers, {setup['passages']} passages")
+        per = result["per_search_ms"]
+        out(
+            f"CPU per search over {result['queries']} queries: mean {per['mean_of_passes']} ms"
+            f" (passes {per['min_pass']}-{per['max_pass']}), per query p50 {per['p50']},"
+            f" p95 {per['p95']}; {result['in_baselines']} baselines"
+        )
+        for row in result["passes"]:
+            out(f"  pass {row}")
+        out("by stage (ms per search: total = python + sql + server other):")
+        for stage, row in result["stages"].items():
+            out(
+                f"  {stage:9s} {row['total_ms']:7.2f} = {row['python_ms']:6.2f}"
+                f" + {row['sql_ms']:6.2f} + {row['server_other_ms']:5.2f}"
+            )
 
     # --- dense plan: exact scan vs HNSW iterative scan ---------------------------------------
 
