@@ -362,6 +362,9 @@ SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformula
 # Ranking refinements, comma-separated (chat/retrieval/refine.py): none by default, none won.
 SEARCH_REFINE = envstr("SEARCH_REFINE", "")
 SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 beside dense
+# How full-text chunks join the search (chat/retrieval/chunks.py): fused | papers_first | direct
+# | off; measured with `manage.py bench_fulltext` (docs/BENCHMARKS.md).
+FULLTEXT_RETRIEVAL = envstr("FULLTEXT_RETRIEVAL", "fused")
 
 # --- Chat limits --------------------------------------------------------------------------------
 CHAT_MAX_QUESTION_CHARS = envint("CHAT_MAX_QUESTION_CHARS", 4000)
