@@ -5,13 +5,13 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
+from accounts.forms import AccountPasswordChangeForm, SignupForm
 from accounts.models import Preferences
 from security import throttles
 
@@ -44,11 +44,26 @@ class PasswordResetView(auth_views.PasswordResetView):
         return super().form_valid(form)
 
 
+class PasswordChangeView(auth_views.PasswordChangeView):
+    form_class = AccountPasswordChangeForm
+
+
+class LogoutView(auth_views.LogoutView):
+    """Django's log-out, saying so on the page it lands on (the home page)."""
+
+    def post(self, request, *args, **kwargs):
+        was_signed_in = request.user.is_authenticated
+        response = super().post(request, *args, **kwargs)
+        if was_signed_in:
+            messages.success(request, "You are logged out.")
+        return response
+
+
 @sensitive_post_parameters("password1", "password2")
 def signup(request):
     if request.user.is_authenticated:
         return redirect("chat:index")
-    form = UserCreationForm(request.POST or None)
+    form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         # Counted only when an account would be made: a typo in the form costs nothing.
         if (wait := throttles.retry_after(request, throttles.SignupThrottle)) is not None:

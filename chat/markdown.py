@@ -51,6 +51,24 @@ def _citation_rule(state, silent: bool) -> bool:
     return True
 
 
+# Inline TeX as static/js/tex.js finds it: "$" opening before a non-space and closing after one,
+# or \(...\). Kept verbatim, so Markdown neither reads "_" and "*" inside it as emphasis nor
+# eats the backslash of "\(" or "\{"; the page renders it with KaTeX.
+_TEX = re.compile(r"\$(?=[^$\s])[^$\n]*?[^$\s\\]\$|\$[^$\s]\$|\\\(.+?\\\)")
+
+
+def _tex_rule(state, silent: bool) -> bool:
+    if state.src[state.pos] not in "$\\":
+        return False
+    match = _TEX.match(state.src, state.pos)
+    if not match:
+        return False
+    if not silent:
+        state.push("text", "", 0).content = match.group(0)
+    state.pos = match.end()
+    return True
+
+
 def _render_citation(self, tokens, idx, options, env) -> str:
     number = tokens[idx].meta["number"]
     prefix = env.get("anchor_prefix", "answer")
@@ -62,6 +80,7 @@ def _render_citation(self, tokens, idx, options, env) -> str:
 def _build() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
+    md.inline.ruler.before("escape", "tex", _tex_rule)
     md.inline.ruler.before("link", "citation", _citation_rule)
     md.add_render_rule("citation", _render_citation)
     return md

@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from chat.lanes import may_run_in_parallel, run_search_sql
 from chat.llm import get_llm
+from chat.retrieval import refine
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
 from chat.retrieval.fulltext import LexicalResult, lexical_search
@@ -443,6 +444,11 @@ def _dense_stage(q: _Query, vector, name: str) -> DenseResult:
 async def _rank(q: _Query) -> list[SearchHit]:
     lists = await _retrieve(q)
     q.signals = _signals(q)
+    refinements = refine.active()
+    if refinements.any and q.text and not q.analysis.arxiv_id:
+        step = time.perf_counter()
+        lists = await _refine(q, lists, refinements)
+        q.timings["refine"] = _ms(step)
     step = time.perf_counter()
     fused = _fuse(q, lists)
     q.timings["fusion"] = _ms(step)
@@ -459,6 +465,42 @@ async def _rank(q: _Query) -> list[SearchHit]:
         hits = await reranker.rerank(q.text, hits)
         q.timings["rerank"] = _ms(step)
     return hits[: q.k]
+
+
+async def _refine(q: _Query, lists: list[Ranked], r: refine.Refinements) -> list[Ranked]:
+    """The refinements of settings.SEARCH_REFINE (chat.retrieval.refine): the second BM25 and
+    dense queries run side by side like the first ones."""
+    feedback = {}
+    if r.feedback:
+        feedback = {f.paper_id: f.score for f in fuse(lists)[: r.feedback]}
+    jobs = []
+    if r.prf_bm25:
+        top = dict(list(feedback.items())[: r.prf_bm25])
+        jobs.append(run_search_sql(_expanded_bm25_stage, q, top, parallel=q.parallel))
+    if q.vector is not None and (r.prf_dense or r.passages != "max"):
+        top = list(feedback)[: r.prf_dense]
+        jobs.append(run_search_sql(_refined_dense_stage, q, top, r, parallel=q.parallel))
+    if jobs:
+        await asyncio.gather(*jobs)
+    fresh = {r.name: r for r in _lists(q.dense, q.lexical, "")}  # rewrites' lists unchanged
+    refined = [fresh.get(r.name, r) for r in lists]
+    return refine.adapt_weights(refined, r.fusion, len(q.lexical.terms))
+
+
+def _expanded_bm25_stage(q: _Query, feedback: dict[int, float]) -> None:
+    with connection.cursor() as cursor:
+        q.lexical = refine.expand_bm25(cursor, q.lexical, feedback, q.filters, q.candidates)
+    q.published.update({h.paper_id: h.published for h in q.lexical.hits})
+
+
+def _refined_dense_stage(q: _Query, feedback: list[int], r: refine.Refinements) -> None:
+    with transaction.atomic(), connection.cursor() as cursor:
+        vector = q.vector
+        if feedback:
+            vector = refine.rocchio(cursor, vector, feedback, q.model)
+            q.dense = dense_search(cursor, vector, q.model, q.filters, q.candidates)
+        q.dense = refine.rescore_passages(cursor, q.dense, vector, q.model, r.passages)
+    q.published.update({h.paper_id: h.published for h in q.dense.hits})
 
 
 def _signals(q: _Query) -> Signals:
@@ -499,7 +541,9 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
     """Database thread: the papers of `pool` with passage, snippet and reasons, in pool order."""
     ids = [f.paper_id for f in pool]
     if q.model:
-        q.vectors_pending = vectors_pending(q.model)
+        # About the papers found (BM25 alone finds them until their vectors exist); about the
+        # whole catalogue only when nothing was found (that check reads every paper).
+        q.vectors_pending = vectors_pending(q.model, ids or None)
     if not ids:
         return []
     with connection.cursor() as cursor:

@@ -365,6 +365,8 @@ LEXICAL_CANDIDATE_CAP = envint(
     "LEXICAL_CANDIDATE_CAP", 5000
 )  # papers BM25 scores per query, at most
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused
+# Ranking refinements, comma-separated (chat/retrieval/refine.py): none by default, none won.
+SEARCH_REFINE = envstr("SEARCH_REFINE", "")
 SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 beside dense
 
 # --- Chat limits --------------------------------------------------------------------------------

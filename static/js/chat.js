@@ -220,6 +220,12 @@
       list.appendChild(li);
     }
     state.el.querySelector(".answer").after(list);
+    renderTex(list);
+  }
+
+  // static/js/tex.js, when the page has it: TeX in cards and in answers once complete.
+  function renderTex(root) {
+    if (window.flatuniverseTex) window.flatuniverseTex.render(root);
   }
 
   function renderStreamingText(state) {
@@ -246,6 +252,7 @@
     box.classList.remove("streaming-text");
     // Sanitised on the server (markdown-it without HTML, then nh3): see chat/markdown.py.
     box.innerHTML = event.html || "";
+    renderTex(box);
     const badge = state.el.querySelector(".status");
     badge.className = "status status-" + status;
     badge.textContent = status === "stopped" ? "Stopped" : status === "failed" ? "Failed" : "";

@@ -38,6 +38,7 @@ from django.db import connection, transaction
 
 from bench import SHARED_DATA, search_cpu
 from bench import scale as bench_scale
+from bench import text_scale as bench_text
 from bench.evaluation import percentile
 from bench.scratch_db import scratch_database
 from chat.retrieval.dense import dense_search
@@ -121,6 +122,13 @@ class Command(BaseCommand):
             metavar="N",
             help="instead: dense retrieval over N synthetic vectors (database bench_scale)",
         )
+        parser.add_argument(
+            "--text",
+            type=int,
+            default=None,
+            metavar="N",
+            help="instead: hybrid search over N papers grown from the sample (database bench_text)",
+        )
 
     def handle(self, *args, **options):
         if not options["snapshot"].is_file():
@@ -133,6 +141,8 @@ class Command(BaseCommand):
         self.quiet = options["json"]
         if options["scale"] is not None:
             return self.scale(options)
+        if options["text"] is not None:
+            return self.text(options, now)
         with scratch_database(options["database"], keep=options["keep_db"]):
             setup = self.load(options["snapshot"])
             if options["cpu"]:
@@ -207,7 +217,7 @@ class Command(BaseCommand):
         self.say(f"{len(queries)} queries, warm-up")
         for query in queries[:20]:
             run(query, k=k, now=now)
-        latencies, stages = [], {}
+        latencies, stages, by_window = [], {}, {"no window": [], "window": []}
         windowed = inside = exact_k = 0
         failures = []
         plans: dict[str, int] = {}
@@ -221,6 +231,9 @@ class Command(BaseCommand):
                 plan = response.plan.get("dense", "none")
                 plans[plan] = plans.get(plan, 0) + 1
                 analysis = response.analysis
+                by_window["window" if analysis.start or analysis.end else "no window"].append(
+                    latencies[-1]
+                )
                 if not (analysis.start or analysis.end):
                     continue
                 windowed += 1
@@ -251,6 +264,15 @@ class Command(BaseCommand):
             "stages_p50_ms": {s: round(statistics.median(v), 2) for s, v in stages.items()},
             "stages_p95_ms": {s: round(percentile(v, 95), 2) for s, v in stages.items()},
             "dense_plans": plans,
+            "by_window": {
+                group: {
+                    "queries": len(times),
+                    "p50_ms": round(statistics.median(times), 1),
+                    "p95_ms": round(percentile(times, 95), 1),
+                }
+                for group, times in by_window.items()
+                if times
+            },
         }
         return correctness, speed
 
@@ -377,6 +399,43 @@ class Command(BaseCommand):
             out(
                 f"  ef_search {row['ef_search']}: recall@10 {row['recall@10']}, p50 {row['p50_ms']} ms"
             )
+
+    # --- text at scale ------------------------------------------------------------------------
+
+    def text(self, options, now: datetime) -> None:
+        n = options["text"]
+        if n < 1000:
+            raise CommandError("--text needs at least 1000 papers")
+        database = "bench_text" if options["database"] == "bench_search" else options["database"]
+        model = get_embedder().name
+        queries = [f"{topic} {phrase}".strip() for phrase in PHRASES for topic in TOPICS]
+        with scratch_database(database, keep=options["keep_db"]):
+            setup = bench_text.load(n, options["snapshot"], model, self.say)
+            result = {"setup": setup}
+            result["correctness"], result["speed"] = self.run_queries(
+                now, options["k"], options["repeat"]
+            )
+            result["bm25_agreement"] = bench_text.bm25_agreement(queries, now, self.say)
+        if options["json"]:
+            self.stdout.write(json.dumps(result, indent=2, default=str))
+            return
+        out = self.stdout.write
+        out(f"{n} papers grown from the sample: {json.dumps(setup, default=str)}")
+        corr, speed = result["correctness"], result["speed"]
+        out(
+            f"correctness: {corr['all_results_inside_window']}/{corr['windowed_queries']} inside,"
+            f" {corr['k_results_when_k_exist']}/{corr['windowed_queries']} with k results"
+        )
+        out(
+            f"search() over {speed['queries']} queries: p50 {speed['p50_ms']} ms,"
+            f" p95 {speed['p95_ms']} ms, max {speed['max_ms']} ms; by window"
+            f" {json.dumps(speed['by_window'])}; dense plans {speed['dense_plans']}"
+        )
+        out("  stage p50 / p95 (ms): " + ", ".join(
+            f"{s} {speed['stages_p50_ms'][s]}/{speed['stages_p95_ms'][s]}"
+            for s in speed["stages_p50_ms"]
+        ))  # fmt: skip
+        out(f"BM25 cap vs exhaustive: {json.dumps(result['bm25_agreement'])}")
 
     # --- report ------------------------------------------------------------------------------
 
