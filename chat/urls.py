@@ -1,6 +1,6 @@
 from django.urls import path
 
-from chat.views import threads
+from chat.views import follow, threads
 
 app_name = "chat"
 
@@ -10,4 +10,5 @@ urlpatterns = [
     path("<uuid:pk>/", threads.thread_page, name="thread"),
     path("<uuid:pk>/rename/", threads.rename_thread, name="rename"),
     path("<uuid:pk>/delete/", threads.delete_thread, name="delete"),
+    path("<uuid:pk>/follow/", follow.follow_thread, name="follow"),
 ]
