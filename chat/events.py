@@ -214,7 +214,7 @@ FILTERS = {
 }
 CHIP = {"kind": str, "label": str, "value": (str, float, type(None)), "edited": bool}
 # The version read ("2401.12345v2"): absent from cards saved before answers named it.
-SOURCE_CARD_OPTIONAL = {"version": int, "cited_as": str}
+SOURCE_CARD_OPTIONAL = {"version": int, "cited_as": str, "label": int}
 _ANSWER_END = {"message_id": str, "status": str, "content": str, "citations": list}
 # Absent only when the end is read back from the row (`saved_final`).
 _ANSWER_END_DETAIL = {
