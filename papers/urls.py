@@ -12,5 +12,6 @@ urlpatterns = [
     path("", papers.paper_list, name="list"),
     path("catalogue/", catalogue.catalogue_json, name="catalogue"),
     path("<arxiv_id:arxiv_id>/", papers.paper_detail, name="detail"),
+    path("<arxiv_id:arxiv_id>/fulltext/", papers.fulltext_status_json, name="fulltext-status"),
     path("<arxiv_id:arxiv_id>/bibtex/", papers.paper_bibtex, name="bibtex"),
 ]

@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from chat.lanes import may_run_in_parallel, run_search_sql
 from chat.llm import get_llm
+from chat.retrieval import chunks as fulltext_chunks
 from chat.retrieval import refine
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
@@ -83,6 +84,13 @@ class SearchHit:
     snippet_html: str  # escaped, matches in <mark>: safe to render as HTML
     why: list[str] = field(default_factory=list)
     version: int = 1  # the version whose text was searched (and is cited)
+    # Where `passage_text` comes from: the abstract, or a chunk of the full text (then its PDF
+    # pages and section; chat.retrieval.chunks). `more_chunks`: the paper's next best chunks.
+    kind: str = "abstract"
+    page: int | None = None
+    page_end: int | None = None
+    section: str = ""
+    more_chunks: list = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -99,6 +107,10 @@ class SearchHit:
             "dense_rank": self.dense_rank,
             "fulltext_rank": self.fulltext_rank,
             "passage": self.passage_text,
+            "kind": self.kind,
+            "page": self.page,
+            "page_end": self.page_end,
+            "section": self.section,
             "snippet_html": self.snippet_html,
             "why": list(self.why),
             "url": f"https://arxiv.org/abs/{self.arxiv_id}",
@@ -154,6 +166,8 @@ class _Query:
     parallel: bool = False  # BM25 and dense on two search lanes (chat.lanes)
     lexical: LexicalResult = field(default_factory=lambda: LexicalResult([]))
     dense: DenseResult | None = None
+    chunks: DenseResult | None = None  # the direct chunk search (chat.retrieval.chunks)
+    fulltext: str = "off"  # settings.FULLTEXT_RETRIEVAL for this search
     published: dict[int, datetime] = field(default_factory=dict)  # of every candidate
     rewrites: list[str] = field(default_factory=list)  # multi-query: the LLM's rewrites
     signals: Signals | None = None
@@ -243,6 +257,7 @@ async def search(
         candidates=max(settings.SEARCH_CANDIDATES, k),
         now=now,
         timings=timings,
+        fulltext=fulltext_chunks.variant(),
     )
     if analysis.arxiv_id or q.text:
         hits = await _rank(q)
@@ -318,6 +333,13 @@ async def _retrieve(q: _Query) -> list[Ranked]:
     q.timings["retrieval"] = _ms(step)
     q.plan["lexical"] = {"generator": q.lexical.generator, "exact": q.lexical.exact}
     lists = _lists(q.dense, q.lexical, "")
+    if q.fulltext in ("fused", "direct") and q.vector is not None and q.similar_to is None:
+        q.chunks = await run_search_sql(_chunk_stage, q, parallel=q.parallel)
+        chunk_list = Ranked(
+            "chunks", [h.paper_id for h in q.chunks.hits], [h.similarity for h in q.chunks.hits],
+            list_weight("dense"),
+        )
+        lists = [chunk_list] if q.fulltext == "direct" else lists + [chunk_list]
     if rewriting is not None:
         lists += await _retrieve_rewrites(q, rewriting, embedder)
     return lists
@@ -417,6 +439,17 @@ def _prepare(q: _Query) -> None:
     q.timings["prepare"] = _ms(step)
 
 
+def _chunk_stage(q: _Query) -> DenseResult:
+    """Database: the direct chunk search (papers whose full text matches) within the filters."""
+    step = time.perf_counter()
+    with transaction.atomic(), connection.cursor() as cursor:
+        result = fulltext_chunks.chunk_search(cursor, q.vector, q.model, q.filters, q.candidates)
+    q.timings["chunks"] = _ms(step)
+    q.plan["chunks"] = result.plan
+    q.published.update({h.paper_id: h.published for h in result.hits})
+    return result
+
+
 def _lexical_stage(q: _Query, text: str) -> LexicalResult:
     """Database: BM25 for `text` within the filters."""
     step = time.perf_counter()
@@ -451,6 +484,10 @@ async def _rank(q: _Query) -> list[SearchHit]:
         q.timings["refine"] = _ms(step)
     step = time.perf_counter()
     fused = _fuse(q, lists)
+    if q.fulltext == "direct":  # papers without read full text still come, after
+        found = {f.paper_id for f in fused}
+        abstracts = _fuse(q, _lists(q.dense, q.lexical, ""))
+        fused += [f for f in abstracts if f.paper_id not in found]
     q.timings["fusion"] = _ms(step)
     step = time.perf_counter()
     if (settings.RERANKER or "fusion").strip().lower() == "fusion":
@@ -506,6 +543,9 @@ def _refined_dense_stage(q: _Query, feedback: list[int], r: refine.Refinements) 
 def _signals(q: _Query) -> Signals:
     """How relevant the best candidates are in absolute terms (chat.retrieval.relevance)."""
     dense_top = max((h.similarity for h in q.dense.hits), default=None) if q.dense else None
+    if q.chunks is not None and q.chunks.hits:  # a body that answers is relevant too
+        chunk_top = max(h.similarity for h in q.chunks.hits)
+        dense_top = chunk_top if dense_top is None else max(dense_top, chunk_top)
     top = q.lexical.hits[0].score if q.lexical.hits else None
     return Signals(dense_top, lexical_share(top, q.lexical.lexemes, q.lexical.terms))
 
@@ -541,7 +581,9 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
     """Database thread: the papers of `pool` with passage, snippet and reasons, in pool order."""
     ids = [f.paper_id for f in pool]
     if q.model:
-        q.vectors_pending = vectors_pending(q.model)
+        # About the papers found (BM25 alone finds them until their vectors exist); about the
+        # whole catalogue only when nothing was found (that check reads every paper).
+        q.vectors_pending = vectors_pending(q.model, ids or None)
     if not ids:
         return []
     with connection.cursor() as cursor:
@@ -553,6 +595,12 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
             passages.setdefault(paper_id, []).append((passage_id, start, end))
     best_passage = {h.paper_id: h.passage_id for h in dense.hits} if dense else {}
     lexemes = set(q.lexical.lexemes)
+    chunks: dict = {}
+    if q.fulltext != "off" and q.vector is not None and q.similar_to is None:
+        step = time.perf_counter()
+        with connection.cursor() as cursor:
+            chunks = fulltext_chunks.best_chunks(cursor, ids, q.vector, q.model, lexemes)
+        q.timings["best_chunks"] = _ms(step)
     hits = []
     for item in pool:
         row = papers.get(item.paper_id)
@@ -583,6 +631,12 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
                 version=row[8],
             )
         )
+        if found := chunks.get(paper_id):
+            best, hit = found[0], hits[-1]
+            hit.passage_text, hit.kind, hit.section = best.text, "fulltext", best.section
+            hit.page, hit.page_end, hit.more_chunks = best.page, best.page_end, found[1:]
+            if item.ranks.get("chunks"):
+                hit.why.append(f"full-text match #{item.ranks['chunks']} (p. {best.page})")
     return hits
 
 
@@ -604,22 +658,33 @@ def _passage_text(
     return document[spans[0][1] : spans[0][2]]
 
 
+def _quoted(words: list[str]) -> str:
+    words = [f"‘{w}’" for w in words[:4]]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def _why(q: _Query, item: Fused, title: str, abstract: str, published, lexemes) -> list[str]:
+    """Why this paper is here, in words a reader follows ("matches 'diffusion' in the title;
+    similar in meaning; published 2026-05-17, inside your window"), not ranks and weights."""
     reasons = []
-    fulltext_rank = item.ranks.get("fulltext")
-    if fulltext_rank:
-        words = []
-        for _, _, word in matching_words(f"{title} {abstract}", lexemes):
-            if word.lower() not in words:
-                words.append(word.lower())
-        match = f"title/abstract match #{fulltext_rank}"
-        reasons.append(f"{match}: {', '.join(words[:6])}" if words else match)
-    dense_rank = item.ranks.get("dense")
-    if dense_rank:
+    if item.ranks.get("fulltext"):
+        in_title, in_abstract = [], []
+        for place, text in ((in_title, title), (in_abstract, abstract)):
+            for _, _, word in matching_words(text or "", lexemes):
+                word = word.lower()
+                if word not in in_title and word not in place:
+                    place.append(word)
+        if in_title:
+            reasons.append(f"matches {_quoted(in_title)} in the title")
+        if in_abstract:
+            reasons.append(f"{'and ' if in_title else 'matches '}{_quoted(in_abstract)} in the abstract")
+        if not (in_title or in_abstract):
+            reasons.append("matches your words")
+    if item.ranks.get("dense"):
         if q.similar_to is not None:
-            reasons.append(f"similar to {q.analysis.arxiv_id} (#{dense_rank})")
+            reasons.append(f"close in meaning to arXiv:{q.analysis.arxiv_id}")
         else:
-            reasons.append(f"semantic match #{dense_rank}")
+            reasons.append("similar in meaning")
     reasons.extend(_filter_reasons(q, published))
     return reasons
 
@@ -627,14 +692,15 @@ def _why(q: _Query, item: Fused, title: str, abstract: str, published, lexemes) 
 def _filter_reasons(q: _Query, published) -> list[str]:
     reasons = []
     f = q.filters
-    if window := window_label({"start": f.start, "end": f.end}, q.now.date()):
-        reasons.append(f"in window {window}")
+    day = f"{published:%Y-%m-%d}"
+    if window_label({"start": f.start, "end": f.end}, q.now.date()):
+        reasons.append(f"published {day}, inside your window")
+    elif q.analysis.recency_weight > 0:
+        reasons.append(f"published {day} (newer papers ranked higher)")
     if f.authors:
         reasons.append("by " + ", ".join(f.authors))
     if f.categories:
         reasons.append("in " + ", ".join(f.categories))
-    if q.analysis.recency_weight > 0:
-        reasons.append(f"recency {q.analysis.recency_weight:.1f}: published {published:%Y-%m-%d}")
     return reasons
 
 

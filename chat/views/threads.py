@@ -23,6 +23,7 @@ from chat.references import number_map, thread_labels
 from chat.scopes import scope_of
 from chat.turns import fail_stale
 from chat.understanding.overrides import chips, filters_of
+from chat.watch import seen_updates
 from papers.text import clean_title
 from security import inputs
 
@@ -45,7 +46,8 @@ def _owned_thread(request, pk) -> Thread:
 @login_required
 @require_GET
 def index(request):
-    threads = Thread.objects.owned_by(request.user).order_by("-updated_at")[:100]
+    threads = Thread.objects.owned_by(request.user).select_related("follow").order_by(
+        "-updated_at")[:100]
     return render(
         request,
         "chat/index.html",
@@ -127,7 +129,9 @@ def thread_page(request, pk):
             "thread": thread,
             "scope": scope_of(thread),  # shown as the "About: …" chip
             "items": _conversation(thread),
-            "threads": Thread.objects.owned_by(request.user).order_by("-updated_at")[:30],
+            "threads": Thread.objects.owned_by(request.user).select_related("follow")
+            .order_by("-updated_at")[:30],
+            "follow": seen_updates(thread),  # followed: opening the thread clears its badge
             "pending_question": pending_question,
             "max_chars": settings.CHAT_MAX_QUESTION_CHARS,
             # "Search arXiv for this" under answers the catalogue had nothing for.
