@@ -19,6 +19,7 @@ from chat import service
 from chat.markdown import anchor_prefix, render_answer
 from chat.models import Message, Thread
 from chat.pipeline.followups import suggest_followups
+from chat.references import number_map, thread_labels
 from chat.scopes import scope_of
 from chat.turns import fail_stale
 from chat.understanding.overrides import chips, filters_of
@@ -79,6 +80,8 @@ def new_thread(request):
 def _conversation(thread: Thread) -> list[dict]:
     """Messages as the template shows them: answers rendered safely, with their sources."""
     rows = list(thread.messages.all())
+    answers = [m for m in rows if m.role == Message.Role.ASSISTANT]
+    labelled = dict(zip(answers, thread_labels(m.sources for m in answers), strict=True))
     last_answer = next((m for m in reversed(rows) if m.role == Message.Role.ASSISTANT), None)
     items = []
     question = ""
@@ -87,12 +90,13 @@ def _conversation(thread: Thread) -> list[dict]:
         if message.role == Message.Role.USER:
             question = message.content
         else:
-            sources = message.sources or []
+            sources = labelled[message]
             item.update(
                 # "Searched: …" only when the follow-up was rewritten into something else.
                 rewritten=bool(message.query) and message.query.strip() != question.strip(),
                 html=render_answer(
-                    message.content, len(sources), message.pk, message.unsupported or ()
+                    message.content, len(sources), message.pk, message.unsupported or (),
+                    labels=number_map(sources),
                 ),
                 sources=sources,
                 prefix=anchor_prefix(message.pk),
