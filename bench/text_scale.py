@@ -150,3 +150,64 @@ def bm25_agreement(queries: list[str], now, say) -> dict:
         "exhaustive_p50_ms": round(statistics.median(full_ms), 1),
         "exhaustive_p95_ms": round(percentile(full_ms, 95), 1),
     }
+
+
+# Windows ending at the catalogue's last day, from a month to four years (the 192 queries' own
+# windows are of these sizes), plus one year in the past.
+SWEEP_DAYS = (31, 92, 183, 365, 730, 1461)
+
+
+def window_sweep(model: str, say, queries: int = 15) -> dict:
+    """At SEARCH_CANDIDATES papers: exact scan, iterative HNSW and the automatic choice over
+    windows of growing size, and the cost ratio of one HNSW tuple to one exact row they imply
+    (chat.retrieval.dense.COST_RATIO): hnsw_ms / (rows * N / W)  over  exact_ms / W."""
+    from datetime import timedelta
+
+    from django.db import transaction
+
+    from chat.retrieval.dense import MARGIN, SLACK, dense_search
+
+    n = settings.SEARCH_CANDIDATES
+    rows_wanted = int(n * SLACK) + MARGIN
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT max(published), count(*) FROM papers_passage WHERE kind = 'abstract'"
+        )
+        last, total = cursor.fetchone()
+    vectors = bench_scale.draw(queries, seed=7)
+    rows = []
+    for days in SWEEP_DAYS:
+        filters = SearchFilters(start=last - timedelta(days=days))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM papers_passage WHERE kind = 'abstract' AND published >= %s",
+                [filters.start],
+            )
+            window = cursor.fetchone()[0]
+        times: dict[str, list[float]] = {"auto": [], "exact": [], "hnsw": []}
+        chosen: dict[str, int] = {}
+        for plan in ("exact", "hnsw", "auto"):
+            for vector in vectors:
+                with transaction.atomic(), connection.cursor() as cursor:
+                    started = time.perf_counter()
+                    found = dense_search(
+                        cursor, vector, model, filters, n, plan=None if plan == "auto" else plan
+                    )
+                    times[plan].append((time.perf_counter() - started) * 1000)
+                if plan == "auto":
+                    chosen[found.plan] = chosen.get(found.plan, 0) + 1
+        p50 = {plan: statistics.median(values) for plan, values in times.items()}
+        tuples = rows_wanted * total / max(window, 1)
+        ratio = (p50["hnsw"] / tuples) / (p50["exact"] / max(window, 1))
+        rows.append(
+            {
+                "days": days,
+                "window": window,
+                "share": round(window / total, 3),
+                **{f"{plan}_p50_ms": round(ms, 1) for plan, ms in p50.items()},
+                "auto_plans": chosen,
+                "implied_cost_ratio": round(ratio, 1),
+            }
+        )
+        say(f"  window {days} days: {rows[-1]}")
+    return {"papers": total, "rows_wanted": rows_wanted, "windows": rows}

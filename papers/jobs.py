@@ -14,6 +14,7 @@ from papers.fulltext.runs import read_papers, select_papers
 from papers.indexing.run import run_indexing
 from papers.ingest.arxiv_api import ingest_arxiv, refresh_papers
 from papers.models import Paper
+from papers.signals import catalogue_indexed
 
 INGEST_JOB = "papers.jobs.ingest_recent_job"
 REFRESH_JOB = "papers.jobs.refresh_papers_job"
@@ -75,7 +76,11 @@ def index_new_papers_job() -> dict:
     """Make new and changed papers searchable: the BM25 index, then vectors for the active model.
     Queued jobs coalesce: while one runs, the others return at once ("busy") and leave their
     papers to it (papers.indexing.run)."""
-    return run_indexing().as_dict()
+    result = run_indexing()
+    if result.lexical or result.embedded:
+        # Followed threads ask again (chat.watch): the new papers are searchable now.
+        catalogue_indexed.send(sender=index_new_papers_job, result=result)
+    return result.as_dict()
 
 
 def read_fulltext_job(paper_id: int) -> dict:

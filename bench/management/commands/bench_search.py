@@ -37,8 +37,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from bench import SHARED_DATA, search_cpu
+from bench import chunk_scale as bench_chunks
 from bench import scale as bench_scale
 from bench import text_scale as bench_text
+from bench.cpu import CpuMeter
 from bench.evaluation import percentile
 from bench.scratch_db import scratch_database
 from chat.retrieval.dense import dense_search
@@ -123,6 +125,16 @@ class Command(BaseCommand):
             help="instead: dense retrieval over N synthetic vectors (database bench_scale)",
         )
         parser.add_argument(
+            "--chunks",
+            type=int,
+            default=None,
+            metavar="N",
+            help="instead: N full-text chunk vectors beside the sample (database bench_chunks)",
+        )
+        parser.add_argument(
+            "--halfvec", action="store_true", help="--chunks: also a halfvec index of the chunks"
+        )
+        parser.add_argument(
             "--text",
             type=int,
             default=None,
@@ -143,6 +155,8 @@ class Command(BaseCommand):
             return self.scale(options)
         if options["text"] is not None:
             return self.text(options, now)
+        if options["chunks"] is not None:
+            return self.chunks(options, now)
         with scratch_database(options["database"], keep=options["keep_db"]):
             setup = self.load(options["snapshot"])
             if options["cpu"]:
@@ -218,8 +232,10 @@ class Command(BaseCommand):
         for query in queries[:20]:
             run(query, k=k, now=now)
         latencies, stages, by_window = [], {}, {"no window": [], "window": []}
+        meter = CpuMeter()  # this process and the PostgreSQL backends (after the warm-up)
+        cpu_started = meter.read()
         windowed = inside = exact_k = 0
-        failures = []
+        failures, checks = [], []
         plans: dict[str, int] = {}
         for _ in range(max(repeat, 1)):
             for query in queries:
@@ -234,22 +250,22 @@ class Command(BaseCommand):
                 by_window["window" if analysis.start or analysis.end else "no window"].append(
                     latencies[-1]
                 )
-                if not (analysis.start or analysis.end):
-                    continue
-                windowed += 1
-                ok = all(
-                    (analysis.start is None or hit.published >= analysis.start)
-                    and (analysis.end is None or hit.published <= analysis.end)
-                    for hit in response.hits
-                )
-                available = _count_window(analysis.start, analysis.end)
-                want = min(k, available)
-                inside += ok
-                exact_k += len(response.hits) == want
-                if not ok or len(response.hits) != want:
-                    failures.append(
-                        {"query": query, "returned": len(response.hits), "available": available}
-                    )
+                if analysis.start or analysis.end:
+                    checks.append((query, analysis, response.hits))
+        cpu_ms = (meter.read() - cpu_started).total_ns / 1e6 / len(latencies)
+        for query, analysis, hits in checks:  # after the CPU count: counting is not searching
+            windowed += 1
+            ok = all(
+                (analysis.start is None or hit.published >= analysis.start)
+                and (analysis.end is None or hit.published <= analysis.end)
+                for hit in hits
+            )
+            available = _count_window(analysis.start, analysis.end)
+            want = min(k, available)
+            inside += ok
+            exact_k += len(hits) == want
+            if not ok or len(hits) != want:
+                failures.append({"query": query, "returned": len(hits), "available": available})
         correctness = {
             "windowed_queries": windowed,
             "all_results_inside_window": inside,
@@ -261,6 +277,8 @@ class Command(BaseCommand):
             "p50_ms": round(statistics.median(latencies), 1),
             "p95_ms": round(percentile(latencies, 95), 1),
             "max_ms": round(max(latencies), 1),
+            # Python (all threads) + this database's PostgreSQL backends.
+            "cpu_ms_per_query": round(cpu_ms, 1),
             "stages_p50_ms": {s: round(statistics.median(v), 2) for s, v in stages.items()},
             "stages_p95_ms": {s: round(percentile(v, 95), 2) for s, v in stages.items()},
             "dense_plans": plans,
@@ -400,6 +418,24 @@ class Command(BaseCommand):
                 f"  ef_search {row['ef_search']}: recall@10 {row['recall@10']}, p50 {row['p50_ms']} ms"
             )
 
+    # --- full-text chunks at scale -----------------------------------------------------------
+
+    def chunks(self, options, now: datetime) -> None:
+        n = options["chunks"]
+        if n < 1000:
+            raise CommandError("--chunks needs at least 1000 chunks")
+        database = "bench_chunks" if options["database"] == "bench_search" else options["database"]
+        model = get_embedder().name
+        queries = [f"{topic} {phrase}".strip() for phrase in PHRASES for topic in TOPICS]
+        with scratch_database(database, keep=options["keep_db"]):
+            setup = self.load(options["snapshot"])
+            setup.update(bench_chunks.load_chunks(n, model, self.say, options["halfvec"]))
+            result = {"setup": setup, **bench_chunks.measure(model, queries, now, self.say)}
+        if options["json"]:
+            self.stdout.write(json.dumps(result, indent=2, default=str))
+            return
+        self.stdout.write(json.dumps(result, indent=2, default=str))
+
     # --- text at scale ------------------------------------------------------------------------
 
     def text(self, options, now: datetime) -> None:
@@ -416,6 +452,8 @@ class Command(BaseCommand):
                 now, options["k"], options["repeat"]
             )
             result["bm25_agreement"] = bench_text.bm25_agreement(queries, now, self.say)
+            self.say("dense plans over windows at SEARCH_CANDIDATES papers")
+            result["window_sweep"] = bench_text.window_sweep(model, self.say)
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, default=str))
             return
@@ -428,7 +466,8 @@ class Command(BaseCommand):
         )
         out(
             f"search() over {speed['queries']} queries: p50 {speed['p50_ms']} ms,"
-            f" p95 {speed['p95_ms']} ms, max {speed['max_ms']} ms; by window"
+            f" p95 {speed['p95_ms']} ms, max {speed['max_ms']} ms,"
+            f" CPU {speed['cpu_ms_per_query']} ms a query; by window"
             f" {json.dumps(speed['by_window'])}; dense plans {speed['dense_plans']}"
         )
         out("  stage p50 / p95 (ms): " + ", ".join(
@@ -436,6 +475,10 @@ class Command(BaseCommand):
             for s in speed["stages_p50_ms"]
         ))  # fmt: skip
         out(f"BM25 cap vs exhaustive: {json.dumps(result['bm25_agreement'])}")
+        sweep = result["window_sweep"]
+        out(f"dense plans at {sweep['rows_wanted']} rows over {sweep['papers']} vectors:")
+        for row in sweep["windows"]:
+            out(f"  {json.dumps(row)}")
 
     # --- report ------------------------------------------------------------------------------
 
