@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
 from accounts.forms import AccountPasswordChangeForm, SignupForm
+from accounts.models import Preferences
 from security import throttles
 
 NEW_KEY_SESSION = "api_token_new_key"
@@ -114,3 +115,20 @@ def api_tokens(request):
             "api_root": request.build_absolute_uri("/api/"),
         },
     )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def preferences(request):
+    """What the user chose: for now, the daily digest of followed threads' updates."""
+    from chat.digest import email_configured
+
+    prefs = Preferences.of(request.user)
+    if request.method == "POST":
+        prefs.watch_digest = request.POST.get("watch_digest") == "on"
+        prefs.save(update_fields=["watch_digest"])
+        messages.success(request, "Preferences saved.")
+        return redirect("preferences")
+    return render(request, "accounts/preferences.html", {
+        "prefs": prefs, "email_configured": email_configured(), "email": request.user.email,
+    })

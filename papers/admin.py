@@ -9,12 +9,15 @@ from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
 from papers.catalogue import run_progress_text
+from papers.fulltext.queue import request_fulltext
 from papers.ingest.upsert import refresh_text_index
 from papers.jobs import enqueue_indexing, enqueue_ingest, enqueue_refresh
 from papers.models import Author, Authorship, IngestRun, Paper, Passage, active_embedding_model
 
 # An admin refresh is a few id_list requests, 3 s apart; beyond this, use ingest_arxiv instead.
 MAX_REFRESH_IDS = 2000
+# Each one is a task and several requests to arXiv, 3 s apart: beyond this, fetch_fulltext.
+MAX_FULLTEXT_PAPERS = 200
 
 
 class PublishedYearFilter(admin.SimpleListFilter):
@@ -74,7 +77,7 @@ class PaperAdmin(admin.ModelAdmin):
     list_filter = ("primary_category", PublishedYearFilter, "hidden", "withdrawn", EmbeddedFilter)
     readonly_fields = ("authors_text", "created_at", "modified_at", "links")
     inlines = [AuthorshipInline]
-    actions = ["hide", "unhide", "reembed", "refresh_from_arxiv"]
+    actions = ["hide", "unhide", "reembed", "refresh_from_arxiv", "read_full_text"]
     # Counting every paper on each page load is the slow part of big changelists.
     show_full_result_count = False
     list_per_page = 50
@@ -117,7 +120,9 @@ class PaperAdmin(admin.ModelAdmin):
             Passage.objects.abstracts().filter(paper=form.instance).delete()  # the old text
         enqueue_indexing("paper edited in the admin")
 
-    @admin.action(description="Hide selected papers (not shown or searched)", permissions=["change"])
+    @admin.action(
+        description="Hide selected papers (not shown or searched)", permissions=["change"]
+    )
     def hide(self, request, queryset):
         count = queryset.update(hidden=True)
         self.message_user(
@@ -159,6 +164,26 @@ class PaperAdmin(admin.ModelAdmin):
         self.message_user(
             request,
             f"Refresh of {len(ids)} papers from arXiv queued; see Ingest runs.",
+            messages.SUCCESS,
+        )
+
+    @admin.action(description="Read full text", permissions=["change"])
+    def read_full_text(self, request, queryset):
+        papers = list(queryset[: MAX_FULLTEXT_PAPERS + 1])
+        if len(papers) > MAX_FULLTEXT_PAPERS:
+            self.message_user(
+                request,
+                f"Select at most {MAX_FULLTEXT_PAPERS} papers to read; for more, run fetch_fulltext.",
+                messages.ERROR,
+            )
+            return
+        states = [request_fulltext(paper).status for paper in papers]
+        already = states.count("ok")
+        self.message_user(
+            request,
+            f"Reading the full text of {len(papers) - already} papers queued"
+            + (f" ({already} already read)" if already else "")
+            + "; see the Full text runs and each paper's page.",
             messages.SUCCESS,
         )
 
@@ -230,8 +255,12 @@ class IngestRunAdmin(admin.ModelAdmin):
 
     @admin.display(description="papers")
     def counts(self, run):
-        counts = {"new": run.new, "updated": run.updated, "unchanged": run.unchanged,
-                  "skipped": run.skipped}
+        counts = {
+            "new": run.new,
+            "updated": run.updated,
+            "unchanged": run.unchanged,
+            "skipped": run.skipped,
+        }
         return ", ".join(f"{n} {name}" for name, n in counts.items() if n) or "none"
 
     @admin.display(description="errors")
@@ -279,16 +308,22 @@ class IngestRunAdmin(admin.ModelAdmin):
     def changelist_view(self, request, extra_context=None):
         # While a run is active the page reloads itself, so its progress is live.
         running = IngestRun.objects.filter(status=IngestRun.Status.RUNNING).exists()
-        extra_context = {**(extra_context or {}), "has_running": running,
-                         "can_start_ingest": self.has_start_ingest_permission(request)}
+        extra_context = {
+            **(extra_context or {}),
+            "has_running": running,
+            "can_start_ingest": self.has_start_ingest_permission(request),
+        }
         return super().changelist_view(request, extra_context)
 
     def start_ingest_view(self, request):
         """The "Start ingest now" button: queue the nightly job now (staff with the
         papers.start_ingest permission, POST, CSRF-checked)."""
         if not self.has_start_ingest_permission(request):
-            messages.error(request, "You may not start an ingest (it needs the “Can start an"
-                           " ingest from arXiv” permission).")
+            messages.error(
+                request,
+                "You may not start an ingest (it needs the “Can start an"
+                " ingest from arXiv” permission).",
+            )
         else:
             enqueue_ingest("ingest-now")
             messages.success(

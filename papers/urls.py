@@ -13,5 +13,6 @@ urlpatterns = [
     path("catalogue/", catalogue.catalogue_json, name="catalogue"),
     path("authors/<str:key>/", papers.author_page, name="author"),
     path("<arxiv_id:arxiv_id>/", papers.paper_detail, name="detail"),
+    path("<arxiv_id:arxiv_id>/fulltext/", papers.fulltext_status_json, name="fulltext-status"),
     path("<arxiv_id:arxiv_id>/bibtex/", papers.paper_bibtex, name="bibtex"),
 ]

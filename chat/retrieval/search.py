@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from chat.lanes import may_run_in_parallel, run_search_sql
 from chat.llm import get_llm
+from chat.retrieval import chunks as fulltext_chunks
 from chat.retrieval import refine
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
@@ -83,6 +84,13 @@ class SearchHit:
     snippet_html: str  # escaped, matches in <mark>: safe to render as HTML
     why: list[str] = field(default_factory=list)
     version: int = 1  # the version whose text was searched (and is cited)
+    # Where `passage_text` comes from: the abstract, or a chunk of the full text (then its PDF
+    # pages and section; chat.retrieval.chunks). `more_chunks`: the paper's next best chunks.
+    kind: str = "abstract"
+    page: int | None = None
+    page_end: int | None = None
+    section: str = ""
+    more_chunks: list = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -99,6 +107,10 @@ class SearchHit:
             "dense_rank": self.dense_rank,
             "fulltext_rank": self.fulltext_rank,
             "passage": self.passage_text,
+            "kind": self.kind,
+            "page": self.page,
+            "page_end": self.page_end,
+            "section": self.section,
             "snippet_html": self.snippet_html,
             "why": list(self.why),
             "url": f"https://arxiv.org/abs/{self.arxiv_id}",
@@ -157,6 +169,8 @@ class _Query:
     parallel: bool = False  # BM25 and dense on two search lanes (chat.lanes)
     lexical: LexicalResult = field(default_factory=lambda: LexicalResult([]))
     dense: DenseResult | None = None
+    chunks: DenseResult | None = None  # the direct chunk search (chat.retrieval.chunks)
+    fulltext: str = "off"  # settings.FULLTEXT_RETRIEVAL for this search
     published: dict[int, datetime] = field(default_factory=dict)  # of every candidate
     rewrites: list[str] = field(default_factory=list)  # multi-query: the LLM's rewrites
     signals: Signals | None = None
@@ -262,6 +276,7 @@ async def search(
         candidates=max(settings.SEARCH_CANDIDATES, k),
         now=now,
         timings=timings,
+        fulltext=fulltext_chunks.variant(),
         offset=offset,
         sort=sort,
     )
@@ -339,6 +354,13 @@ async def _retrieve(q: _Query) -> list[Ranked]:
     q.timings["retrieval"] = _ms(step)
     q.plan["lexical"] = {"generator": q.lexical.generator, "exact": q.lexical.exact}
     lists = _lists(q.dense, q.lexical, "")
+    if q.fulltext in ("fused", "direct") and q.vector is not None and q.similar_to is None:
+        q.chunks = await run_search_sql(_chunk_stage, q, parallel=q.parallel)
+        chunk_list = Ranked(
+            "chunks", [h.paper_id for h in q.chunks.hits], [h.similarity for h in q.chunks.hits],
+            list_weight("dense"),
+        )
+        lists = [chunk_list] if q.fulltext == "direct" else lists + [chunk_list]
     if rewriting is not None:
         lists += await _retrieve_rewrites(q, rewriting, embedder)
     return lists
@@ -438,6 +460,17 @@ def _prepare(q: _Query) -> None:
     q.timings["prepare"] = _ms(step)
 
 
+def _chunk_stage(q: _Query) -> DenseResult:
+    """Database: the direct chunk search (papers whose full text matches) within the filters."""
+    step = time.perf_counter()
+    with transaction.atomic(), connection.cursor() as cursor:
+        result = fulltext_chunks.chunk_search(cursor, q.vector, q.model, q.filters, q.candidates)
+    q.timings["chunks"] = _ms(step)
+    q.plan["chunks"] = result.plan
+    q.published.update({h.paper_id: h.published for h in result.hits})
+    return result
+
+
 def _lexical_stage(q: _Query, text: str) -> LexicalResult:
     """Database: BM25 for `text` within the filters."""
     step = time.perf_counter()
@@ -472,6 +505,10 @@ async def _rank(q: _Query) -> list[SearchHit]:
         q.timings["refine"] = _ms(step)
     step = time.perf_counter()
     fused = _fuse(q, lists)
+    if q.fulltext == "direct":  # papers without read full text still come, after
+        found = {f.paper_id for f in fused}
+        abstracts = _fuse(q, _lists(q.dense, q.lexical, ""))
+        fused += [f for f in abstracts if f.paper_id not in found]
     if q.sort == "date":
         fused = [
             f for f in fused
@@ -538,6 +575,9 @@ def _refined_dense_stage(q: _Query, feedback: list[int], r: refine.Refinements) 
 def _signals(q: _Query) -> Signals:
     """How relevant the best candidates are in absolute terms (chat.retrieval.relevance)."""
     dense_top = max((h.similarity for h in q.dense.hits), default=None) if q.dense else None
+    if q.chunks is not None and q.chunks.hits:  # a body that answers is relevant too
+        chunk_top = max(h.similarity for h in q.chunks.hits)
+        dense_top = chunk_top if dense_top is None else max(dense_top, chunk_top)
     top = q.lexical.hits[0].score if q.lexical.hits else None
     return Signals(dense_top, lexical_share(top, q.lexical.lexemes, q.lexical.terms))
 
@@ -573,7 +613,9 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
     """Database thread: the papers of `pool` with passage, snippet and reasons, in pool order."""
     ids = [f.paper_id for f in pool]
     if q.model:
-        q.vectors_pending = vectors_pending(q.model)
+        # About the papers found (BM25 alone finds them until their vectors exist); about the
+        # whole catalogue only when nothing was found (that check reads every paper).
+        q.vectors_pending = vectors_pending(q.model, ids or None)
     if not ids:
         return []
     with connection.cursor() as cursor:
@@ -585,6 +627,12 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
             passages.setdefault(paper_id, []).append((passage_id, start, end))
     best_passage = {h.paper_id: h.passage_id for h in dense.hits} if dense else {}
     lexemes = set(q.lexical.lexemes)
+    chunks: dict = {}
+    if q.fulltext != "off" and q.vector is not None and q.similar_to is None:
+        step = time.perf_counter()
+        with connection.cursor() as cursor:
+            chunks = fulltext_chunks.best_chunks(cursor, ids, q.vector, q.model, lexemes)
+        q.timings["best_chunks"] = _ms(step)
     hits = []
     for item in pool:
         row = papers.get(item.paper_id)
@@ -615,6 +663,12 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
                 version=row[8],
             )
         )
+        if found := chunks.get(paper_id):
+            best, hit = found[0], hits[-1]
+            hit.passage_text, hit.kind, hit.section = best.text, "fulltext", best.section
+            hit.page, hit.page_end, hit.more_chunks = best.page, best.page_end, found[1:]
+            if item.ranks.get("chunks"):
+                hit.why.append(f"full-text match #{item.ranks['chunks']} (p. {best.page})")
     return hits
 
 

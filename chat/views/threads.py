@@ -19,9 +19,11 @@ from chat import service
 from chat.markdown import anchor_prefix, render_answer
 from chat.models import Message, Thread
 from chat.pipeline.followups import suggest_followups
+from chat.references import number_map, thread_labels
 from chat.scopes import scope_of
 from chat.turns import fail_stale
 from chat.understanding.overrides import chips, filters_of
+from chat.watch import seen_updates
 from papers.text import clean_title
 from security import inputs
 
@@ -44,7 +46,8 @@ def _owned_thread(request, pk) -> Thread:
 @login_required
 @require_GET
 def index(request):
-    threads = Thread.objects.owned_by(request.user).order_by("-updated_at")[:100]
+    threads = Thread.objects.owned_by(request.user).select_related("follow").order_by(
+        "-updated_at")[:100]
     return render(
         request,
         "chat/index.html",
@@ -77,6 +80,8 @@ def new_thread(request):
 def _conversation(thread: Thread) -> list[dict]:
     """Messages as the template shows them: answers rendered safely, with their sources."""
     rows = list(thread.messages.all())
+    answers = [m for m in rows if m.role == Message.Role.ASSISTANT]
+    labelled = dict(zip(answers, thread_labels(m.sources for m in answers), strict=True))
     last_answer = next((m for m in reversed(rows) if m.role == Message.Role.ASSISTANT), None)
     items = []
     question = ""
@@ -85,12 +90,13 @@ def _conversation(thread: Thread) -> list[dict]:
         if message.role == Message.Role.USER:
             question = message.content
         else:
-            sources = message.sources or []
+            sources = labelled[message]
             item.update(
                 # "Searched: …" only when the follow-up was rewritten into something else.
                 rewritten=bool(message.query) and message.query.strip() != question.strip(),
                 html=render_answer(
-                    message.content, len(sources), message.pk, message.unsupported or ()
+                    message.content, len(sources), message.pk, message.unsupported or (),
+                    labels=number_map(sources),
                 ),
                 sources=sources,
                 prefix=anchor_prefix(message.pk),
@@ -123,7 +129,9 @@ def thread_page(request, pk):
             "thread": thread,
             "scope": scope_of(thread),  # shown as the "About: …" chip
             "items": _conversation(thread),
-            "threads": Thread.objects.owned_by(request.user).order_by("-updated_at")[:30],
+            "threads": Thread.objects.owned_by(request.user).select_related("follow")
+            .order_by("-updated_at")[:30],
+            "follow": seen_updates(thread),  # followed: opening the thread clears its badge
             "pending_question": pending_question,
             "max_chars": settings.CHAT_MAX_QUESTION_CHARS,
             # "Search arXiv for this" under answers the catalogue had nothing for.

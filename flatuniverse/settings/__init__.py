@@ -162,6 +162,8 @@ EMAIL_HOST_USER = envstr("EMAIL_HOST_USER")
 EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "flatuniverse@localhost")
+# The site's address for links in e-mails (the watch digest), e.g. https://flatuniverse.example.org
+SITE_URL = envstr("SITE_URL", "")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -348,6 +350,10 @@ LLM_LOCAL_THREADS = envint("LLM_LOCAL_THREADS", max(1, (os.cpu_count() or 2) - 1
 SEARCH_CANDIDATES = envint("SEARCH_CANDIDATES", 100)  # per retriever, before fusion
 SEARCH_RESULTS = envint("SEARCH_RESULTS", 10)  # papers shown on the search page
 CHAT_SOURCES = envint("CHAT_SOURCES", 8)  # sources given to the LLM per answer
+# Followed threads (chat.watch): how many one user may follow (and the nightly re-run reads),
+# and the most new papers one "New since you asked" update names.
+WATCH_MAX_FOLLOWED_PER_USER = envint("WATCH_MAX_FOLLOWED_PER_USER", 20)
+WATCH_MAX_NEW_PAPERS = envint("WATCH_MAX_NEW_PAPERS", 5)
 RRF_K = envint("RRF_K", 60)  # reciprocal rank fusion constant
 RECENCY_HALF_LIFE_DAYS = envfloat("RECENCY_HALF_LIFE_DAYS", 365.0)
 HNSW_EF_SEARCH = envint("HNSW_EF_SEARCH", 100)
@@ -362,6 +368,9 @@ SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformula
 # Ranking refinements, comma-separated (chat/retrieval/refine.py): none by default, none won.
 SEARCH_REFINE = envstr("SEARCH_REFINE", "")
 SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 beside dense
+# How full-text chunks join the search (chat/retrieval/chunks.py): fused | papers_first | direct
+# | off; measured with `manage.py bench_fulltext` (docs/BENCHMARKS.md).
+FULLTEXT_RETRIEVAL = envstr("FULLTEXT_RETRIEVAL", "fused")
 
 # --- Chat limits --------------------------------------------------------------------------------
 CHAT_MAX_QUESTION_CHARS = envint("CHAT_MAX_QUESTION_CHARS", 4000)

@@ -8,11 +8,14 @@ from datetime import UTC, date, datetime, time
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.paginator import Paginator
 from django.db.models import F
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_GET
 
 from papers.bibtex import bibtex_download, bibtex_entry
 from papers.catalogue import catalogue_status
+from papers.fulltext.status import fulltext_status
 from papers.identifiers import CATEGORY, InvalidArxivId, parse_arxiv_id, split_version
 from papers.models import Author, Paper, active_embedding_model
 from papers.text import tex_to_plain
@@ -41,8 +44,9 @@ def paper_list(request):
     params = request.GET
     if (problem := inputs.first_problem(params.values())) is not None:
         # NUL or a lone surrogate would fail in the query, as a 500; say what is wrong instead.
-        return render(request, "400.html", {"message": problem, "back": reverse("papers:list")},
-                      status=400)
+        return render(
+            request, "400.html", {"message": problem, "back": reverse("papers:list")}, status=400
+        )
     query = params.get("q", "").strip()[:MAX_QUERY_CHARS]
     category = params.get("category", "").strip()
     author = params.get("author", "").strip()[:MAX_QUERY_CHARS]
@@ -134,12 +138,15 @@ def paper_detail(request, arxiv_id: str):
         "papers/detail.html",
         {
             "paper": paper,
+            "fulltext": fulltext_status(paper),
             "authors": authors,
             "author_names": [a.name for a in authors],
             "similar": similar,
             "embedding_model": model,
             # A link naming an older version than the catalogue has (a cited source card).
-            "older_version": read_version if read_version and read_version < paper.version else None,
+            "older_version": read_version
+            if read_version and read_version < paper.version
+            else None,
         },
     )
 
@@ -160,3 +167,12 @@ def author_page(request, key: str):
     )
     page = Paginator(papers.only(*CARD_FIELDS), PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "papers/author.html", {"author": author, "page": page})
+
+
+@require_GET
+def fulltext_status_json(request, arxiv_id: str):
+    """The paper's full-text state, polled by its page while the text is queued or being read."""
+    paper = get_object_or_404(Paper.objects.visible(), arxiv_id=split_version(arxiv_id)[0])
+    response = JsonResponse(fulltext_status(paper))
+    response["Cache-Control"] = "no-store"
+    return response

@@ -191,7 +191,8 @@
     for (const s of state.sources) {
       const li = el("li", "card source");
       li.id = prefix + "-source-" + s.number;
-      li.appendChild(el("span", "source-number", "[" + s.number + "]"));
+      // The thread's number for the paper (chat/references.py), as the saved page shows it.
+      li.appendChild(el("span", "source-number", "[" + (s.label || s.number) + "]"));
       const title = el("a", "card-title", s.title);
       title.href = s.url;
       title.rel = "noopener noreferrer nofollow";
@@ -230,7 +231,10 @@
 
   function renderStreamingText(state) {
     const box = state.el.querySelector(".answer");
-    box.textContent = state.text;
+    // Citations as the thread numbers them (the cards' labels), as the finished answer will.
+    const labels = {};
+    for (const s of state.sources || []) labels[s.number] = s.label || s.number;
+    box.textContent = state.text.replace(/\[(\d{1,3})\](?!\()/g, (m, n) => "[" + (labels[n] || n) + "]");
     box.appendChild(el("span", "cursor", "▍"));
     scrollToEnd();
   }

@@ -213,7 +213,9 @@ def viewer(django_user_model, password, client_factory):
     return client_factory(user)
 
 
-@pytest.mark.parametrize("action", ["hide", "unhide", "reembed", "refresh_from_arxiv"])
+@pytest.mark.parametrize(
+    "action", ["hide", "unhide", "reembed", "refresh_from_arxiv", "read_full_text"]
+)
 def test_view_only_staff_cannot_run_paper_actions(viewer, catalogue, action):
     Paper.objects.filter(pk=catalogue[0].pk).update(hidden=True)
     page = viewer.get(reverse(CHANGELIST))
