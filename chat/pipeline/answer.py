@@ -105,16 +105,31 @@ def source_card(number: int, hit, chunk=None) -> dict:
     }
 
 
+# Extra chunk cards of the best papers, by rank: the first paper found is usually the right one
+# but its single best chunk often not the one that answers (bench_fulltext: the right paper was
+# card [1] for most misses), so its next chunks come right after it, before weaker papers.
+EXTRA_CHUNKS_BY_RANK = (2, 1)
+
+
 def source_cards(hits, first: Sequence[dict] = (), wanted: int = 0) -> list[dict]:
-    """Numbered cards for `hits` after `first`, one per paper; when fewer papers than `wanted`
-    were found (a thread about one paper), their next best chunks fill the rest, as cards of
-    their own with their own pages."""
+    """Numbered cards for `hits` after `first`, at most `wanted` (or one per paper): each paper,
+    then for the best papers their next best chunks (EXTRA_CHUNKS_BY_RANK), which displace the
+    weakest papers; when fewer papers than `wanted` were found (a thread about one paper), more
+    chunks fill the rest, as cards of their own with their own pages."""
+    wanted = max(wanted, len(first) + len(hits))
+    planned: list[tuple] = []
+    used: set[int] = set()
+    for rank, hit in enumerate(hits):
+        planned.append((hit, None))
+        extra = EXTRA_CHUNKS_BY_RANK[rank] if rank < len(EXTRA_CHUNKS_BY_RANK) else 0
+        for chunk in hit.more_chunks[:extra]:
+            planned.append((hit, chunk))
+            used.add(chunk.passage_id)
+    rest = [(hit, c) for hit in hits for c in hit.more_chunks if c.passage_id not in used]
+    rest.sort(key=lambda pair: -pair[1].score)
+    planned += rest
     cards = list(first)
-    for hit in hits:
-        cards.append(source_card(len(cards) + 1, hit))
-    extra = [(hit, chunk) for hit in hits for chunk in hit.more_chunks]
-    extra.sort(key=lambda pair: -pair[1].score)
-    for hit, chunk in extra[: max(0, wanted - len(cards))]:
+    for hit, chunk in planned[: max(0, wanted - len(cards))]:
         cards.append(source_card(len(cards) + 1, hit, chunk))
     return cards
 
