@@ -1,6 +1,7 @@
 """Curation screens: papers (hide, re-embed, refresh from arXiv), authors, ingest runs."""
 
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import Max, Min
 from django.http import HttpResponseRedirect
 from django.urls import path, reverse
@@ -11,6 +12,7 @@ from papers.catalogue import run_progress_text
 from papers.ingest.upsert import refresh_text_index
 from papers.jobs import enqueue_indexing, enqueue_ingest, enqueue_refresh
 from papers.models import Author, Authorship, IngestRun, Paper, Passage, active_embedding_model
+from papers.pending import forget_vectors_pending
 
 # An admin refresh is a few id_list requests, 3 s apart; beyond this, use ingest_arxiv instead.
 MAX_REFRESH_IDS = 2000
@@ -114,11 +116,13 @@ class PaperAdmin(admin.ModelAdmin):
         refresh_text_index([form.instance.pk])
         if text_changed:
             Passage.objects.abstracts().filter(paper=form.instance).delete()  # the old text
+            transaction.on_commit(forget_vectors_pending)
         enqueue_indexing("paper edited in the admin")
 
     @admin.action(description="Hide selected papers (not shown or searched)", permissions=["change"])
     def hide(self, request, queryset):
         count = queryset.update(hidden=True)
+        transaction.on_commit(forget_vectors_pending)
         self.message_user(
             request, f"{count} paper{'s' if count != 1 else ''} hidden.", messages.SUCCESS
         )
@@ -126,6 +130,7 @@ class PaperAdmin(admin.ModelAdmin):
     @admin.action(description="Unhide selected papers", permissions=["change"])
     def unhide(self, request, queryset):
         count = queryset.update(hidden=False)
+        transaction.on_commit(forget_vectors_pending)
         self.message_user(
             request, f"{count} paper{'s' if count != 1 else ''} shown again.", messages.SUCCESS
         )
@@ -136,6 +141,7 @@ class PaperAdmin(admin.ModelAdmin):
     )
     def reembed(self, request, queryset):
         deleted, _ = Passage.objects.abstracts().filter(paper__in=queryset).delete()
+        transaction.on_commit(forget_vectors_pending)
         enqueue_indexing("re-embed from the admin")
         self.message_user(
             request,

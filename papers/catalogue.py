@@ -132,11 +132,6 @@ def pending_vectors(model: str | None = None) -> int:
     return visible.not_embedded_with(model).count() if model else visible.count()
 
 
-def vectors_pending(model: str) -> bool:
-    """Cheaper than counting: is any visible paper still without vectors of `model`?"""
-    return Paper.objects.visible().not_embedded_with(model).exists()
-
-
 def _summary(run: IngestRun | None) -> IngestSummary | None:
     if run is None:
         return None

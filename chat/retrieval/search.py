@@ -49,10 +49,10 @@ from chat.retrieval.snippets import make_snippet, matching_words
 from chat.understanding.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.understanding.llm_analysis import analyse_with_llm
 from chat.window import window_label
-from papers.catalogue import vectors_pending
 from papers.embeddings import get_embedder
 from papers.embeddings.query_cache import query_vector
 from papers.indexing.passages import document_text
+from papers.pending import vectors_pending
 from security import inputs
 
 MAX_K = 100
