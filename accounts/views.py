@@ -5,13 +5,14 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
+from accounts.forms import AccountPasswordChangeForm, SignupForm
+from accounts.models import Preferences
 from security import throttles
 
 NEW_KEY_SESSION = "api_token_new_key"
@@ -43,11 +44,26 @@ class PasswordResetView(auth_views.PasswordResetView):
         return super().form_valid(form)
 
 
+class PasswordChangeView(auth_views.PasswordChangeView):
+    form_class = AccountPasswordChangeForm
+
+
+class LogoutView(auth_views.LogoutView):
+    """Django's log-out, saying so on the page it lands on (the home page)."""
+
+    def post(self, request, *args, **kwargs):
+        was_signed_in = request.user.is_authenticated
+        response = super().post(request, *args, **kwargs)
+        if was_signed_in:
+            messages.success(request, "You are logged out.")
+        return response
+
+
 @sensitive_post_parameters("password1", "password2")
 def signup(request):
     if request.user.is_authenticated:
         return redirect("chat:index")
-    form = UserCreationForm(request.POST or None)
+    form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         # Counted only when an account would be made: a typo in the form costs nothing.
         if (wait := throttles.retry_after(request, throttles.SignupThrottle)) is not None:
@@ -99,3 +115,20 @@ def api_tokens(request):
             "api_root": request.build_absolute_uri("/api/"),
         },
     )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def preferences(request):
+    """What the user chose: for now, the daily digest of followed threads' updates."""
+    from chat.digest import email_configured
+
+    prefs = Preferences.of(request.user)
+    if request.method == "POST":
+        prefs.watch_digest = request.POST.get("watch_digest") == "on"
+        prefs.save(update_fields=["watch_digest"])
+        messages.success(request, "Preferences saved.")
+        return redirect("preferences")
+    return render(request, "accounts/preferences.html", {
+        "prefs": prefs, "email_configured": email_configured(), "email": request.user.email,
+    })

@@ -110,6 +110,7 @@ def page_not_found(request, exception=None):
         return JsonResponse(
             error_body("not_found", "No API endpoint or object at this URL."), status=404
         )
+    # The site's own page (templates/404.html), for every 404 raised outside the API.
     return defaults.page_not_found(request, exception)
 
 

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 
 def ndcg_at(ranked: Sequence[str], relevant: dict[str, int], k: int = 10) -> float:
     gains = [relevant.get(doc, 0) for doc in ranked[:k]]
@@ -34,6 +36,7 @@ class BeirSet:
     queries: dict[str, str]  # query id -> text, only those judged in the split
     qrels: dict[str, dict[str, int]]  # query id -> {doc id: grade}
     corpus_path: Path
+    partial: bool = False  # only the first documents of the corpus file (bench --corpus-limit)
 
 
 def load_beir(folder: Path, split: str = "test") -> BeirSet:
@@ -90,3 +93,17 @@ def interpolated_percentile(values: Sequence[float], pct: float) -> float:
     k = (len(values) - 1) * pct / 100
     lo, hi = int(k), min(int(k) + 1, len(values) - 1)
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def paired_bootstrap(
+    differences: Sequence[float], resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
+    """95% percentile interval of the mean of per-query differences (variant - baseline),
+    resampling queries with replacement: both runs are scored on the same resampled queries."""
+    values = np.asarray(differences, dtype=float)
+    if values.size == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, values.size, size=(resamples, values.size))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(low), float(high)

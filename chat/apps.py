@@ -7,6 +7,8 @@ class ChatConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
+        from chat import jobs
         from chat.signed_in import connect_signals
 
         connect_signals()
+        jobs.connect_signals()  # followed threads re-run after the catalogue grows

@@ -3,6 +3,7 @@
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 
@@ -135,3 +136,21 @@ class Ask(models.Model):
 
     def __str__(self):
         return f"{self.user_id} at {self.asked_at:%Y-%m-%d %H:%M:%S}"
+
+
+class Follow(models.Model):
+    """A followed thread ("Questions that watch arXiv", chat.watch): after each nightly ingest
+    its last question is asked again of the papers that arrived since it was last answered, and
+    relevant new ones are posted in it as a "New since you asked" message."""
+
+    thread = models.OneToOneField(Thread, on_delete=models.CASCADE, related_name="follow")
+    # Paper ids already announced in this thread: never announced twice.
+    notified = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    # Updates posted since the owner last opened the thread: the badge in the thread list.
+    unseen = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    checked_at = models.DateTimeField(null=True, blank=True)  # the last re-run
+    last_update_at = models.DateTimeField(null=True, blank=True)  # the last update posted
+
+    def __str__(self):
+        return f"follow of {self.thread_id}"

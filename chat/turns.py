@@ -22,6 +22,8 @@ from django.utils import timezone
 from chat import events, processes
 from chat.models import Ask, Message, Thread
 from chat.pipeline.rewrite import HISTORY_TURNS, Turn
+from chat.references import labels_of
+from chat.scopes import scope_of
 from chat.understanding.overrides import parse_filters
 from security import inputs
 from security.errors import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, reason  # noqa: F401 (used by callers)
@@ -91,6 +93,10 @@ class NewTurn:
     question: str
     history: list[Turn] = field(default_factory=list)
     filters: dict = field(default_factory=dict)  # set on the chips; {}: as the question says
+    # A scoped thread's papers (chat.scopes): the only ones searched and cited; None: all.
+    scope_ids: tuple[int, ...] | None = None
+    # The thread's reference numbers so far (chat.references): paper key -> label.
+    earlier_labels: dict[str, int] = field(default_factory=dict)
 
 
 def fail_stale(thread_id, now=None) -> int:
@@ -156,6 +162,11 @@ def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
                     retry_after=retry_after,
                 )
         history = _history(thread.pk)
+        earlier_labels = labels_of(
+            Message.objects.filter(thread=thread, role=Role.ASSISTANT)
+            .order_by("created_at")
+            .values_list("sources", flat=True)
+        )
         try:
             with transaction.atomic():
                 user_message = Message.objects.create(
@@ -172,7 +183,12 @@ def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
         if not thread.title:
             thread.title = Thread.title_from_question(question)
         thread.save(update_fields=["title", "updated_at"])
-    return NewTurn(thread.pk, user_message.pk, message.pk, question, history)
+    scope = scope_of(thread)
+    return NewTurn(
+        thread.pk, user_message.pk, message.pk, question, history,
+        scope_ids=scope.paper_ids if scope is not None else None,
+        earlier_labels=earlier_labels,
+    )
 
 
 def streaming_snapshot(thread_id) -> dict | None:

@@ -1,21 +1,23 @@
 """Curation screens: papers (hide, re-embed, refresh from arXiv), authors, ingest runs."""
 
 from django.contrib import admin, messages
-from django.db import transaction
 from django.db.models import Max, Min
 from django.http import HttpResponseRedirect
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
 from papers.catalogue import run_progress_text
+from papers.fulltext.queue import request_fulltext
 from papers.ingest.upsert import refresh_text_index
 from papers.jobs import enqueue_indexing, enqueue_ingest, enqueue_refresh
 from papers.models import Author, Authorship, IngestRun, Paper, Passage, active_embedding_model
-from papers.pending import forget_vectors_pending
 
 # An admin refresh is a few id_list requests, 3 s apart; beyond this, use ingest_arxiv instead.
 MAX_REFRESH_IDS = 2000
+# Each one is a task and several requests to arXiv, 3 s apart: beyond this, fetch_fulltext.
+MAX_FULLTEXT_PAPERS = 200
 
 
 class PublishedYearFilter(admin.SimpleListFilter):
@@ -75,7 +77,7 @@ class PaperAdmin(admin.ModelAdmin):
     list_filter = ("primary_category", PublishedYearFilter, "hidden", "withdrawn", EmbeddedFilter)
     readonly_fields = ("authors_text", "created_at", "modified_at", "links")
     inlines = [AuthorshipInline]
-    actions = ["hide", "unhide", "reembed", "refresh_from_arxiv"]
+    actions = ["hide", "unhide", "reembed", "refresh_from_arxiv", "read_full_text"]
     # Counting every paper on each page load is the slow part of big changelists.
     show_full_result_count = False
     list_per_page = 50
@@ -116,13 +118,13 @@ class PaperAdmin(admin.ModelAdmin):
         refresh_text_index([form.instance.pk])
         if text_changed:
             Passage.objects.abstracts().filter(paper=form.instance).delete()  # the old text
-            transaction.on_commit(forget_vectors_pending)
         enqueue_indexing("paper edited in the admin")
 
-    @admin.action(description="Hide selected papers (not shown or searched)", permissions=["change"])
+    @admin.action(
+        description="Hide selected papers (not shown or searched)", permissions=["change"]
+    )
     def hide(self, request, queryset):
         count = queryset.update(hidden=True)
-        transaction.on_commit(forget_vectors_pending)
         self.message_user(
             request, f"{count} paper{'s' if count != 1 else ''} hidden.", messages.SUCCESS
         )
@@ -130,7 +132,6 @@ class PaperAdmin(admin.ModelAdmin):
     @admin.action(description="Unhide selected papers", permissions=["change"])
     def unhide(self, request, queryset):
         count = queryset.update(hidden=False)
-        transaction.on_commit(forget_vectors_pending)
         self.message_user(
             request, f"{count} paper{'s' if count != 1 else ''} shown again.", messages.SUCCESS
         )
@@ -141,7 +142,6 @@ class PaperAdmin(admin.ModelAdmin):
     )
     def reembed(self, request, queryset):
         deleted, _ = Passage.objects.abstracts().filter(paper__in=queryset).delete()
-        transaction.on_commit(forget_vectors_pending)
         enqueue_indexing("re-embed from the admin")
         self.message_user(
             request,
@@ -167,6 +167,26 @@ class PaperAdmin(admin.ModelAdmin):
             messages.SUCCESS,
         )
 
+    @admin.action(description="Read full text", permissions=["change"])
+    def read_full_text(self, request, queryset):
+        papers = list(queryset[: MAX_FULLTEXT_PAPERS + 1])
+        if len(papers) > MAX_FULLTEXT_PAPERS:
+            self.message_user(
+                request,
+                f"Select at most {MAX_FULLTEXT_PAPERS} papers to read; for more, run fetch_fulltext.",
+                messages.ERROR,
+            )
+            return
+        states = [request_fulltext(paper).status for paper in papers]
+        already = states.count("ok")
+        self.message_user(
+            request,
+            f"Reading the full text of {len(papers) - already} papers queued"
+            + (f" ({already} already read)" if already else "")
+            + "; see the Full text runs and each paper's page.",
+            messages.SUCCESS,
+        )
+
 
 @admin.register(Author)
 class AuthorAdmin(admin.ModelAdmin):
@@ -178,16 +198,14 @@ class AuthorAdmin(admin.ModelAdmin):
 @admin.register(IngestRun)
 class IngestRunAdmin(admin.ModelAdmin):
     change_list_template = "papers/admin/ingestrun_change_list.html"
+    # Twelve narrow columns overflowed 1280 px next to the filters: the window and the four
+    # counts are one column each.
     list_display = (
-        "started_at",
+        "started",
         "source",
         "status",
-        "window_start",
-        "window_end",
-        "new",
-        "updated",
-        "unchanged",
-        "skipped",
+        "window",
+        "counts",
         "error_count",
         "duration",
         "progress_now",
@@ -216,6 +234,34 @@ class IngestRunAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    def get_list_display(self, request):
+        # The progress column is only worth its width while a run is working.
+        if IngestRun.objects.filter(status=IngestRun.Status.RUNNING).exists():
+            return self.list_display
+        return tuple(c for c in self.list_display if c != "progress_now")
+
+    @admin.display(description="started", ordering="started_at")
+    def started(self, run):
+        return f"{timezone.localtime(run.started_at):%Y-%m-%d %H:%M}"
+
+    @admin.display(description="window")
+    def window(self, run):
+        if not (run.window_start or run.window_end):
+            return "-"
+        start = f"{run.window_start:%Y-%m-%d}" if run.window_start else "…"
+        end = f"{run.window_end:%Y-%m-%d}" if run.window_end else "…"
+        return f"{start} – {end}"
+
+    @admin.display(description="papers")
+    def counts(self, run):
+        counts = {
+            "new": run.new,
+            "updated": run.updated,
+            "unchanged": run.unchanged,
+            "skipped": run.skipped,
+        }
+        return ", ".join(f"{n} {name}" for name, n in counts.items() if n) or "none"
 
     @admin.display(description="errors")
     def error_count(self, run):
@@ -262,16 +308,22 @@ class IngestRunAdmin(admin.ModelAdmin):
     def changelist_view(self, request, extra_context=None):
         # While a run is active the page reloads itself, so its progress is live.
         running = IngestRun.objects.filter(status=IngestRun.Status.RUNNING).exists()
-        extra_context = {**(extra_context or {}), "has_running": running,
-                         "can_start_ingest": self.has_start_ingest_permission(request)}
+        extra_context = {
+            **(extra_context or {}),
+            "has_running": running,
+            "can_start_ingest": self.has_start_ingest_permission(request),
+        }
         return super().changelist_view(request, extra_context)
 
     def start_ingest_view(self, request):
         """The "Start ingest now" button: queue the nightly job now (staff with the
         papers.start_ingest permission, POST, CSRF-checked)."""
         if not self.has_start_ingest_permission(request):
-            messages.error(request, "You may not start an ingest (it needs the “Can start an"
-                           " ingest from arXiv” permission).")
+            messages.error(
+                request,
+                "You may not start an ingest (it needs the “Can start an"
+                " ingest from arXiv” permission).",
+            )
         else:
             enqueue_ingest("ingest-now")
             messages.success(

@@ -5,6 +5,7 @@ Counts and dates are public (anyone can page through /papers/); why an ingest fa
 staff only (`last_ingest.reason`, dropped by `as_json(staff=False)`).
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -130,6 +131,20 @@ def pending_vectors(model: str | None = None) -> int:
     visible = Paper.objects.visible()
     model = model or active_embedding_model()
     return visible.not_embedded_with(model).count() if model else visible.count()
+
+
+def vectors_pending(model: str, paper_ids: Iterable[int] | None = None) -> bool:
+    """Cheaper than counting: is any visible paper (of `paper_ids`, when given) still without
+    vectors of `model`?
+
+    Searches pass the papers they found: over the whole catalogue the answer "none pending"
+    needs an anti-join of every paper (73-212 ms at 20k papers, seconds at 1M: docs/BENCHMARKS.md,
+    "BM25 and hybrid search at 1,000,000 papers"), over a result list it is a hundred index probes.
+    """
+    papers = Paper.objects.visible()
+    if paper_ids is not None:
+        papers = papers.filter(pk__in=list(paper_ids))
+    return papers.not_embedded_with(model).exists()
 
 
 def _summary(run: IngestRun | None) -> IngestSummary | None:

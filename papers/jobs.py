@@ -3,14 +3,24 @@ papers/schedules.py, the admin's buttons, `manage.py serve`); tests call them di
 
 This is the only module that names a job's path: everyone else queues through `enqueue_*`."""
 
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
 from django_q.tasks import async_task
 
+from papers.fulltext.read import read_paper
+from papers.fulltext.runs import read_papers, select_papers
 from papers.indexing.run import run_indexing
 from papers.ingest.arxiv_api import ingest_arxiv, refresh_papers
+from papers.models import Paper
+from papers.signals import catalogue_indexed
 
 INGEST_JOB = "papers.jobs.ingest_recent_job"
 REFRESH_JOB = "papers.jobs.refresh_papers_job"
 INDEX_JOB = "papers.jobs.index_new_papers_job"
+FULLTEXT_JOB = "papers.jobs.read_fulltext_job"
+NEW_FULLTEXT_JOB = "papers.jobs.read_new_fulltext_job"
 
 
 def enqueue_ingest(task_name: str, **kwargs) -> str:
@@ -26,16 +36,30 @@ def enqueue_indexing(reason: str) -> None:
     async_task(INDEX_JOB, task_name=f"index-new-papers ({reason})", group="index")
 
 
+def enqueue_fulltext(paper_id: int) -> str:
+    """Read one paper's full text soon (papers.fulltext.queue.request_fulltext calls this)."""
+    return async_task(
+        FULLTEXT_JOB, paper_id, task_name=f"read-fulltext ({paper_id})", group="fulltext"
+    )
+
+
 def ingest_recent_job(categories: list[str] | None = None) -> dict:
     """The nightly ingest (also the first start's): new arXiv papers, then their vectors."""
     result = ingest_arxiv(categories=categories)
     if result.changed:
         enqueue_indexing("after ingest")
+    fulltext_queued = bool(result.changed and settings.FULLTEXT_CATEGORIES)
+    if fulltext_queued:
+        since = result.window_start or timezone.now() - timedelta(days=2)
+        async_task(
+            NEW_FULLTEXT_JOB, since.isoformat(), task_name="read-new-fulltext", group="fulltext"
+        )
     return {
         "status": result.status,
         "run": result.run_id,
         **result.counts.as_dict(),
         "indexing_queued": result.changed,
+        "fulltext_queued": fulltext_queued,
         "message": result.message,
     }
 
@@ -52,4 +76,31 @@ def index_new_papers_job() -> dict:
     """Make new and changed papers searchable: the BM25 index, then vectors for the active model.
     Queued jobs coalesce: while one runs, the others return at once ("busy") and leave their
     papers to it (papers.indexing.run)."""
-    return run_indexing().as_dict()
+    result = run_indexing()
+    if result.lexical or result.embedded:
+        # Followed threads ask again (chat.watch): the new papers are searchable now.
+        catalogue_indexed.send(sender=index_new_papers_job, result=result)
+    return result.as_dict()
+
+
+def read_fulltext_job(paper_id: int) -> dict:
+    """One paper's full text, on demand: fetch, parse, chunk, embed (papers.fulltext.read)."""
+    paper = Paper.objects.filter(pk=paper_id).first()
+    if paper is None:
+        return {"status": "gone", "paper": paper_id}
+    fulltext = read_paper(paper)
+    return {"status": fulltext.status, "paper": paper_id, "reason": fulltext.reason}
+
+
+def read_new_fulltext_job(since: str) -> dict:
+    """After the nightly ingest: the full text of new papers in FULLTEXT_CATEGORIES."""
+    selection = select_papers(
+        since=datetime.fromisoformat(since), categories=settings.FULLTEXT_CATEGORIES
+    )
+    run = read_papers(selection, params={"since": since, "nightly": True})
+    return {
+        "status": run.status,
+        "run": run.pk,
+        "read": run.new + run.updated,
+        "errors": len(run.errors),
+    }

@@ -315,6 +315,7 @@ class IngestRun(models.Model):
         SNAPSHOT = "snapshot", "Snapshot file"
         EMBED = "embed", "Embedding"
         LIVE_SEARCH = "live_search", "Live arXiv search"
+        FULLTEXT = "fulltext", "Full text"
 
     class Status(models.TextChoices):
         RUNNING = "running", "Running"

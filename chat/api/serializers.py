@@ -51,7 +51,26 @@ class SourceCardSerializer(serializers.Serializer):
     )
     score = serializers.FloatField(required=False, help_text="Retrieval score (higher = closer).")
     passage = serializers.CharField(
-        required=False, help_text="The text given to the model (title and abstract, or a part)."
+        required=False,
+        help_text="The text given to the model: title and abstract, or the full-text chunk used.",
+    )
+    kind = serializers.ChoiceField(
+        ["abstract", "fulltext"], required=False,
+        help_text="Whether `passage` is the abstract or a chunk of the paper's full text.",
+    )
+    page = serializers.IntegerField(
+        required=False, allow_null=True, help_text="First PDF page of the chunk (1-based); null for abstracts."
+    )
+    page_end = serializers.IntegerField(
+        required=False, allow_null=True, help_text="Last PDF page of the chunk; null for abstracts."
+    )
+    pages = serializers.CharField(required=False, help_text='The pages as cited: "p. 7", "pp. 7-8".')
+    section = serializers.CharField(required=False, help_text="Section heading of the chunk, if known.")
+    quote = serializers.CharField(
+        required=False, help_text="The sentence of `passage` that answers the question."
+    )
+    pdf_url = serializers.CharField(
+        required=False, help_text="arXiv's PDF opened at the chunk's page (empty for abstracts)."
     )
 
 

@@ -44,8 +44,9 @@ class SourceText:
     title: str
     authors: str
     published: str  # YYYY-MM-DD
-    text: str  # the passage (title/abstract) used
+    text: str  # the passage used: title and abstract, or a chunk of the full text
     arxiv_id: str = ""
+    where: str = ""  # where in the paper a full-text passage is: "p. 7, 3.2 Training"
 
 
 @dataclass

@@ -64,6 +64,9 @@ def _source_sentences(source: SourceText) -> tuple[bool, list[str]]:
     # fragment, and quoting it with a full stop added would put words in the authors' mouths.
     if body and not re.search(r"[.!?][\"')\]]*$", body[-1]):
         body.pop()
+    # A full-text chunk may begin inside a sentence its previous chunk holds: not quotable.
+    if source.where and body and body[0][:1].islower():
+        body.pop(0)
     return has_title, [title, *body] if has_title else body
 
 
@@ -261,3 +264,22 @@ class ExtractiveBackend:
             "The extractive backend has no language model; use a rule instead "
             "(check `supports_complete` first).",
         )
+
+
+def answering_sentences(question: str, sources: list[SourceText]) -> dict[int, str]:
+    """Each source's sentence that best answers `question`, by source number: the one this
+    composer would quote first from it (the same BM25 weights over the same sentences), so a
+    card's highlighted quote is the sentence the answer cites. Sources with no sentence sharing
+    a word with the question are left out."""
+    sentences = [s for s in _candidates(sources) if not s.is_title]
+    query = list(dict.fromkeys(stems(list(dict.fromkeys(content_words(question))))))
+    if not sentences or not query:
+        return {}
+    weights = _bm25_weights(query, _idf(query, sentences), sentences)
+    best: dict[int, tuple[float, str]] = {}
+    for sentence, weight in zip(sentences, weights, strict=True):
+        score = sum(weight.values())
+        number = sentence.source.number
+        if score > 0 and score > best.get(number, (0.0, ""))[0]:
+            best[number] = (score, sentence.text)
+    return {number: text for number, (_, text) in best.items()}

@@ -24,6 +24,7 @@ from django.utils import timezone
 from chat import events
 from chat.llm import get_fallback, get_llm
 from chat.llm.base import LLM_BAD_OUTPUT, AnswerRequest, LLMError, SourceText
+from chat.llm.extractive import answering_sentences
 from chat.llm.repetition import trim_loop
 from chat.pipeline import progress, prompts
 from chat.pipeline.citations import check_citations, only_citations
@@ -33,6 +34,7 @@ from chat.pipeline.previous import previous_papers
 from chat.pipeline.rewrite import Turn, model_may_rewrite, understand_followup
 from chat.pipeline.seed import seed_card
 from chat.pipeline.support import unsupported
+from chat.retrieval.chunks import pages_label
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
 from chat.retrieval.shaped import shape_hits
 from chat.understanding import intent as intents
@@ -44,8 +46,10 @@ from chat.window import window_label
 logger = logging.getLogger(__name__)
 
 # Characters of each source's passage put in the prompt: an abstract fits; long passages are cut
-# so eight sources stay well inside a small model's context window.
+# so eight sources stay well inside a small model's context window. A full-text chunk (at most
+# ~350 tokens) is kept whole: the card quotes it and a cut one may lose the answer.
 PASSAGE_CHARS = 1500
+CHUNK_CHARS = 2600
 CITATIONS_ONLY = "The model answered with citation numbers only; no answer was written."
 
 
@@ -61,9 +65,16 @@ def _day(value: Any) -> str:
     return str(value or "")[:10]
 
 
-def source_card(number: int, hit) -> dict:
-    """What a client shows for one source, and what the message row keeps."""
+def source_card(number: int, hit, chunk=None) -> dict:
+    """What a client shows for one source, and what the message row keeps: the paper, and the
+    passage used (its abstract, or a chunk of its full text: `chunk`, else the hit's best)."""
     passage = (hit.passage_text or f"{hit.title}\n\n{hit.abstract}").strip()
+    kind, page, page_end, section = hit.kind, hit.page, hit.page_end, hit.section
+    if chunk is not None:
+        passage, kind, page, page_end, section = (
+            chunk.text.strip(), "fulltext", chunk.page, chunk.page_end, chunk.section
+        )
+    fulltext = kind == "fulltext"
     return {
         "number": number,
         "paper_id": hit.paper_id,
@@ -74,12 +85,47 @@ def source_card(number: int, hit) -> dict:
         "primary_category": hit.primary_category,
         "categories": list(hit.categories or []),
         "score": round(float(hit.score), 4),
-        "passage": passage[:PASSAGE_CHARS],
+        "passage": passage[: CHUNK_CHARS if fulltext else PASSAGE_CHARS],
+        # An abstract, or a chunk of the full text read from the PDF (then its pages, 1-based).
+        "kind": kind,
+        "page": page if fulltext else None,
+        "page_end": (page_end or page) if fulltext else None,
+        "pages": pages_label(page, page_end) if fulltext else "",
+        "section": section if fulltext else "",
+        "quote": "",  # the passage's sentence that answers (set once every card is known)
         # The version whose text was read: what the card cites and links to.
         "version": hit.version,
         "cited_as": f"{hit.arxiv_id}v{hit.version}",
         "url": f"https://arxiv.org/abs/{hit.arxiv_id}v{hit.version}",
+        # arXiv's PDF at that page (never ours: the PDF is not kept or served).
+        "pdf_url": (
+            f"https://arxiv.org/pdf/{hit.arxiv_id}v{hit.version}#page={page}"
+            if fulltext and page else ""
+        ),
     }
+
+
+def source_cards(hits, first: Sequence[dict] = (), wanted: int = 0) -> list[dict]:
+    """Numbered cards for `hits` after `first`, one per paper; when fewer papers than `wanted`
+    were found (a thread about one paper), their next best chunks fill the rest, as cards of
+    their own with their own pages."""
+    cards = list(first)
+    for hit in hits:
+        cards.append(source_card(len(cards) + 1, hit))
+    extra = [(hit, chunk) for hit in hits for chunk in hit.more_chunks]
+    extra.sort(key=lambda pair: -pair[1].score)
+    for hit, chunk in extra[: max(0, wanted - len(cards))]:
+        cards.append(source_card(len(cards) + 1, hit, chunk))
+    return cards
+
+
+def with_quotes(cards: list[dict], question: str) -> list[dict]:
+    """The cards with `quote`: each passage's sentence that answers `question` (the one the
+    extractive composer quotes first from it)."""
+    quotes = answering_sentences(question, _source_texts(cards))
+    for card in cards:
+        card["quote"] = quotes.get(card["number"], "")
+    return cards
 
 
 def _source_texts(cards: Sequence[dict]):
@@ -91,6 +137,7 @@ def _source_texts(cards: Sequence[dict]):
             published=c["published"],
             text=c["passage"],
             arxiv_id=c.get("arxiv_id") or "",
+            where=", ".join(part for part in (c.get("pages"), c.get("section")) if part),
         )
         for c in cards
     ]
@@ -137,9 +184,12 @@ async def answer_events(
     fallback=None,
     k: int | None = None,
     filters: dict | None = None,
+    scope_ids: Sequence[int] | None = None,
 ) -> AsyncIterator[dict]:
     """Answer `question` (a thread's newest) given the thread's earlier `history`; `filters`
-    (checked by chat.understanding.overrides.parse_filters) replace what the question says."""
+    (checked by chat.understanding.overrides.parse_filters) replace what the question says;
+    `scope_ids` (a scoped thread's papers, chat.scopes) are the only papers it may search and
+    cite."""
     started = time.perf_counter()
     now = now or timezone.now()
     # The first call builds the backend (importing its SDK or loading a model): off the loop, so
@@ -196,7 +246,8 @@ async def answer_events(
         try:
             # A pasted abstract may be longer than a search takes; its start carries the topic.
             response = await search(
-                query[:MAX_QUERY_CHARS], k=wanted, now=now, overrides=filters or None
+                query[:MAX_QUERY_CHARS], k=wanted, now=now, overrides=filters or None,
+                paper_ids=scope_ids,
             )
         except SearchError as exc:
             timings["total_ms"] = _ms(started)
@@ -214,7 +265,8 @@ async def answer_events(
         analysis["vectors_pending"] = response.vectors_pending  # BM25 alone for unindexed papers
         if response.signals is not None:
             analysis["relevance"] = response.signals.to_dict()
-        if response.hits and response.nothing_relevant:
+        # A scoped thread's user chose its papers: what they hold is answered from, not gated.
+        if response.hits and response.nothing_relevant and scope_ids is None:
             # The relevance gate (chat.retrieval.relevance): say so, cite nothing.
             window = window_label(analysis, now.date())
             coverage = await sync_to_async(catalogue_coverage)()
@@ -230,7 +282,9 @@ async def answer_events(
             newest = (
                 (await sync_to_async(catalogue_coverage)()).last if first_reading.latest else None
             )
-            hits = await shape_hits(first_reading, understood, hits, now, newest)
+            hits = await shape_hits(
+                first_reading, understood, hits, now, newest, paper_ids=scope_ids
+            )
         # The extractive backend matches sentences against the question's words: give it the
         # topic (the date phrase and filters cut out), or "since 2025" would count as unanswered
         # words. Model backends read the whole question from `messages`.
@@ -243,11 +297,13 @@ async def answer_events(
 
     step = time.perf_counter()
     seed = await seed_card(understood.arxiv_id)
+    if seed and scope_ids is not None and seed["paper_id"] not in scope_ids:
+        seed = None  # a paper named in a scoped thread is cited only if the scope holds it
     if seed:
         seed["passage"] = seed["passage"][:PASSAGE_CHARS]
     # "summarize <id>": the paper itself is source [1] (search only found papers like it).
     first = [{**seed, "number": 1}] if seed and intent.kind == intents.NAMED_PAPER else []
-    cards = first + [source_card(n, hit) for n, hit in enumerate(hits, start=1 + len(first))]
+    cards = with_quotes(source_cards(hits, first, wanted=settings.CHAT_SOURCES), topic)
     seed_text = _source_texts(first or [seed])[0] if seed else None
     texts = prompt_texts = _source_texts(cards)
     if backend.name != "extractive" and settings.LLM_PROMPT_SENTENCES > 0 and texts:

@@ -60,7 +60,8 @@ def select_passages(
             parts.append("…")
         selected.append(
             SourceText(
-                source.number, source.title, source.authors, source.published, " ".join(parts)
+                source.number, source.title, source.authors, source.published, " ".join(parts),
+                arxiv_id=source.arxiv_id, where=source.where,
             )
         )
     return selected

@@ -18,6 +18,8 @@ Rules:
 - If the sources are not enough to answer, say so plainly and say what is missing.
 - When the question asks about recent work, prefer the most recent sources and give their dates.
 - Be concise: a short paragraph or a few bullet points. Use Markdown; no HTML.
+- A source read from a paper's full text says its page ("Pages: p. 7"); when you use it, you may
+  name the page after the citation, like [2, p. 7].
 """
 
 ANSWER_USER = """\
@@ -33,7 +35,9 @@ SOURCE_ENTRY = """\
 [{number}] {title}
 Authors: {authors}
 Published: {published}
-{text}"""
+{where}{text}"""
+# The line SOURCE_ENTRY adds for a full-text passage: where in the paper it was read.
+SOURCE_WHERE = "Pages: {where} (full text)\n"
 
 NO_SOURCES = "(No sources were found for this question.)"
 
@@ -136,12 +140,14 @@ RERANK_PAPER = "[{number}] {title}: {abstract}"
 RERANK_ABSTRACT_CHARS = 400
 
 
-def format_source(number: int, title: str, authors: str, published: str, text: str) -> str:
+def format_source(number: int, title: str, authors: str, published: str, text: str,
+                  where: str = "") -> str:
     return SOURCE_ENTRY.format(
         number=number,
         title=" ".join(title.split()),
         authors=authors or "unknown",
         published=published or "unknown",
+        where=SOURCE_WHERE.format(where=where) if where else "",
         text=text.strip(),
     )
 
@@ -165,7 +171,8 @@ def answer_messages(
     """Chat messages for an answer. `sources` have number, title, authors, published, text;
     `intent` shapes the answer, `seed` is the paper of "papers like <id>" (same fields)."""
     body = "\n\n".join(
-        format_source(s.number, s.title, s.authors, str(s.published), s.text) for s in sources
+        format_source(s.number, s.title, s.authors, str(s.published), s.text, s.where)
+        for s in sources
     )
     if seed is not None and getattr(intent, "kind", None) == "seed":
         seed_entry = SEED_ENTRY.format(

@@ -29,5 +29,6 @@ async def seed_card(arxiv_id: str | None, number: int = 0) -> dict | None:
         "categories": list(paper.categories or []),
         "score": 1.0,
         "passage": document_text(paper.title, paper.abstract),
+        "kind": "abstract",
         "url": f"https://arxiv.org/abs/{paper.arxiv_id}",
     }

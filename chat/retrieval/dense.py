@@ -80,10 +80,14 @@ def vector_literal(vector) -> str:
     return "[" + ",".join(f"{v:.9g}" for v in values.tolist()) + "]"
 
 
-def _passage_where(filters: SearchFilters, params: dict) -> str:
-    """Conditions on Passage columns only: model, window, paper ids, exclusions."""
-    # Literal, so the planner matches the partial HNSW index (papers_passage_hnsw_idx).
-    clauses = ["ps.kind = 'abstract'", "ps.model = %(model)s", filters.date_conditions("ps.published", params)]
+# Literal, so the planner matches the partial HNSW index of the kind (papers_passage_hnsw_idx
+# for abstracts, papers_chunk_hnsw_idx for full-text chunks): never a parameter.
+KIND_CLAUSES = {"abstract": "ps.kind = 'abstract'", "fulltext": "ps.kind = 'fulltext'"}
+
+
+def _passage_where(filters: SearchFilters, params: dict, kind: str = "abstract") -> str:
+    """Conditions on Passage columns only: kind, model, window, paper ids, exclusions."""
+    clauses = [KIND_CLAUSES[kind], "ps.model = %(model)s", filters.date_conditions("ps.published", params)]
     if filters.paper_ids is not None:
         params["f_paper_ids"] = list(filters.paper_ids)
         clauses.append("ps.paper_id = ANY(%(f_paper_ids)s)")
@@ -183,7 +187,8 @@ def _visible(cursor, hits: list[DenseHit], filters: SearchFilters) -> list[Dense
     return [h for h in hits if h.paper_id not in hidden]
 
 
-def _exact(cursor, q: str, model: str, filters: SearchFilters, n: int) -> list[DenseHit]:
+def _exact(cursor, q: str, model: str, filters: SearchFilters, n: int,
+           kind: str = "abstract") -> list[DenseHit]:
     if filters.categories:  # the scan reads Passage only: categories become paper ids
         ids = _category_papers(cursor, filters, cap=10**9) or ()
         if not ids:
@@ -192,7 +197,7 @@ def _exact(cursor, q: str, model: str, filters: SearchFilters, n: int) -> list[D
     limit = n + MARGIN
     while True:
         params: dict = {"q": q, "model": model, "limit": limit}
-        cursor.execute(_EXACT.format(where=_passage_where(filters, params)), params)
+        cursor.execute(_EXACT.format(where=_passage_where(filters, params, kind)), params)
         rows = cursor.fetchall()
         hits = _visible(cursor, _best_per_paper(rows), filters)
         if len(hits) >= n or len(rows) < limit:
@@ -200,7 +205,8 @@ def _exact(cursor, q: str, model: str, filters: SearchFilters, n: int) -> list[D
         limit *= 4  # more hidden papers than the margin
 
 
-def _hnsw(cursor, q: str, model: str, filters: SearchFilters, n: int) -> list[DenseHit]:
+def _hnsw(cursor, q: str, model: str, filters: SearchFilters, n: int,
+          kind: str = "abstract") -> list[DenseHit]:
     """Up to `n` papers from the index (fewer when its iterative scan gave up)."""
     limit = int(n * SLACK) + MARGIN
     join, where_papers, category_params = "", "", {}
@@ -219,7 +225,7 @@ def _hnsw(cursor, q: str, model: str, filters: SearchFilters, n: int) -> list[De
             [str(ef_search)],
         )
         params = {"q": q, "model": model, "limit": limit, **category_params}
-        where = _passage_where(filters, params)
+        where = _passage_where(filters, params, kind)
         if where_papers:
             where = f"{where} AND {where_papers}"
         cursor.execute(_HNSW.format(join=join, where=where), params)
@@ -239,8 +245,10 @@ def dense_search(
     *,
     exact_max: int | None = None,
     plan: str | None = None,
+    kind: str = "abstract",
 ) -> DenseResult:
-    """The `n` papers whose passages (of `model`) are closest to `vector`, within `filters`.
+    """The `n` papers whose passages (of `model`, of `kind`: "abstract", or "fulltext" for
+    chunks) are closest to `vector`, within `filters`; each hit names its closest passage.
 
     Must run inside a transaction (the HNSW settings are transaction-local). When at least `n`
     papers pass the filters, exactly `n` come back. `plan` forces "exact" or "hnsw" (benchmarks);
@@ -248,6 +256,8 @@ def dense_search(
     """
     if plan not in (None, "exact", "hnsw"):
         raise ValueError(f"unknown dense plan {plan!r}")
+    if kind not in KIND_CLAUSES:
+        raise ValueError(f"unknown passage kind {kind!r}")
     if n <= 0 or (filters.paper_ids is not None and not filters.paper_ids):
         return DenseResult([], "none")
     q = vector_literal(vector)
@@ -258,16 +268,16 @@ def dense_search(
             if not ids:
                 return DenseResult([], "exact")
             narrowed = replace(filters, categories=(), paper_ids=ids)
-            return DenseResult(_exact(cursor, q, model, narrowed, n), "exact")
+            return DenseResult(_exact(cursor, q, model, narrowed, n, kind), "exact")
     if plan == "exact" or (
         plan is None and not filters.categories and _small(cursor, model, filters, n, exact_max)
     ):
-        return DenseResult(_exact(cursor, q, model, filters, n), "exact")
-    hits = _hnsw(cursor, q, model, filters, n)
+        return DenseResult(_exact(cursor, q, model, filters, n, kind), "exact")
+    hits = _hnsw(cursor, q, model, filters, n, kind)
     if len(hits) < n:
         # The iterative scan gave up (hnsw.max_scan_tuples) before finding n papers, or the
         # catalogue has fewer: the exact scan tells which.
-        return DenseResult(_exact(cursor, q, model, filters, n), "hnsw+exact")
+        return DenseResult(_exact(cursor, q, model, filters, n, kind), "hnsw+exact")
     return DenseResult(hits, "hnsw")
 
 

@@ -28,7 +28,8 @@ class SearchFilters:
     include_hidden: bool = False
     # Withdrawn papers stay in the catalogue (their pages say so) but are not offered as sources.
     include_withdrawn: bool = False
-    # Resolved from `authors` by `resolve_authors` (None: no author filter).
+    # The papers a result must be one of (None: any): a thread's scope (chat.scopes), narrowed
+    # further by `resolve_authors` to the papers of `authors`.
     paper_ids: tuple[int, ...] | None = field(default=None, compare=False)
 
     @property
@@ -73,10 +74,13 @@ class SearchFilters:
 
 
 def resolve_authors(filters: SearchFilters) -> SearchFilters:
-    """The filters with `paper_ids` set to the papers listing all of `filters.authors`."""
+    """The filters with `paper_ids` narrowed to the papers listing all of `filters.authors`
+    (within the ids already there: a scoped thread's author question stays in its scope)."""
     if not filters.authors:
         return filters
     papers = Paper.objects.all()
+    if filters.paper_ids is not None:
+        papers = papers.filter(id__in=filters.paper_ids)
     for name in filters.authors:
         papers = papers.by_author(name)
     return replace(filters, paper_ids=tuple(papers.values_list("id", flat=True)))

@@ -41,11 +41,6 @@ class QueryTerm:
     df: int
     idf: float
 
-    @property
-    def upper_bound(self) -> float:
-        """The most this term can add to any paper's score (tf -> infinity)."""
-        return self.idf * (K1 + 1)
-
 
 @dataclass(frozen=True, slots=True)
 class LexicalHit:
@@ -162,15 +157,31 @@ def lexical_search(
 ) -> LexicalResult:
     """The `n` best papers for `text` by BM25 within `filters` (bounded cost, see module doc)."""
     lexemes, terms = query_terms(cursor, text)
+    return rank_terms(cursor, lexemes, terms, {t.id: t.idf for t in terms}, filters, n, cap=cap)
+
+
+def rank_terms(
+    cursor,
+    lexemes: list[str],
+    terms: list[QueryTerm],
+    weights: dict[int, float],
+    filters: SearchFilters,
+    n: int,
+    *,
+    cap: int | None = None,
+) -> LexicalResult:
+    """The `n` best papers for a weighted query: term id -> weight (the IDF for a plain query;
+    an expanded query, chat/retrieval/refine.py, weighs its terms otherwise)."""
     if n <= 0 or not terms or (filters.paper_ids is not None and not filters.paper_ids):
         return LexicalResult([], lexemes, terms)
     cap = settings.LEXICAL_CANDIDATE_CAP if cap is None else cap
-    qv = sparse_literal({t.id: t.idf for t in terms})
+    qv = sparse_literal({t.id: weights[t.id] for t in terms})
     selective, rest = split_selective(terms, cap)
     if selective:
         params = {"gen": [t.id for t in selective], "cap": cap}
         hits = _rank(cursor, qv, "l.terms && %(gen)s::int[]", params, filters, n, capped=False)
-        bound = sum(t.upper_bound for t in rest)
+        # The most the other terms can add to a paper's score (tf -> infinity).
+        bound = sum(weights[t.id] * (K1 + 1) for t in rest)
         exact = not rest or (len(hits) >= n and hits[n - 1].score >= bound)
         if len(hits) < n and rest:
             # Few papers with the rare terms: complete with papers having all the common ones.

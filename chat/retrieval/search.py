@@ -37,6 +37,8 @@ from django.utils import timezone
 
 from chat.lanes import may_run_in_parallel, run_search_sql
 from chat.llm import get_llm
+from chat.retrieval import chunks as fulltext_chunks
+from chat.retrieval import refine
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
 from chat.retrieval.fulltext import LexicalResult, lexical_search
@@ -49,10 +51,10 @@ from chat.retrieval.snippets import make_snippet, matching_words
 from chat.understanding.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.understanding.llm_analysis import analyse_with_llm
 from chat.window import window_label
+from papers.catalogue import vectors_pending
 from papers.embeddings import get_embedder
 from papers.embeddings.query_cache import query_vector
 from papers.indexing.passages import document_text
-from papers.pending import vectors_pending
 from security import inputs
 
 MAX_K = 100
@@ -82,6 +84,13 @@ class SearchHit:
     snippet_html: str  # escaped, matches in <mark>: safe to render as HTML
     why: list[str] = field(default_factory=list)
     version: int = 1  # the version whose text was searched (and is cited)
+    # Where `passage_text` comes from: the abstract, or a chunk of the full text (then its PDF
+    # pages and section; chat.retrieval.chunks). `more_chunks`: the paper's next best chunks.
+    kind: str = "abstract"
+    page: int | None = None
+    page_end: int | None = None
+    section: str = ""
+    more_chunks: list = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,6 +107,10 @@ class SearchHit:
             "dense_rank": self.dense_rank,
             "fulltext_rank": self.fulltext_rank,
             "passage": self.passage_text,
+            "kind": self.kind,
+            "page": self.page,
+            "page_end": self.page_end,
+            "section": self.section,
             "snippet_html": self.snippet_html,
             "why": list(self.why),
             "url": f"https://arxiv.org/abs/{self.arxiv_id}",
@@ -116,6 +129,8 @@ class SearchResponse:
     model: str = ""
     # Some visible papers have no vectors yet: for them the results come from BM25 alone.
     vectors_pending: bool = False
+    # How many papers passed every filter and were found, of which `hits` is one page.
+    total: int = 0
 
     @property
     def nothing_relevant(self) -> bool:
@@ -130,6 +145,7 @@ class SearchResponse:
             "timings": {name: round(ms, 2) for name, ms in self.timings.items()},
             "notices": list(self.notices),
             "plan": dict(self.plan),
+            "total": self.total,
         }
 
 
@@ -153,6 +169,8 @@ class _Query:
     parallel: bool = False  # BM25 and dense on two search lanes (chat.lanes)
     lexical: LexicalResult = field(default_factory=lambda: LexicalResult([]))
     dense: DenseResult | None = None
+    chunks: DenseResult | None = None  # the direct chunk search (chat.retrieval.chunks)
+    fulltext: str = "off"  # settings.FULLTEXT_RETRIEVAL for this search
     published: dict[int, datetime] = field(default_factory=dict)  # of every candidate
     rewrites: list[str] = field(default_factory=list)  # multi-query: the LLM's rewrites
     signals: Signals | None = None
@@ -160,6 +178,15 @@ class _Query:
     timings: dict[str, float] = field(default_factory=dict)
     plan: dict[str, Any] = field(default_factory=dict)
     vectors_pending: bool = False
+    offset: int = 0  # the page: hits offset .. offset + k of the ordered list
+    sort: str = "relevance"  # or "date": the same relevant papers, newest first
+    total: int = 0
+
+
+# "Newest first" orders the papers found relevant, not every vector neighbour: those with a
+# keyword match, or among this many nearest in meaning.
+DATE_SORT_DENSE_RANKS = 30
+SORTS = ("relevance", "date")
 
 
 # Said on the search page, in the API's notices and (via `vectors_pending`) in chat.
@@ -210,10 +237,19 @@ async def search(
     exclude_ids=(),
     include_hidden: bool = False,
     include_withdrawn: bool = False,
+    paper_ids=None,
+    offset: int = 0,
+    sort: str = "relevance",
 ) -> SearchResponse:
-    """The k best papers for `text` (see the module docstring). Raises SearchError on bad input."""
+    """The k best papers for `text` (see the module docstring), among `paper_ids` when given (a
+    scoped thread's papers: chat.scopes); `offset` skips that many (the next page), `sort="date"`
+    lists the relevant papers newest first. Raises SearchError on bad input."""
     started = time.perf_counter()
     text = _check(text, k)
+    if sort not in SORTS:
+        raise SearchError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= 1000:
+        raise SearchError("offset must be a whole number from 0 to 1000")
     now = as_utc_now(now or timezone.now())
     step = time.perf_counter()
     if analysis is None:
@@ -233,12 +269,16 @@ async def search(
             exclude_ids=tuple(int(i) for i in exclude_ids),
             include_hidden=include_hidden,
             include_withdrawn=include_withdrawn,
+            paper_ids=None if paper_ids is None else tuple(int(i) for i in paper_ids),
         ),
         text=analysis.query.strip(),
         k=k,
         candidates=max(settings.SEARCH_CANDIDATES, k),
         now=now,
         timings=timings,
+        fulltext=fulltext_chunks.variant(),
+        offset=offset,
+        sort=sort,
     )
     if analysis.arxiv_id or q.text:
         hits = await _rank(q)
@@ -253,7 +293,7 @@ async def search(
     if q.signals is not None:
         q.plan["relevance"] = q.signals.to_dict()
     return SearchResponse(analysis, hits, q.timings, q.notices, q.plan, q.signals, q.model,
-                          q.vectors_pending)
+                          q.vectors_pending, q.total)
 
 
 async def _analyse(text: str, now: datetime) -> QueryAnalysis:
@@ -314,6 +354,13 @@ async def _retrieve(q: _Query) -> list[Ranked]:
     q.timings["retrieval"] = _ms(step)
     q.plan["lexical"] = {"generator": q.lexical.generator, "exact": q.lexical.exact}
     lists = _lists(q.dense, q.lexical, "")
+    if q.fulltext in ("fused", "direct") and q.vector is not None and q.similar_to is None:
+        q.chunks = await run_search_sql(_chunk_stage, q, parallel=q.parallel)
+        chunk_list = Ranked(
+            "chunks", [h.paper_id for h in q.chunks.hits], [h.similarity for h in q.chunks.hits],
+            list_weight("dense"),
+        )
+        lists = [chunk_list] if q.fulltext == "direct" else lists + [chunk_list]
     if rewriting is not None:
         lists += await _retrieve_rewrites(q, rewriting, embedder)
     return lists
@@ -413,6 +460,17 @@ def _prepare(q: _Query) -> None:
     q.timings["prepare"] = _ms(step)
 
 
+def _chunk_stage(q: _Query) -> DenseResult:
+    """Database: the direct chunk search (papers whose full text matches) within the filters."""
+    step = time.perf_counter()
+    with transaction.atomic(), connection.cursor() as cursor:
+        result = fulltext_chunks.chunk_search(cursor, q.vector, q.model, q.filters, q.candidates)
+    q.timings["chunks"] = _ms(step)
+    q.plan["chunks"] = result.plan
+    q.published.update({h.paper_id: h.published for h in result.hits})
+    return result
+
+
 def _lexical_stage(q: _Query, text: str) -> LexicalResult:
     """Database: BM25 for `text` within the filters."""
     step = time.perf_counter()
@@ -440,27 +498,86 @@ def _dense_stage(q: _Query, vector, name: str) -> DenseResult:
 async def _rank(q: _Query) -> list[SearchHit]:
     lists = await _retrieve(q)
     q.signals = _signals(q)
+    refinements = refine.active()
+    if refinements.any and q.text and not q.analysis.arxiv_id:
+        step = time.perf_counter()
+        lists = await _refine(q, lists, refinements)
+        q.timings["refine"] = _ms(step)
     step = time.perf_counter()
     fused = _fuse(q, lists)
+    if q.fulltext == "direct":  # papers without read full text still come, after
+        found = {f.paper_id for f in fused}
+        abstracts = _fuse(q, _lists(q.dense, q.lexical, ""))
+        fused += [f for f in abstracts if f.paper_id not in found]
+    if q.sort == "date":
+        fused = [
+            f for f in fused
+            if f.ranks.get("fulltext") or (f.ranks.get("dense") or 10**9) <= DATE_SORT_DENSE_RANKS
+        ]
+        fused.sort(key=lambda f: (q.published[f.paper_id], f.paper_id), reverse=True)
+    q.total = len(fused)
     q.timings["fusion"] = _ms(step)
     step = time.perf_counter()
     if (settings.RERANKER or "fusion").strip().lower() == "fusion":
         reranker = get_reranker()  # nothing to build
     else:  # may build an LLM client (imports an SDK): not on the event loop
         reranker = await sync_to_async(get_reranker, thread_sensitive=False)()
-    pool = fused[: max(q.k, 20 if reranker.name != "fusion" else q.k)]
+    reranks = reranker.name != "fusion" and q.text and q.sort == "relevance"
+    end = q.offset + q.k
+    # A reranker reorders a pool of at least 20, then the page is cut; fusion hydrates the page.
+    pool = fused[: max(end, 20)] if reranks else fused[q.offset : end]
     hits = await run_search_sql(_hydrate, q, pool, q.dense, parallel=q.parallel)
     q.timings["hydrate"] = _ms(step)
-    if reranker.name != "fusion" and q.text:
+    if reranks:
         step = time.perf_counter()
         hits = await reranker.rerank(q.text, hits)
         q.timings["rerank"] = _ms(step)
+        return hits[q.offset : end]
     return hits[: q.k]
+
+
+async def _refine(q: _Query, lists: list[Ranked], r: refine.Refinements) -> list[Ranked]:
+    """The refinements of settings.SEARCH_REFINE (chat.retrieval.refine): the second BM25 and
+    dense queries run side by side like the first ones."""
+    feedback = {}
+    if r.feedback:
+        feedback = {f.paper_id: f.score for f in fuse(lists)[: r.feedback]}
+    jobs = []
+    if r.prf_bm25:
+        top = dict(list(feedback.items())[: r.prf_bm25])
+        jobs.append(run_search_sql(_expanded_bm25_stage, q, top, parallel=q.parallel))
+    if q.vector is not None and (r.prf_dense or r.passages != "max"):
+        top = list(feedback)[: r.prf_dense]
+        jobs.append(run_search_sql(_refined_dense_stage, q, top, r, parallel=q.parallel))
+    if jobs:
+        await asyncio.gather(*jobs)
+    fresh = {r.name: r for r in _lists(q.dense, q.lexical, "")}  # rewrites' lists unchanged
+    refined = [fresh.get(r.name, r) for r in lists]
+    return refine.adapt_weights(refined, r.fusion, len(q.lexical.terms))
+
+
+def _expanded_bm25_stage(q: _Query, feedback: dict[int, float]) -> None:
+    with connection.cursor() as cursor:
+        q.lexical = refine.expand_bm25(cursor, q.lexical, feedback, q.filters, q.candidates)
+    q.published.update({h.paper_id: h.published for h in q.lexical.hits})
+
+
+def _refined_dense_stage(q: _Query, feedback: list[int], r: refine.Refinements) -> None:
+    with transaction.atomic(), connection.cursor() as cursor:
+        vector = q.vector
+        if feedback:
+            vector = refine.rocchio(cursor, vector, feedback, q.model)
+            q.dense = dense_search(cursor, vector, q.model, q.filters, q.candidates)
+        q.dense = refine.rescore_passages(cursor, q.dense, vector, q.model, r.passages)
+    q.published.update({h.paper_id: h.published for h in q.dense.hits})
 
 
 def _signals(q: _Query) -> Signals:
     """How relevant the best candidates are in absolute terms (chat.retrieval.relevance)."""
     dense_top = max((h.similarity for h in q.dense.hits), default=None) if q.dense else None
+    if q.chunks is not None and q.chunks.hits:  # a body that answers is relevant too
+        chunk_top = max(h.similarity for h in q.chunks.hits)
+        dense_top = chunk_top if dense_top is None else max(dense_top, chunk_top)
     top = q.lexical.hits[0].score if q.lexical.hits else None
     return Signals(dense_top, lexical_share(top, q.lexical.lexemes, q.lexical.terms))
 
@@ -496,7 +613,9 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
     """Database thread: the papers of `pool` with passage, snippet and reasons, in pool order."""
     ids = [f.paper_id for f in pool]
     if q.model:
-        q.vectors_pending = vectors_pending(q.model)
+        # About the papers found (BM25 alone finds them until their vectors exist); about the
+        # whole catalogue only when nothing was found (that check reads every paper).
+        q.vectors_pending = vectors_pending(q.model, ids or None)
     if not ids:
         return []
     with connection.cursor() as cursor:
@@ -508,6 +627,12 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
             passages.setdefault(paper_id, []).append((passage_id, start, end))
     best_passage = {h.paper_id: h.passage_id for h in dense.hits} if dense else {}
     lexemes = set(q.lexical.lexemes)
+    chunks: dict = {}
+    if q.fulltext != "off" and q.vector is not None and q.similar_to is None:
+        step = time.perf_counter()
+        with connection.cursor() as cursor:
+            chunks = fulltext_chunks.best_chunks(cursor, ids, q.vector, q.model, lexemes)
+        q.timings["best_chunks"] = _ms(step)
     hits = []
     for item in pool:
         row = papers.get(item.paper_id)
@@ -538,6 +663,12 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
                 version=row[8],
             )
         )
+        if found := chunks.get(paper_id):
+            best, hit = found[0], hits[-1]
+            hit.passage_text, hit.kind, hit.section = best.text, "fulltext", best.section
+            hit.page, hit.page_end, hit.more_chunks = best.page, best.page_end, found[1:]
+            if item.ranks.get("chunks"):
+                hit.why.append(f"full-text match #{item.ranks['chunks']} (p. {best.page})")
     return hits
 
 
@@ -559,22 +690,33 @@ def _passage_text(
     return document[spans[0][1] : spans[0][2]]
 
 
+def _quoted(words: list[str]) -> str:
+    words = [f"‘{w}’" for w in words[:4]]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def _why(q: _Query, item: Fused, title: str, abstract: str, published, lexemes) -> list[str]:
+    """Why this paper is here, in words a reader follows ("matches 'diffusion' in the title;
+    similar in meaning; published 2026-05-17, inside your window"), not ranks and weights."""
     reasons = []
-    fulltext_rank = item.ranks.get("fulltext")
-    if fulltext_rank:
-        words = []
-        for _, _, word in matching_words(f"{title} {abstract}", lexemes):
-            if word.lower() not in words:
-                words.append(word.lower())
-        match = f"title/abstract match #{fulltext_rank}"
-        reasons.append(f"{match}: {', '.join(words[:6])}" if words else match)
-    dense_rank = item.ranks.get("dense")
-    if dense_rank:
+    if item.ranks.get("fulltext"):
+        in_title, in_abstract = [], []
+        for place, text in ((in_title, title), (in_abstract, abstract)):
+            for _, _, word in matching_words(text or "", lexemes):
+                word = word.lower()
+                if word not in in_title and word not in place:
+                    place.append(word)
+        if in_title:
+            reasons.append(f"matches {_quoted(in_title)} in the title")
+        if in_abstract:
+            reasons.append(f"{'and ' if in_title else 'matches '}{_quoted(in_abstract)} in the abstract")
+        if not (in_title or in_abstract):
+            reasons.append("matches your words")
+    if item.ranks.get("dense"):
         if q.similar_to is not None:
-            reasons.append(f"similar to {q.analysis.arxiv_id} (#{dense_rank})")
+            reasons.append(f"close in meaning to arXiv:{q.analysis.arxiv_id}")
         else:
-            reasons.append(f"semantic match #{dense_rank}")
+            reasons.append("similar in meaning")
     reasons.extend(_filter_reasons(q, published))
     return reasons
 
@@ -582,22 +724,23 @@ def _why(q: _Query, item: Fused, title: str, abstract: str, published, lexemes) 
 def _filter_reasons(q: _Query, published) -> list[str]:
     reasons = []
     f = q.filters
-    if window := window_label({"start": f.start, "end": f.end}, q.now.date()):
-        reasons.append(f"in window {window}")
+    day = f"{published:%Y-%m-%d}"
+    if window_label({"start": f.start, "end": f.end}, q.now.date()):
+        reasons.append(f"published {day}, inside your window")
+    elif q.analysis.recency_weight > 0:
+        reasons.append(f"published {day} (newer papers ranked higher)")
     if f.authors:
         reasons.append("by " + ", ".join(f.authors))
     if f.categories:
         reasons.append("in " + ", ".join(f.categories))
-    if q.analysis.recency_weight > 0:
-        reasons.append(f"recency {q.analysis.recency_weight:.1f}: published {published:%Y-%m-%d}")
     return reasons
 
 
 _LISTING = """
-SELECT p.id FROM papers_paper p
+SELECT p.id, count(*) OVER () FROM papers_paper p
 WHERE {dates} AND {papers}
 ORDER BY p.published DESC, p.id
-LIMIT %(k)s
+LIMIT %(k)s OFFSET %(offset)s
 """
 
 
@@ -609,11 +752,13 @@ def _listing(q: _Query) -> list[SearchHit]:
         q.filters = resolve_authors(q.filters)
         if q.filters.paper_ids is not None and not q.filters.paper_ids:
             return []
-        params: dict = {"k": q.k}
+        params: dict = {"k": q.k, "offset": q.offset}
         dates = q.filters.date_conditions("p.published", params)
         papers, params = q.filters.paper_conditions("p", params)
         cursor.execute(_LISTING.format(dates=dates, papers=papers), params)
-        ids = [row[0] for row in cursor.fetchall()]
+        rows = cursor.fetchall()
+        ids = [row[0] for row in rows]
+        q.total = rows[0][1] if rows else 0
     q.timings["listing"] = _ms(step)
     q.plan["listing"] = "newest first (no topic to rank by)"
     return _hydrate(q, [Fused(paper_id, 0.0) for paper_id in ids], None)

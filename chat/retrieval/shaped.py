@@ -22,14 +22,15 @@ LATEST_SCORE_SHARE = 0.6  # of the recent window's best score, to count as on th
 
 
 async def shape_hits(intent: Intent, understood, hits: list, now: datetime,
-                     newest_day: date | None) -> list:
+                     newest_day: date | None, paper_ids=None) -> list:
     """`hits` of the question's search, reshaped for its `intent`; `newest_day` is the
-    catalogue's newest paper's date (None for an empty catalogue)."""
+    catalogue's newest paper's date (None for an empty catalogue); `paper_ids` the scope every
+    further search stays in (as the question's own search did)."""
     hits = _newest_of_pool(intent, hits, settings.CHAT_SOURCES)
     if intent.latest and not (understood.start or understood.end):
-        hits = await _recent_first(understood, hits, now, newest_day)
+        hits = await _recent_first(understood, hits, now, newest_day, paper_ids)
     if intent.kind == COMPARE and len(intent.subjects) == 2:
-        hits = await _both_sides(intent.subjects, understood, hits, now)
+        hits = await _both_sides(intent.subjects, understood, hits, now, paper_ids)
     return hits
 
 
@@ -41,7 +42,8 @@ def _newest_of_pool(intent: Intent, hits: list, default: int) -> list:
     return sorted(hits, key=lambda hit: hit.published, reverse=True)[:default]
 
 
-async def _recent_first(understood, hits: list, now: datetime, newest_day: date | None) -> list:
+async def _recent_first(understood, hits: list, now: datetime, newest_day: date | None,
+                        paper_ids=None) -> list:
     """The relevant papers of the catalogue's last LATEST_DAYS, newest first, then `hits`."""
     if newest_day is None or understood.authors or understood.categories or understood.arxiv_id:
         return hits
@@ -49,7 +51,7 @@ async def _recent_first(understood, hits: list, now: datetime, newest_day: date 
     try:
         recent = await search(
             understood.query or understood.original, k=settings.CHAT_SOURCES, now=now,
-            overrides={"start": start.isoformat()},
+            overrides={"start": start.isoformat()}, paper_ids=paper_ids,
         )
     except SearchError:
         return hits
@@ -63,14 +65,16 @@ async def _recent_first(understood, hits: list, now: datetime, newest_day: date 
     return (fresh + [h for h in hits if h.paper_id not in seen])[: max(len(hits), len(fresh))]
 
 
-async def _both_sides(subjects, understood, hits: list, now: datetime) -> list:
+async def _both_sides(subjects, understood, hits: list, now: datetime, paper_ids=None) -> list:
     """Each side's papers in turn, then the joint search's, CHAT_SOURCES in all."""
     window = {"start": understood.start, "end": understood.end}
     per_side = max(2, settings.CHAT_SOURCES // 2)
     sides = []
     for subject in subjects:
         try:
-            found = await search(subject, k=per_side, now=now, overrides=window)
+            found = await search(
+                subject, k=per_side, now=now, overrides=window, paper_ids=paper_ids
+            )
         except SearchError:
             return hits
         # A side the catalogue knows nothing about adds nothing (the gate's own test).

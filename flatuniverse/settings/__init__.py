@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "papers",
     "chat",
     "accounts",
+    "library",  # collections of saved papers
     "axes",  # log-in lockout; after the apps, as its docs ask
     "bench",  # development tools (the bench_* commands); nothing imports it
 ]
@@ -93,6 +94,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "library.context_processors.save_menu",
             ],
         },
     },
@@ -160,6 +162,8 @@ EMAIL_HOST_USER = envstr("EMAIL_HOST_USER")
 EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "flatuniverse@localhost")
+# The site's address for links in e-mails (the watch digest), e.g. https://flatuniverse.example.org
+SITE_URL = envstr("SITE_URL", "")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -211,7 +215,9 @@ else:
 # Per-process memory would let each daphne process grant its own quota, so the default is a table
 # in PostgreSQL (created by `createcachetable`, which `serve` and the test runner call).
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    }
 else:
     CACHES = {
         "default": {
@@ -276,6 +282,7 @@ SPECTACULAR_SETTINGS = {
         {"name": "papers", "description": "The arXiv catalogue."},
         {"name": "search", "description": "Time-aware hybrid search."},
         {"name": "threads", "description": "Your chat threads, their messages, and asking."},
+        {"name": "library", "description": "Your collections of saved papers, with notes."},
         {"name": "ingest", "description": "Staff only: fetch new papers from arXiv."},
     ],
 }
@@ -295,6 +302,18 @@ ARXIV_LIVE_RESULTS = envint("ARXIV_LIVE_RESULTS", 20)
 ARXIV_LIVE_SEARCHES_PER_HOUR = envint("ARXIV_LIVE_SEARCHES_PER_HOUR", 10)
 INGEST_SCHEDULE_TIME = envstr("INGEST_SCHEDULE_TIME", "02:30")  # UTC, daily
 INGEST_ON_EMPTY_START = envbool("INGEST_ON_EMPTY_START", True)
+
+# --- Full text (papers/fulltext) ----------------------------------------------------------------
+# Where a paper's PDF is read from; {arxiv_id} and {version} are the interface (tests point it at
+# a local server). Requests share the API client's politeness (ARXIV_DELAY_SECONDS, one at a time
+# across processes).
+ARXIV_PDF_URL = envstr("ARXIV_PDF_URL", "https://arxiv.org/pdf/{arxiv_id}v{version}")
+FULLTEXT_MAX_BYTES = envint("FULLTEXT_MAX_BYTES", 50_000_000)  # larger PDFs are not read
+FULLTEXT_MAX_PAGES = envint("FULLTEXT_MAX_PAGES", 120)  # theses and proceedings are not read
+FULLTEXT_TIMEOUT_SECONDS = envfloat("FULLTEXT_TIMEOUT_SECONDS", 60.0)  # connect / between bytes
+FULLTEXT_CHUNK_TOKENS = envint("FULLTEXT_CHUNK_TOKENS", 300)  # capped by the embedder's window
+# Categories whose new papers the nightly job reads in full (default none: a light install).
+FULLTEXT_CATEGORIES = envlist("FULLTEXT_CATEGORIES", [])
 
 # --- Embeddings ---------------------------------------------------------------------------------
 # Every backend produces vectors of EMBEDDING_DIMENSIONS (OpenAI's text-embedding-3 models are
@@ -331,6 +350,10 @@ LLM_LOCAL_THREADS = envint("LLM_LOCAL_THREADS", max(1, (os.cpu_count() or 2) - 1
 SEARCH_CANDIDATES = envint("SEARCH_CANDIDATES", 100)  # per retriever, before fusion
 SEARCH_RESULTS = envint("SEARCH_RESULTS", 10)  # papers shown on the search page
 CHAT_SOURCES = envint("CHAT_SOURCES", 8)  # sources given to the LLM per answer
+# Followed threads (chat.watch): how many one user may follow (and the nightly re-run reads),
+# and the most new papers one "New since you asked" update names.
+WATCH_MAX_FOLLOWED_PER_USER = envint("WATCH_MAX_FOLLOWED_PER_USER", 20)
+WATCH_MAX_NEW_PAPERS = envint("WATCH_MAX_NEW_PAPERS", 5)
 RRF_K = envint("RRF_K", 60)  # reciprocal rank fusion constant
 RECENCY_HALF_LIFE_DAYS = envfloat("RECENCY_HALF_LIFE_DAYS", 365.0)
 HNSW_EF_SEARCH = envint("HNSW_EF_SEARCH", 100)
@@ -338,9 +361,16 @@ RERANKER = envstr("RERANKER", "fusion")
 # Retrieval internals (chat/retrieval): measured in docs/BENCHMARKS.md.
 SEARCH_FUSION = envstr("SEARCH_FUSION", "convex")  # dense + BM25 lists: convex | rrf
 DENSE_EXACT_MAX = envint("DENSE_EXACT_MAX", 5000)  # filtered dense: exact scan up to >= N papers
-LEXICAL_CANDIDATE_CAP = envint("LEXICAL_CANDIDATE_CAP", 5000)  # papers BM25 scores per query, at most
+LEXICAL_CANDIDATE_CAP = envint(
+    "LEXICAL_CANDIDATE_CAP", 5000
+)  # papers BM25 scores per query, at most
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused
+# Ranking refinements, comma-separated (chat/retrieval/refine.py): none by default, none won.
+SEARCH_REFINE = envstr("SEARCH_REFINE", "")
 SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 beside dense
+# How full-text chunks join the search (chat/retrieval/chunks.py): fused | papers_first | direct
+# | off; measured with `manage.py bench_fulltext` (docs/BENCHMARKS.md).
+FULLTEXT_RETRIEVAL = envstr("FULLTEXT_RETRIEVAL", "fused")
 
 # --- Chat limits --------------------------------------------------------------------------------
 CHAT_MAX_QUESTION_CHARS = envint("CHAT_MAX_QUESTION_CHARS", 4000)

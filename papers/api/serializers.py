@@ -121,3 +121,13 @@ class SimilarPapersSerializer(serializers.Serializer):
         help_text="False when the paper has no vector for this model yet (then no results)."
     )
     results = PaperSerializer(many=True, help_text="Most similar first; never the paper itself.")
+
+
+class BibtexSerializer(serializers.Serializer):
+    arxiv_id = serializers.CharField(help_text="arXiv identifier without version.")
+    key = serializers.CharField(help_text="The entry's citation key (arXiv's convention).")
+    bibtex = serializers.CharField(
+        help_text="The entry as arXiv's own BibTeX export shapes it: @misc with title (TeX "
+        "kept), authors in paper order joined by 'and', year of the latest version, eprint, "
+        "archivePrefix={arXiv}, primaryClass and url."
+    )

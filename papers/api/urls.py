@@ -15,6 +15,11 @@ urlpatterns = [
         views.PaperSimilarView.as_view(),
         name="api-paper-similar",
     ),
+    path(
+        "papers/<arxiv:arxiv_id>/bibtex/",
+        views.PaperBibtexView.as_view(),
+        name="api-paper-bibtex",
+    ),
     path("ingest/", ingest.IngestStartView.as_view(), name="api-ingest"),
     re_path(
         r"^ingest/(?P<ingest_id>[0-9a-f]{32})/$",

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from api.pagination import ApiCursorPagination
 from papers.api.serializers import (
+    BibtexSerializer,
     PaperDetailSerializer,
     PaperFilterSerializer,
     PaperSerializer,
@@ -24,6 +25,7 @@ from papers.api.serializers import (
     day_end,
     day_start,
 )
+from papers.bibtex import bibtex_entry, citation_key
 from papers.identifiers import ARXIV_ID, split_version
 from papers.models import Authorship, Paper, Passage, active_embedding_model
 from papers.text import tex_to_plain
@@ -153,5 +155,26 @@ class PaperSimilarView(APIView):
             SimilarPapersSerializer(
                 {"arxiv_id": paper.arxiv_id, "model": model or "", "embedded": embedded,
                  "results": similar}
+            ).data
+        )
+
+
+class PaperBibtexView(APIView):
+    @extend_schema(
+        operation_id="papers_bibtex",
+        summary="A paper's BibTeX",
+        description="The paper's BibTeX entry in arXiv's own shape (`@misc{key, title, author, "
+        "year, eprint, archivePrefix, primaryClass, url}`), in a JSON envelope. The same entry "
+        "is downloadable as a .bib file from the paper's page (`/papers/<arxiv_id>/bibtex/`).",
+        parameters=[ARXIV_ID_PARAMETER],
+        responses=OpenApiResponse(BibtexSerializer, description="The entry."),
+        tags=["papers"],
+    )
+    def get(self, request, arxiv_id):
+        paper = get_paper_for(request.user, arxiv_id)
+        return Response(
+            BibtexSerializer(
+                {"arxiv_id": paper.arxiv_id, "key": citation_key(paper),
+                 "bibtex": bibtex_entry(paper)}
             ).data
         )

@@ -22,7 +22,6 @@ from tqdm import tqdm
 from papers.embeddings import Embedder, get_embedder
 from papers.indexing.passages import document_text, split_passages
 from papers.models import Paper, Passage
-from papers.pending import forget_vectors_pending
 
 log = logging.getLogger("papers.indexing.vectors")
 
@@ -234,7 +233,6 @@ def _embed_batch(batch: list[tuple], embedder: Embedder, replace: bool, result: 
         # A concurrent run may have embedded the same paper meanwhile (same model, same text):
         # keep its rows rather than fail the batch.
         Passage.objects.bulk_create(passages, ignore_conflicts=True)
-    forget_vectors_pending()
     t3 = time.perf_counter()
     result.timings["split"] += t1 - t0
     result.timings["embed"] += t2 - t1

@@ -20,7 +20,6 @@ from itertools import islice
 
 from django.db import connection, transaction
 
-from papers.pending import forget_vectors_pending
 from papers.text import author_key, clean_title, tex_to_plain
 
 BATCH_SIZE = 1000
@@ -171,7 +170,6 @@ def upsert_batch(batch: list[PaperRecord]) -> UpsertCounts:
             cursor.execute("DELETE FROM papers_passage WHERE paper_id = ANY(%s::bigint[])", [ids])
         paper_ids = {**inserted, **updated}
         _write_authors(cursor, [latest[arxiv_id] for arxiv_id in paper_ids], paper_ids)
-    forget_vectors_pending()  # new papers, or new versions without vectors yet
     return counts
 
 

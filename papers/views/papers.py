@@ -8,12 +8,16 @@ from datetime import UTC, date, datetime, time
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.paginator import Paginator
 from django.db.models import F
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_GET
 
+from papers.bibtex import bibtex_download, bibtex_entry
 from papers.catalogue import catalogue_status
+from papers.fulltext.status import fulltext_status
 from papers.identifiers import CATEGORY, InvalidArxivId, parse_arxiv_id, split_version
-from papers.models import Paper, active_embedding_model
+from papers.models import Author, Paper, active_embedding_model
 from papers.text import tex_to_plain
 from security import inputs
 
@@ -40,8 +44,9 @@ def paper_list(request):
     params = request.GET
     if (problem := inputs.first_problem(params.values())) is not None:
         # NUL or a lone surrogate would fail in the query, as a 500; say what is wrong instead.
-        return render(request, "400.html", {"message": problem, "back": reverse("papers:list")},
-                      status=400)
+        return render(
+            request, "400.html", {"message": problem, "back": reverse("papers:list")}, status=400
+        )
     query = params.get("q", "").strip()[:MAX_QUERY_CHARS]
     category = params.get("category", "").strip()
     author = params.get("author", "").strip()[:MAX_QUERY_CHARS]
@@ -103,6 +108,9 @@ def paper_list(request):
             "date_from": params.get("from", ""),
             "date_to": params.get("to", ""),
             "errors": errors,
+            # The count names every filter it applied, and none it could not read.
+            "date_error": any("date" in e for e in errors),
+            "category_error": any("category" in e for e in errors),
             "filters": filters.urlencode(),
             "filtered": bool(query or category or author or window),
             "catalogue": catalogue_status(),
@@ -130,10 +138,41 @@ def paper_detail(request, arxiv_id: str):
         "papers/detail.html",
         {
             "paper": paper,
+            "fulltext": fulltext_status(paper),
             "authors": authors,
+            "author_names": [a.name for a in authors],
             "similar": similar,
             "embedding_model": model,
             # A link naming an older version than the catalogue has (a cited source card).
-            "older_version": read_version if read_version and read_version < paper.version else None,
+            "older_version": read_version
+            if read_version and read_version < paper.version
+            else None,
         },
     )
+
+
+def paper_bibtex(request, arxiv_id: str):
+    """The paper's BibTeX entry (arXiv's shape) as a .bib download."""
+    bare, _version = split_version(arxiv_id)
+    paper = get_object_or_404(Paper.objects.visible(), arxiv_id=bare)
+    return bibtex_download(bibtex_entry(paper), paper.arxiv_id)
+
+
+def author_page(request, key: str):
+    """An author's papers in the catalogue, newest first (from the Author model: one spelling of
+    a name is one author; links come from the author_links filter)."""
+    author = get_object_or_404(Author, key=key)
+    papers = (
+        Paper.objects.visible().filter(authorships__author=author).order_by("-published")
+    )
+    page = Paginator(papers.only(*CARD_FIELDS), PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "papers/author.html", {"author": author, "page": page})
+
+
+@require_GET
+def fulltext_status_json(request, arxiv_id: str):
+    """The paper's full-text state, polled by its page while the text is queued or being read."""
+    paper = get_object_or_404(Paper.objects.visible(), arxiv_id=split_version(arxiv_id)[0])
+    response = JsonResponse(fulltext_status(paper))
+    response["Cache-Control"] = "no-store"
+    return response

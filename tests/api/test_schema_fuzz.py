@@ -28,6 +28,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from chat.models import Message, Thread
+from library.models import Collection
 from tests.fakes.arxiv_replay import ReplayArxiv
 
 CHECKS = [
@@ -101,6 +102,7 @@ def test_every_operation_answers_as_documented(wsgi_app, api_schema, owner, staf
     settings.ARXIV_LIVE_SEARCHES_PER_HOUR = 1000
     thread = Thread.objects.create(owner=owner, title="fuzzed")
     Message.objects.create(thread=thread, role="user", content="seed question")
+    collection = Collection.objects.create(owner=owner, name="fuzzed")
     as_owner = {"Authorization": f"Token {Token.objects.create(user=owner).key}"}
     as_staff = {"Authorization": f"Token {Token.objects.create(user=staff).key}"}
     # Each operation is fuzzed with generated ids (mostly 404s), then with ids that exist (the
@@ -108,7 +110,8 @@ def test_every_operation_answers_as_documented(wsgi_app, api_schema, owner, staf
     # as staff for the staff-only operations. Deleting comes last, so it does not empty the rest.
     runs = [
         (as_owner, {}),
-        (as_owner, {"thread_id": str(thread.pk), "arxiv_id": "hep-th/9901001"}),
+        (as_owner, {"thread_id": str(thread.pk), "arxiv_id": "hep-th/9901001",
+                    "collection_id": collection.pk}),
         (as_staff, {}),
     ]
     ops = sorted(operations(api_schema), key=lambda op: op.method.upper() == "DELETE")
@@ -142,6 +145,8 @@ PAGE_FORMS = {
     "papers": ("GET", "/papers/", ["q", "category", "author", "from", "to", "page"]),
     "new_chat": ("POST", "/chat/new/", ["text"]),
     "rename": ("POST", "/chat/{thread}/rename/", ["title"]),
+    "new_collection": ("POST", "/library/new/", ["name"]),
+    "save_paper": ("POST", "/library/save/", ["arxiv_id", "collection", "new_name", "note", "next"]),
 }
 
 

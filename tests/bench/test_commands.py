@@ -71,6 +71,33 @@ def test_bench_retrieval_json_on_a_tiny_beir_folder(beir, tmp_path, settings):
     assert list((tmp_path / "cache").glob("*-hashing-test.npz"))
 
 
+def test_bench_retrieval_compares_variants_with_the_default_in_one_run(beir, tmp_path, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    out = StringIO()
+
+    call_command(
+        "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(tmp_path / "cache"),
+        "--database", scratch_name("bench_beir_v"), "--variant", "prf-bm25:2,fusion-gap",
+        "--variant", "prf-bm25:2+passage-top2", "--corpus-limit", "4", stdout=out,
+    )  # fmt: skip
+
+    data = json.loads(out.getvalue())
+    # d5 is judged for q1 but is not among the first 4 documents: only q2 is asked.
+    assert data["dataset"]["documents"] == 4 and data["dataset"]["queries"] == 1
+    assert list(data["refinements"]) == ["prf-bm25:2", "fusion-gap", "prf-bm25:2+passage-top2"]
+    for variant in data["refinements"].values():
+        assert set(variant) == {
+            "ndcg@10", "recall@100", "diff", "ci95", "odd", "even", "time_ratio"
+        }  # fmt: skip
+        assert variant["ci95"][0] <= variant["diff"] <= variant["ci95"][1]
+        assert variant["time_ratio"] > 0
+
+
+def test_bench_retrieval_rejects_an_unknown_variant(beir):
+    with pytest.raises(CommandError, match="unknown refinement 'rm4'"):
+        call_command("bench_retrieval", "--beir", str(beir), "--variant", "fusion-gap,rm4")
+
+
 def test_bench_retrieval_reports_a_missing_folder(tmp_path):
     with pytest.raises(CommandError, match="corpus file not found"):
         call_command("bench_retrieval", "--beir", str(tmp_path / "nowhere"))

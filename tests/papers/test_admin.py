@@ -204,14 +204,18 @@ def viewer(django_user_model, password, client_factory):
     """Staff who may look at papers and ingest runs, and change nothing (issue #13, finding 2)."""
     from django.contrib.auth.models import Permission
 
-    user = django_user_model.objects.create_user("vera", "vera@example.org", password,
-                                                 is_staff=True)
-    user.user_permissions.add(*Permission.objects.filter(
-        codename__in=["view_paper", "view_ingestrun", "view_author"]))
+    user = django_user_model.objects.create_user(
+        "vera", "vera@example.org", password, is_staff=True
+    )
+    user.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_paper", "view_ingestrun", "view_author"])
+    )
     return client_factory(user)
 
 
-@pytest.mark.parametrize("action", ["hide", "unhide", "reembed", "refresh_from_arxiv"])
+@pytest.mark.parametrize(
+    "action", ["hide", "unhide", "reembed", "refresh_from_arxiv", "read_full_text"]
+)
 def test_view_only_staff_cannot_run_paper_actions(viewer, catalogue, action):
     Paper.objects.filter(pk=catalogue[0].pk).update(hidden=True)
     page = viewer.get(reverse(CHANGELIST))

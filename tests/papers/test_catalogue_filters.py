@@ -29,7 +29,11 @@ CASES = [
     ("schrodinger", "quant-ph", {"2505.00018"}),
     ("Kaiming He", "", {"2505.00018"}),
     ("lecun", "CS.lg", {"2306.00003", "2009.00012", "2411.00013"}),
-    ("", "cs.LG", {"2104.00002", "2306.00003", "2512.00006", "2610.00008", "2009.00012", "2411.00013"}),
+    (
+        "",
+        "cs.LG",
+        {"2104.00002", "2306.00003", "2512.00006", "2610.00008", "2009.00012", "2411.00013"},
+    ),
     ("", "quant-ph", {"1805.00009", "2202.00010", "2508.00011", "2505.00018"}),
     ("turing", "cs", {"2605.00007", "2610.00008"}),
     ("", "math", {"2502.00015"}),
@@ -49,7 +53,9 @@ def from_pages(client, author, category):
 
 
 def from_api(api, author, category):
-    params = {k: v for k, v in (("author", author), ("category", category), ("page_size", 100)) if v}
+    params = {
+        k: v for k, v in (("author", author), ("category", category), ("page_size", 100)) if v
+    }
     response = api.get("/api/papers/", params)
     assert response.status_code == 200, response.content
     return {p["arxiv_id"] for p in response.json()["results"]}
@@ -58,7 +64,10 @@ def from_api(api, author, category):
 def from_search(author, category):
     """The search's filters, given as the search page's chips give them (the reading of "papers
     by X" in a question is tested in tests/chat/understanding/test_analysis.py)."""
-    overrides = {"authors": [author] if author else [], "categories": [category] if category else []}
+    overrides = {
+        "authors": [author] if author else [],
+        "categories": [category] if category else [],
+    }
     response = async_to_sync(search)("papers", k=50, now=NOW, overrides=overrides)
     return {hit.arxiv_id for hit in response.hits}
 

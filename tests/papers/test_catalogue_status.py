@@ -126,3 +126,23 @@ def test_admin_ingest_runs_page_shows_live_progress(staff_client, indexing_elsew
     page = staff_client.get("/admin/papers/ingestrun/").content.decode()
     assert "Indexing 1,240 of 2,998 papers, about 6 minutes left" in page
     assert '<meta http-equiv="refresh" content="5">' in page
+
+
+def test_vectors_pending_speaks_of_the_papers_found_only(owner_client, three_papers, add_paper):
+    """A search checks its own results (a catalogue-wide anti-join costs seconds at 1M papers):
+    a paper still without vectors raises the notice where BM25 finds it, not elsewhere."""
+    from papers.indexing.lexical import index_missing
+
+    run_indexing()
+    add_paper(
+        "2401.00004",
+        title="Volcanic ash plumes",
+        abstract="Volcanic ash plumes drift over oceans.",
+    )
+    index_missing()  # BM25 knows it at once; its vector comes with the next indexing run
+    elsewhere = owner_client.get("/api/search/", {"q": "study of things"}).json()
+    assert elsewhere["vectors_pending"] is False and elsewhere["notices"] == []
+    found = owner_client.get("/api/search/", {"q": "volcanic ash plumes"}).json()
+    assert found["vectors_pending"] is True
+    assert "2401.00004" in [r["arxiv_id"] for r in found["results"]]
+    assert any("keyword match (BM25) alone" in notice for notice in found["notices"])

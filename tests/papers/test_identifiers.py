@@ -102,8 +102,14 @@ def test_find_arxiv_ids_gives_the_span_to_cut():
 
 @pytest.mark.parametrize(
     ("text", "canonical"),
-    [("CS.cl", "cs.CL"), ("physics.OPTICS", "physics.optics"), ("quant-ph", "quant-ph"),
-     ("cs", "cs"), ("cs.ZZ", None), ("english", None)],
+    [
+        ("CS.cl", "cs.CL"),
+        ("physics.OPTICS", "physics.optics"),
+        ("quant-ph", "quant-ph"),
+        ("cs", "cs"),
+        ("cs.ZZ", None),
+        ("english", None),
+    ],
 )
 def test_canonical_category(text, canonical):
     assert canonical_category(text) == canonical

@@ -9,8 +9,9 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
-from papers.ingest.arxiv_client import _SHARED_LAST_REQUEST, PoliteClient
+from papers.ingest.arxiv_client import PoliteClient
 from papers.ingest.live_search import InvalidLiveQuery, live_search, validate_query
+from papers.ingest.politeness import _SHARED_LAST_REQUEST
 from papers.models import IngestRun, Paper
 
 pytestmark = pytest.mark.django_db

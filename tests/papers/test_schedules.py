@@ -21,10 +21,12 @@ def test_applying_twice_changes_nothing_the_second_time():
 @pytest.mark.django_db
 def test_a_changed_time_updates_the_schedule_and_stale_ones_are_removed(settings):
     apply_schedules()
-    Schedule.objects.create(name="old-ingest", func="papers.jobs.ingest_recent_job",
-                            schedule_type=Schedule.DAILY)
-    Schedule.objects.create(name="someone-elses", func="othersite.jobs.cleanup",
-                            schedule_type=Schedule.DAILY)
+    Schedule.objects.create(
+        name="old-ingest", func="papers.jobs.ingest_recent_job", schedule_type=Schedule.DAILY
+    )
+    Schedule.objects.create(
+        name="someone-elses", func="othersite.jobs.cleanup", schedule_type=Schedule.DAILY
+    )
     settings.INGEST_SCHEDULE_TIME = "04:15"
     changed = apply_schedules()
     assert changed["updated"] == ["nightly-arxiv-ingest"]

@@ -1,7 +1,7 @@
 """Retrieval quality on a BEIR folder: nDCG@10 and recall@100 for dense, BM25 and hybrid.
 
     manage.py bench_retrieval --beir ../shared/data/scifact --split train [--json]
-                              [--limit-queries N] [--keep-db]
+                              [--limit-queries N] [--keep-db] [--variant all | NAME,...]
 
 The corpus is written into a scratch database of its own (`bench_beir` on the same server,
 created, migrated and dropped here), through the production code: upsert_papers (full-text
@@ -12,6 +12,14 @@ cached in DATA_DIR/bench/ so that a second run does not embed 5,000 abstracts ag
 
 Also reported, from the same run: PostgreSQL's own `ts_rank` over an OR of the query lexemes
 (the baseline BM25 replaces) and other fusion settings computed from the same two lists.
+
+`--variant` (repeatable, or a comma list; "all" for every one in VARIANTS) names ranking
+refinements (a settings.SEARCH_REFINE value, "+" joining several: chat/retrieval/refine.py). Each
+claim runs through `search()` with the default settings and with every variant, in an order that
+rotates from claim to claim, so machine noise falls on all alike. For each variant: nDCG@10 and
+recall@100, the difference in nDCG@10 with a paired bootstrap 95% interval (claims resampled),
+the difference on the odd and on the even claims separately (a variant tuned to noise rarely
+wins on both halves), and the ratio of its total search time to the default's.
 """
 
 from __future__ import annotations
@@ -26,15 +34,26 @@ from pathlib import Path
 import numpy as np
 from asgiref.sync import async_to_sync
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
+from django.test.utils import override_settings
 
-from bench.evaluation import load_beir, mean, ndcg_at, percentile, recall_at
+from bench.evaluation import (
+    BeirSet,
+    load_beir,
+    mean,
+    ndcg_at,
+    paired_bootstrap,
+    percentile,
+    recall_at,
+)
 from bench.scratch_db import scratch_database
 from chat.retrieval.dense import dense_search
 from chat.retrieval.filters import SearchFilters
 from chat.retrieval.fulltext import lexical_search
 from chat.retrieval.fusion import Ranked, convex_fusion, reciprocal_rank_fusion
+from chat.retrieval.refine import parse as parse_refinements
 from chat.retrieval.search import search
 from chat.understanding.analysis import QueryAnalysis
 from papers.embeddings import get_embedder
@@ -45,6 +64,18 @@ from papers.models import Paper, Passage
 
 CANDIDATES = 100
 PUBLISHED = datetime(2020, 1, 1, tzinfo=UTC)  # BEIR documents have no dates
+# Every ranking variant tried for issue #16 (`--variant all`), as SEARCH_REFINE values.
+VARIANTS = (
+    "prf-bm25",
+    "prf-bm25:3",
+    "prf-dense",
+    "prf-dense:1",
+    "prf-bm25+prf-dense",
+    "fusion-gap",
+    "fusion-length",
+    "passage-sum",
+    "passage-top2",
+)
 
 _TS_RANK = """
 SELECT p.arxiv_id FROM papers_paper p,
@@ -67,6 +98,21 @@ class Command(BaseCommand):
         parser.add_argument("--database", default="bench_beir", help="scratch database name")
         parser.add_argument("--keep-db", action="store_true", help="keep the scratch database")
         parser.add_argument(
+            "--corpus-limit",
+            type=int,
+            default=None,
+            metavar="N",
+            help="only the first N documents of corpus.jsonl, and the queries whose judged "
+            "documents are all among them (a smaller run: embedding 5k abstracts is slow)",
+        )
+        parser.add_argument(
+            "--variant",
+            action="append",
+            default=[],
+            metavar="NAME[,NAME]",
+            help="ranking variants to compare with the default in the same run ('all': VARIANTS)",
+        )
+        parser.add_argument(
             "--cache-dir",
             type=Path,
             default=None,
@@ -81,13 +127,18 @@ class Command(BaseCommand):
         limit = options["limit_queries"]
         if limit is not None and limit < 1:
             raise CommandError("--limit-queries must be at least 1")
+        if options["corpus_limit"] is not None:
+            if options["corpus_limit"] < 1:
+                raise CommandError("--corpus-limit must be at least 1")
+            data = _first_documents(data, options["corpus_limit"])
         query_ids = sorted(data.queries)[:limit] if limit else sorted(data.queries)
         self.quiet = options["json"]
+        variants = _variants(options["variant"])
         cache_dir = options["cache_dir"] or Path(settings.DATA_DIR) / "bench"
 
         with scratch_database(options["database"], keep=options["keep_db"]):
             load_seconds = self.load(data, cache_dir)
-            result = self.evaluate(data, query_ids)
+            result = self.evaluate(data, query_ids, variants)
         result["setup_seconds"] = round(load_seconds, 1)
         result["dataset"] = {
             "folder": str(options["beir"]),
@@ -128,7 +179,8 @@ class Command(BaseCommand):
         self.say("BM25 index")
         index_missing()
         embedder = get_embedder()
-        cache = cache_dir / f"{_fingerprint(data.corpus_path)}-{embedder.name}.npz"
+        part = f"-first{len(data.corpus)}" if data.partial else ""
+        cache = cache_dir / f"{_fingerprint(data.corpus_path)}{part}-{embedder.name}.npz"
         self.ensure_vectors(embedder, cache)
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
@@ -147,7 +199,7 @@ class Command(BaseCommand):
 
     # --- evaluation ------------------------------------------------------------------------
 
-    def evaluate(self, data, query_ids: list[str]) -> dict:
+    def evaluate(self, data, query_ids: list[str], refinements: list[str]) -> dict:
         embedder = get_embedder()
         arxiv_of = dict(Paper.objects.values_list("id", "arxiv_id"))
         run_search = async_to_sync(search)
@@ -156,8 +208,10 @@ class Command(BaseCommand):
         }
         variants: dict[str, list[list[str]]] = {}
         latencies, exact_bm25 = [], 0
+        refined: dict[str, list[list[str]]] = {name: [] for name in refinements}
+        seconds: dict[str, float] = dict.fromkeys(["", *refinements], 0.0)
         self.say(f"{len(query_ids)} queries")
-        for query_id in query_ids:
+        for number, query_id in enumerate(query_ids):
             text = data.queries[query_id]
             vector = embedder.embed_query(text)
             with transaction.atomic(), connection.cursor() as cursor:
@@ -173,10 +227,20 @@ class Command(BaseCommand):
                 query=text, original=text, is_temporal=False, start=None, end=None, year=None,
                 recency_weight=0.0, phrase="",
             )  # fmt: skip
-            started = time.perf_counter()
-            response = run_search(text, k=CANDIDATES, analysis=analysis)
-            latencies.append((time.perf_counter() - started) * 1000)
-            runs["hybrid"].append([hit.arxiv_id for hit in response.hits])
+            order = ["", *refinements]  # "": the default; rotated so no variant always runs first
+            shift = number % len(order)
+            for name in order[shift:] + order[:shift]:
+                with override_settings(SEARCH_REFINE=name.replace("+", ",")):
+                    started = time.perf_counter()
+                    response = run_search(text, k=CANDIDATES, analysis=analysis)
+                    elapsed = time.perf_counter() - started
+                seconds[name] += elapsed
+                ranking = [hit.arxiv_id for hit in response.hits]
+                if name:
+                    refined[name].append(ranking)
+                else:
+                    latencies.append(elapsed * 1000)
+                    runs["hybrid"].append(ranking)
 
             lists = [
                 ("dense", [h.paper_id for h in dense.hits], [h.similarity for h in dense.hits]),
@@ -205,6 +269,20 @@ class Command(BaseCommand):
 
         result = {name: scores(lists) for name, lists in runs.items()}
         result["variants"] = {name: scores(lists) for name, lists in variants.items()}
+
+        def per_query(rankings):
+            pairs = zip(query_ids, rankings, strict=True)
+            return [ndcg_at(r, data.qrels[q], 10) for q, r in pairs]
+
+        baseline = per_query(runs["hybrid"])
+        result["refinements"] = {
+            name: dict(
+                scores(refined[name]),
+                **_compared(per_query(refined[name]), baseline),
+                time_ratio=round(seconds[name] / seconds[""], 3) if seconds[""] else None,
+            )
+            for name in refinements
+        }
         result["settings"] = {
             "embedder": embedder.name,
             "fusion": settings.SEARCH_FUSION,
@@ -230,11 +308,80 @@ class Command(BaseCommand):
         out("fusion variants (same lists):")
         for name, s in result["variants"].items():
             out(f"  {name:26s} {s['ndcg@10']:8.4f} {s['recall@100']:8.4f}")
+        if result["refinements"]:
+            out(
+                f"ranking variants vs the default hybrid ({result['hybrid']['ndcg@10']:.4f}), "
+                "same process:"
+            )
+            out(
+                f"  {'variant':22s} {'nDCG@10':>8s} {'diff':>8s} {'95% CI':>17s} {'odd':>7s} "
+                f"{'even':>7s} {'R@100':>7s} {'time':>6s}  wins?"
+            )
+            for name, s in result["refinements"].items():
+                low, high = s["ci95"]
+                out(
+                    f"  {name:22s} {s['ndcg@10']:8.4f} {s['diff']:+8.4f} "
+                    f"[{low:+.4f}, {high:+.4f}] {s['odd']:+7.4f} {s['even']:+7.4f} "
+                    f"{s['recall@100']:7.4f} {s['time_ratio']:5.2f}x  "
+                    + ("yes" if _wins(s, result["hybrid"]) else "no")
+                )
         out(
             f"BM25 exact for {result['bm25_exact_share']:.1%} of queries; search() k=100 "
             f"p50 {result['search_ms']['p50']} ms, p95 {result['search_ms']['p95']} ms; "
             f"setup {result['setup_seconds']} s"
         )
+
+
+def _first_documents(data: BeirSet, count: int) -> BeirSet:
+    """The first `count` documents, and the queries all of whose judged documents are in them."""
+    corpus = dict(list(data.corpus.items())[:count])
+    qrels = {
+        q: judged
+        for q, judged in data.qrels.items()
+        if q in data.queries and all(doc in corpus for doc, g in judged.items() if g > 0)
+    }
+    queries = {q: text for q, text in data.queries.items() if q in qrels}
+    return BeirSet(corpus, queries, qrels, data.corpus_path, partial=count < len(data.corpus))
+
+
+def _variants(values: list[str]) -> list[str]:
+    """--variant values as a list of SEARCH_REFINE values ("+" joins refinements), checked."""
+    names: list[str] = []
+    for value in values:
+        for name in (part.strip() for part in value.split(",")):
+            if not name:
+                continue
+            for one in VARIANTS if name == "all" else (name,):
+                try:
+                    parse_refinements(one.replace("+", ","))
+                except ImproperlyConfigured as exc:
+                    raise CommandError(f"--variant: {exc}") from None
+                if one not in names:
+                    names.append(one)
+    return names
+
+
+def _compared(variant: list[float], baseline: list[float]) -> dict:
+    """nDCG@10 difference to the default: mean, paired bootstrap 95% CI, odd and even claims."""
+    diffs = [v - b for v, b in zip(variant, baseline, strict=True)]
+    low, high = paired_bootstrap(diffs)
+    return {
+        "diff": round(mean(diffs), 4),
+        "ci95": [round(low, 4), round(high, 4)],
+        "odd": round(mean(diffs[1::2]), 4),
+        "even": round(mean(diffs[0::2]), 4),
+    }
+
+
+def _wins(variant: dict, baseline: dict, max_time_ratio: float = 1.2) -> bool:
+    """More than noise (CI above 0, both halves better), < 20% more time, recall not lower."""
+    return (
+        variant["ci95"][0] > 0
+        and variant["odd"] > 0
+        and variant["even"] > 0
+        and (variant["time_ratio"] or 0) < max_time_ratio
+        and variant["recall@100"] >= baseline["recall@100"]
+    )
 
 
 def _fingerprint(path: Path) -> str:

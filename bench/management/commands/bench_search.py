@@ -37,7 +37,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from bench import SHARED_DATA, search_cpu
+from bench import chunk_scale as bench_chunks
 from bench import scale as bench_scale
+from bench import text_scale as bench_text
+from bench.cpu import CpuMeter
 from bench.evaluation import percentile
 from bench.scratch_db import scratch_database
 from chat.retrieval.dense import dense_search
@@ -121,6 +124,23 @@ class Command(BaseCommand):
             metavar="N",
             help="instead: dense retrieval over N synthetic vectors (database bench_scale)",
         )
+        parser.add_argument(
+            "--chunks",
+            type=int,
+            default=None,
+            metavar="N",
+            help="instead: N full-text chunk vectors beside the sample (database bench_chunks)",
+        )
+        parser.add_argument(
+            "--halfvec", action="store_true", help="--chunks: also a halfvec index of the chunks"
+        )
+        parser.add_argument(
+            "--text",
+            type=int,
+            default=None,
+            metavar="N",
+            help="instead: hybrid search over N papers grown from the sample (database bench_text)",
+        )
 
     def handle(self, *args, **options):
         if not options["snapshot"].is_file():
@@ -133,6 +153,10 @@ class Command(BaseCommand):
         self.quiet = options["json"]
         if options["scale"] is not None:
             return self.scale(options)
+        if options["text"] is not None:
+            return self.text(options, now)
+        if options["chunks"] is not None:
+            return self.chunks(options, now)
         with scratch_database(options["database"], keep=options["keep_db"]):
             setup = self.load(options["snapshot"])
             if options["cpu"]:
@@ -207,9 +231,11 @@ class Command(BaseCommand):
         self.say(f"{len(queries)} queries, warm-up")
         for query in queries[:20]:
             run(query, k=k, now=now)
-        latencies, stages = [], {}
+        latencies, stages, by_window = [], {}, {"no window": [], "window": []}
+        meter = CpuMeter()  # this process and the PostgreSQL backends (after the warm-up)
+        cpu_started = meter.read()
         windowed = inside = exact_k = 0
-        failures = []
+        failures, checks = [], []
         plans: dict[str, int] = {}
         for _ in range(max(repeat, 1)):
             for query in queries:
@@ -221,22 +247,25 @@ class Command(BaseCommand):
                 plan = response.plan.get("dense", "none")
                 plans[plan] = plans.get(plan, 0) + 1
                 analysis = response.analysis
-                if not (analysis.start or analysis.end):
-                    continue
-                windowed += 1
-                ok = all(
-                    (analysis.start is None or hit.published >= analysis.start)
-                    and (analysis.end is None or hit.published <= analysis.end)
-                    for hit in response.hits
+                by_window["window" if analysis.start or analysis.end else "no window"].append(
+                    latencies[-1]
                 )
-                available = _count_window(analysis.start, analysis.end)
-                want = min(k, available)
-                inside += ok
-                exact_k += len(response.hits) == want
-                if not ok or len(response.hits) != want:
-                    failures.append(
-                        {"query": query, "returned": len(response.hits), "available": available}
-                    )
+                if analysis.start or analysis.end:
+                    checks.append((query, analysis, response.hits))
+        cpu_ms = (meter.read() - cpu_started).total_ns / 1e6 / len(latencies)
+        for query, analysis, hits in checks:  # after the CPU count: counting is not searching
+            windowed += 1
+            ok = all(
+                (analysis.start is None or hit.published >= analysis.start)
+                and (analysis.end is None or hit.published <= analysis.end)
+                for hit in hits
+            )
+            available = _count_window(analysis.start, analysis.end)
+            want = min(k, available)
+            inside += ok
+            exact_k += len(hits) == want
+            if not ok or len(hits) != want:
+                failures.append({"query": query, "returned": len(hits), "available": available})
         correctness = {
             "windowed_queries": windowed,
             "all_results_inside_window": inside,
@@ -248,9 +277,20 @@ class Command(BaseCommand):
             "p50_ms": round(statistics.median(latencies), 1),
             "p95_ms": round(percentile(latencies, 95), 1),
             "max_ms": round(max(latencies), 1),
+            # Python (all threads) + this database's PostgreSQL backends.
+            "cpu_ms_per_query": round(cpu_ms, 1),
             "stages_p50_ms": {s: round(statistics.median(v), 2) for s, v in stages.items()},
             "stages_p95_ms": {s: round(percentile(v, 95), 2) for s, v in stages.items()},
             "dense_plans": plans,
+            "by_window": {
+                group: {
+                    "queries": len(times),
+                    "p50_ms": round(statistics.median(times), 1),
+                    "p95_ms": round(percentile(times, 95), 1),
+                }
+                for group, times in by_window.items()
+                if times
+            },
         }
         return correctness, speed
 
@@ -377,6 +417,68 @@ class Command(BaseCommand):
             out(
                 f"  ef_search {row['ef_search']}: recall@10 {row['recall@10']}, p50 {row['p50_ms']} ms"
             )
+
+    # --- full-text chunks at scale -----------------------------------------------------------
+
+    def chunks(self, options, now: datetime) -> None:
+        n = options["chunks"]
+        if n < 1000:
+            raise CommandError("--chunks needs at least 1000 chunks")
+        database = "bench_chunks" if options["database"] == "bench_search" else options["database"]
+        model = get_embedder().name
+        queries = [f"{topic} {phrase}".strip() for phrase in PHRASES for topic in TOPICS]
+        with scratch_database(database, keep=options["keep_db"]):
+            setup = self.load(options["snapshot"])
+            setup.update(bench_chunks.load_chunks(n, model, self.say, options["halfvec"]))
+            result = {"setup": setup, **bench_chunks.measure(model, queries, now, self.say)}
+        if options["json"]:
+            self.stdout.write(json.dumps(result, indent=2, default=str))
+            return
+        self.stdout.write(json.dumps(result, indent=2, default=str))
+
+    # --- text at scale ------------------------------------------------------------------------
+
+    def text(self, options, now: datetime) -> None:
+        n = options["text"]
+        if n < 1000:
+            raise CommandError("--text needs at least 1000 papers")
+        database = "bench_text" if options["database"] == "bench_search" else options["database"]
+        model = get_embedder().name
+        queries = [f"{topic} {phrase}".strip() for phrase in PHRASES for topic in TOPICS]
+        with scratch_database(database, keep=options["keep_db"]):
+            setup = bench_text.load(n, options["snapshot"], model, self.say)
+            result = {"setup": setup}
+            result["correctness"], result["speed"] = self.run_queries(
+                now, options["k"], options["repeat"]
+            )
+            result["bm25_agreement"] = bench_text.bm25_agreement(queries, now, self.say)
+            self.say("dense plans over windows at SEARCH_CANDIDATES papers")
+            result["window_sweep"] = bench_text.window_sweep(model, self.say)
+        if options["json"]:
+            self.stdout.write(json.dumps(result, indent=2, default=str))
+            return
+        out = self.stdout.write
+        out(f"{n} papers grown from the sample: {json.dumps(setup, default=str)}")
+        corr, speed = result["correctness"], result["speed"]
+        out(
+            f"correctness: {corr['all_results_inside_window']}/{corr['windowed_queries']} inside,"
+            f" {corr['k_results_when_k_exist']}/{corr['windowed_queries']} with k results"
+        )
+        out(
+            f"search() over {speed['queries']} queries: p50 {speed['p50_ms']} ms,"
+            f" p95 {speed['p95_ms']} ms, max {speed['max_ms']} ms,"
+            f" CPU {speed['cpu_ms_per_query']} ms a query; by window"
+            f" {json.dumps(speed['by_window'])}; dense plans {speed['dense_plans']}"
+        )
+        out("  stage p50 / p95 (ms): " + ", ".join(
+            f"{s} {speed['stages_p50_ms'][s]}/{speed['stages_p95_ms'][s]}"
+            for s in speed["stages_p50_ms"]
+        ))  # fmt: skip
+        out(f"BM25 cap vs exhaustive: {json.dumps(result['bm25_agreement'])}")
+        sweep = result["window_sweep"]
+        out(f"dense plans at {sweep['rows_wanted']} rows over {sweep['papers']} vectors:")
+        for row in sweep["windows"]:
+            out(f"  {json.dumps(row)}")
 
     # --- report ------------------------------------------------------------------------------
 

@@ -45,8 +45,8 @@ def test_results_link_to_paper_pages_with_snippet_and_reasons(anonymous, corpus,
     assert response.status_code == 200
     assert 'href="/papers/1805.00009/"' in html
     assert "<mark>" in html
-    assert "Why: title/abstract match #" in html
-    assert "semantic match #" in html
+    assert "Why: matches ‘quantum’" in html
+    assert "similar in meaning" in html
     assert "quant-ph" in html
 
 

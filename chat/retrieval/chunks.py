@@ -1,0 +1,150 @@
+"""Doc-then-chunk retrieval: the papers first, then the chunks of their full text that answer.
+
+Full-text chunks are Passage rows of kind 'fulltext' (papers/fulltext: about 200-350 tokens of a
+paper's PDF text, each with its pages, section and character span in FullText.text). Abstracts
+find papers well; chunks answer questions an abstract cannot (a learning rate, a table's number).
+`settings.FULLTEXT_RETRIEVAL` chooses how the two meet (measured with `manage.py bench_fulltext`,
+docs/BENCHMARKS.md):
+
+- "fused" (default): the direct chunk search (dense over every chunk, HNSW on
+  papers_chunk_hnsw_idx, one best chunk per paper) is a third ranked list beside the abstracts'
+  dense and BM25 lists, so a paper whose body, not its abstract, matches is still found; then
+  the best chunks of each paper kept;
+- "papers_first": today's search over abstracts picks the papers; then their best chunks;
+- "direct": the chunk list alone ranks the papers (abstract results follow, for papers without
+  full text);
+- "off": abstracts only, as before full text.
+
+A paper's best chunks are ranked by the query's cosine (exact, over that paper's chunks only:
+tens of rows) and BM25-style term overlap computed in SQL over the chunk's text (`ts_rank_cd`
+of the query's lexemes), each min-max normalised over the candidates and mixed by
+CHUNK_DENSE_SHARE. Every filter (window, categories, authors, scope, hidden) stays inside the SQL
+of both searches, as for abstracts (chat.retrieval.filters). A paper without read full text has
+no chunks and keeps its abstract passage.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from .dense import DenseResult, dense_search, vector_literal
+from .filters import SearchFilters
+
+VARIANTS = ("fused", "papers_first", "direct", "off")
+# Weight of the cosine against term overlap when ranking one paper's chunks (measured on the
+# bench_fulltext questions: docs/BENCHMARKS.md).
+CHUNK_DENSE_SHARE = 0.5
+# Chunks kept per paper, best first: the first is the card's passage, the others may become
+# cards of their own when the answer has room (a scoped thread about one paper).
+CHUNKS_PER_PAPER = 4
+
+_LEXEME = re.compile(r"^[a-z0-9]+$")
+
+
+def variant() -> str:
+    """The configured FULLTEXT_RETRIEVAL, checked."""
+    value = (getattr(settings, "FULLTEXT_RETRIEVAL", "fused") or "fused").strip().lower()
+    if value not in VARIANTS:
+        raise ValueError(f"FULLTEXT_RETRIEVAL must be one of {', '.join(VARIANTS)}, not {value!r}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    passage_id: int
+    paper_id: int
+    text: str
+    page: int | None
+    page_end: int | None
+    section: str
+    start: int
+    end: int
+    similarity: float  # cosine to the query
+    overlap: float  # ts_rank_cd of the query's lexemes in the chunk
+    score: float = 0.0  # the two mixed (see module docstring)
+
+
+def chunk_search(cursor, vector, model: str, filters: SearchFilters, n: int) -> DenseResult:
+    """The direct chunk search: the `n` papers whose full-text chunks are closest to `vector`
+    within `filters` (each hit names its closest chunk). Needs a transaction, as dense_search."""
+    return dense_search(cursor, vector, model, filters, n, kind="fulltext")
+
+
+# Exact over the chunks of a few papers (tens of rows each): no index needed. The text is read
+# from FullText by the chunk's span, so it is never stored twice.
+_CHUNKS = """
+SELECT ps.id, ps.paper_id, substr(ft.text, ps.start + 1, ps."end" - ps.start) AS body,
+       ps.page, ps.page_end, ps.section, ps.start, ps."end",
+       1 - (ps.embedding <=> %(q)s::vector) AS similarity
+FROM papers_passage ps
+JOIN papers_fulltext ft ON ft.paper_id = ps.paper_id AND ft.status = 'ok'
+WHERE ps.kind = 'fulltext' AND ps.model = %(model)s AND ps.paper_id = ANY(%(ids)s)
+"""
+_OVERLAP = """
+SELECT ts_rank_cd(to_tsvector('english', body), to_tsquery('simple', %(tsquery)s), 1)
+FROM unnest(%(bodies)s::text[]) AS body
+"""
+
+
+def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
+                per_paper: int = CHUNKS_PER_PAPER) -> dict[int, list[Chunk]]:
+    """For each of `paper_ids` that has read full text, its best `per_paper` chunks for the
+    query (`vector`, and `lexemes`: the query's stemmed words as BM25 saw them)."""
+    ids = [int(i) for i in paper_ids]
+    if not ids or vector is None:
+        return {}
+    cursor.execute(_CHUNKS, {"q": vector_literal(vector), "model": model, "ids": ids})
+    rows = cursor.fetchall()
+    if not rows:
+        return {}
+    words = sorted({w for w in lexemes if _LEXEME.match(w)})
+    overlaps = [0.0] * len(rows)
+    if words:
+        cursor.execute(
+            _OVERLAP, {"tsquery": " | ".join(words), "bodies": [row[2] for row in rows]}
+        )
+        overlaps = [float(r[0]) for r in cursor.fetchall()]
+    chunks = [
+        Chunk(pid, paper, body, page, page_end, section or "", start, end, float(sim), overlap)
+        for (pid, paper, body, page, page_end, section, start, end, sim), overlap
+        in zip(rows, overlaps, strict=True)
+    ]
+    return _ranked_per_paper(chunks, per_paper)
+
+
+def _normalised(values: list[float]) -> list[float]:
+    high, low = max(values), min(values)
+    spread = high - low
+    return [(v - low) / spread if spread > 0 else 1.0 for v in values]
+
+
+def _ranked_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chunk]]:
+    sims = _normalised([c.similarity for c in chunks])
+    overlaps = _normalised([c.overlap for c in chunks]) if any(c.overlap for c in chunks) else [
+        0.0
+    ] * len(chunks)
+    share = CHUNK_DENSE_SHARE
+    by_paper: dict[int, list[Chunk]] = {}
+    for chunk, sim, overlap in zip(chunks, sims, overlaps, strict=True):
+        scored = Chunk(
+            chunk.passage_id, chunk.paper_id, chunk.text, chunk.page, chunk.page_end,
+            chunk.section, chunk.start, chunk.end, chunk.similarity, chunk.overlap,
+            score=share * sim + (1 - share) * overlap,
+        )
+        by_paper.setdefault(chunk.paper_id, []).append(scored)
+    return {
+        paper: sorted(found, key=lambda c: (-c.score, c.start))[:per_paper]
+        for paper, found in by_paper.items()
+    }
+
+
+def pages_label(page: int | None, page_end: int | None) -> str:
+    """How a citation names a chunk's pages: "p. 7", "pp. 7-8"; "" for an abstract."""
+    if not page:
+        return ""
+    if page_end and page_end != page:
+        return f"pp. {page}-{page_end}"
+    return f"p. {page}"

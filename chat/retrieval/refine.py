@@ -1,0 +1,250 @@
+"""Ranking refinements after the first retrieval, each off unless named in settings.SEARCH_REFINE.
+
+Issue #16 asked whether the method could still add to hybrid search; each idea lives here and is
+measured on SciFact train by `manage.py bench_retrieval --variant ...` (docs/BENCHMARKS.md,
+"Ranking variants"), against the default in the same process:
+
+- "prf-bm25[:D]": RM3 pseudo-relevance feedback for BM25. The D (default 10) best papers of the
+  first fused ranking are taken as relevant; P(t|R) = sum over them of their normalised score times
+  P(t|d), P(t|d) being the paper's BM25 document weight of t over the sum of its weights; the
+  PRF_TERMS most likely terms, mixed half and half with the query's own terms (Anserini's
+  defaults: 10 papers, 10 terms, 0.5), each weighted by its IDF, are searched again.
+- "prf-dense[:D]": Rocchio for the query vector: q + ROCCHIO_BETA * the mean vector of the D
+  (default 3) best papers of the first fused ranking, normalised, searched again.
+- "fusion-gap": each list's weight scaled by how far its best paper stands above its tenth
+  (after the min-max normalisation of convex fusion): a list that is sure of its head counts more.
+- "fusion-length": the dense weight grows with the number of query terms (LENGTH_PIVOT terms:
+  0.5, +/- LENGTH_SLOPE a term, within 0.3-0.7): BM25 for keyword queries, dense for sentences.
+- "passage-sum" / "passage-top2": a paper's dense score from all its passages (their sum, the
+  mean of its best two) instead of its best passage only (the default, "max").
+
+Feedback comes from the first *fused* ranking (better than either list alone), so PRF costs a
+second BM25 and/or dense query. The gate on absolute relevance (chat.retrieval.relevance) still
+reads the first retrieval: it was calibrated on it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from .dense import DenseHit, DenseResult, vector_literal
+from .fulltext import LexicalResult, QueryTerm, idf, rank_terms
+from .fusion import Ranked
+
+PRF_DOCS = 10
+PRF_TERMS = 10
+PRF_ORIGINAL_WEIGHT = 0.5
+ROCCHIO_DOCS = 3
+ROCCHIO_BETA = 0.5
+GAP_RANK = 10
+LENGTH_PIVOT = 8
+LENGTH_SLOPE = 0.05
+
+NAMES = ("prf-bm25", "prf-dense", "fusion-gap", "fusion-length", "passage-sum", "passage-top2")
+
+
+@dataclass(frozen=True)
+class Refinements:
+    """What settings.SEARCH_REFINE turns on (empty: the default ranking)."""
+
+    prf_bm25: int = 0  # feedback papers for BM25 (0: off)
+    prf_dense: int = 0  # feedback papers for the query vector (0: off)
+    fusion: str = ""  # "", "gap" or "length"
+    passages: str = "max"  # "max", "sum" or "top2"
+
+    @property
+    def any(self) -> bool:
+        return self != Refinements()
+
+    @property
+    def feedback(self) -> int:
+        return max(self.prf_bm25, self.prf_dense)
+
+
+def parse(value: str) -> Refinements:
+    """'prf-bm25:5,fusion-gap' -> Refinements. Unknown names are a configuration error."""
+    found = Refinements()
+    for item in (part.strip().lower() for part in (value or "").split(",")):
+        if not item:
+            continue
+        name, _, count = item.partition(":")
+        if name not in NAMES:
+            raise ImproperlyConfigured(
+                f"SEARCH_REFINE: unknown refinement {name!r} (known: {', '.join(NAMES)})"
+            )
+        if count and (not count.isdigit() or int(count) < 1 or not name.startswith("prf-")):
+            raise ImproperlyConfigured(f"SEARCH_REFINE: bad count in {item!r}")
+        if name == "prf-bm25":
+            found = replace(found, prf_bm25=int(count or PRF_DOCS))
+        elif name == "prf-dense":
+            found = replace(found, prf_dense=int(count or ROCCHIO_DOCS))
+        elif name.startswith("fusion-"):
+            found = replace(found, fusion=name.removeprefix("fusion-"))
+        else:
+            found = replace(found, passages=name.removeprefix("passage-"))
+    return found
+
+
+def active() -> Refinements:
+    return parse(settings.SEARCH_REFINE)
+
+
+# --- pseudo-relevance feedback -------------------------------------------------------------------
+
+_DOC_WEIGHTS = "SELECT paper_id, weights::text FROM papers_paperlexicon WHERE paper_id = ANY(%s)"
+_TERMS = """
+SELECT t.id, t.lexeme, t.df, (SELECT documents FROM papers_lexicalstats WHERE id = 1)
+FROM papers_lexicalterm t WHERE t.id = ANY(%s)
+"""
+
+
+def _sparse(text: str) -> dict[int, float]:
+    """pgvector's sparsevec text '{3:0.5,9:1.2}/1000000000' as {3: 0.5, 9: 1.2}."""
+    body = text[1 : text.index("}")]
+    pairs = (item.split(":") for item in body.split(",") if item)
+    return {int(i): float(w) for i, w in pairs}
+
+
+def feedback_model(documents: dict[int, dict[int, float]], scores: dict[int, float]) -> dict:
+    """RM3's P(t|R): sum over feedback papers of P(d) * P(t|d), P(d) their normalised scores."""
+    total = sum(max(scores.get(d, 0.0), 0.0) for d in documents) or 1.0
+    model: dict[int, float] = defaultdict(float)
+    for paper_id, weights in documents.items():
+        mass = sum(weights.values())
+        if mass <= 0:
+            continue
+        prior = max(scores.get(paper_id, 0.0), 0.0) / total
+        for term_id, weight in weights.items():
+            model[term_id] += prior * weight / mass
+    return model
+
+
+def expanded_weights(
+    query: Sequence[QueryTerm], model: dict[int, float], idfs: dict[int, float], terms: int
+) -> dict[int, float]:
+    """Term id -> weight of the RM3 query: (1-l) P(t|R) over its top terms + l P(t|Q), times IDF."""
+    top = sorted(model.items(), key=lambda item: (-item[1], item[0]))[:terms]
+    mass = sum(p for _, p in top) or 1.0
+    mixed: dict[int, float] = defaultdict(float)
+    for term in query:
+        mixed[term.id] += PRF_ORIGINAL_WEIGHT / len(query)
+    for term_id, p in top:
+        mixed[term_id] += (1 - PRF_ORIGINAL_WEIGHT) * p / mass
+    return {term_id: w * idfs[term_id] for term_id, w in mixed.items() if term_id in idfs}
+
+
+def expand_bm25(cursor, first: LexicalResult, feedback: dict[int, float], filters, n: int):
+    """BM25 again with the RM3 query built from the `feedback` papers (id -> fused score)."""
+    if not first.terms or not feedback:
+        return first
+    cursor.execute(_DOC_WEIGHTS, [list(feedback)])
+    documents = {paper_id: _sparse(text) for paper_id, text in cursor.fetchall()}
+    model = feedback_model(documents, feedback)
+    top_ids = [t for t, _ in sorted(model.items(), key=lambda i: (-i[1], i[0]))[:PRF_TERMS]]
+    cursor.execute(_TERMS, [top_ids + [t.id for t in first.terms]])
+    terms = {}
+    for term_id, lexeme, df, count in cursor.fetchall():
+        if df and count:
+            terms[term_id] = QueryTerm(term_id, lexeme, df, idf(df, count))
+    weights = expanded_weights(first.terms, model, {i: t.idf for i, t in terms.items()}, PRF_TERMS)
+    used = [terms[i] for i in weights]
+    result = rank_terms(cursor, first.lexemes, used, weights, filters, n)
+    # Highlighting and the relevance gate keep the query's own words.
+    result.terms = first.terms
+    return result
+
+
+_MEAN_VECTOR = """
+SELECT avg(embedding)::text FROM papers_passage
+WHERE paper_id = ANY(%s) AND model = %s AND kind = 'abstract'
+"""
+
+
+def rocchio(cursor, vector, feedback: list[int], model: str) -> np.ndarray:
+    """q + ROCCHIO_BETA * the mean passage vector of the feedback papers, unit length."""
+    query = np.asarray(vector, dtype=np.float32)
+    cursor.execute(_MEAN_VECTOR, [feedback, model])
+    row = cursor.fetchone()
+    if not feedback or not row or row[0] is None:
+        return query
+    centroid = np.array([float(x) for x in row[0].strip("[]").split(",")], dtype=np.float32)
+    moved = query / (np.linalg.norm(query) or 1.0) + ROCCHIO_BETA * centroid
+    return moved / (np.linalg.norm(moved) or 1.0)
+
+
+# --- doc-then-passage scoring --------------------------------------------------------------------
+
+_PASSAGE_SIMILARITIES = """
+SELECT paper_id, 1 - (embedding <=> %s::vector) FROM papers_passage
+WHERE paper_id = ANY(%s) AND model = %s AND kind = 'abstract'
+"""
+
+
+def aggregate(similarities: Sequence[float], how: str) -> float:
+    """A paper's dense score from its passages' similarities."""
+    best = sorted(similarities, reverse=True)
+    if how == "sum":
+        return sum(best)
+    if how == "top2":
+        return sum(best[:2]) / len(best[:2])
+    return best[0]
+
+
+def rescore_passages(cursor, dense: DenseResult, vector, model: str, how: str) -> DenseResult:
+    """The dense candidates re-ranked by `aggregate` over all their passages."""
+    if how == "max" or not dense.hits:
+        return dense
+    cursor.execute(
+        _PASSAGE_SIMILARITIES, [vector_literal(vector), [h.paper_id for h in dense.hits], model]
+    )
+    by_paper: dict[int, list[float]] = defaultdict(list)
+    for paper_id, similarity in cursor.fetchall():
+        by_paper[paper_id].append(float(similarity))
+    hits = []
+    for hit in dense.hits:
+        score = aggregate(by_paper.get(hit.paper_id) or [hit.similarity], how)
+        hits.append(DenseHit(hit.paper_id, hit.passage_id, 1.0 - score, hit.published))
+    hits.sort(key=lambda h: (h.distance, h.paper_id))
+    return DenseResult(hits, dense.plan)
+
+
+# --- query-adaptive fusion ------------------------------------------------------------------------
+
+
+def head_gap(scores: Sequence[float], rank: int = GAP_RANK) -> float:
+    """1 - the min-max normalised score at `rank`: near 1 when the head stands out."""
+    if len(scores) < 2:
+        return 1.0
+    high, low = max(scores), min(scores)
+    if high <= low:
+        return 0.0
+    at = scores[min(rank, len(scores)) - 1]
+    return 1.0 - (at - low) / (high - low)
+
+
+def length_dense_weight(terms: int) -> float:
+    return min(0.7, max(0.3, 0.5 + LENGTH_SLOPE * (terms - LENGTH_PIVOT)))
+
+
+def adapt_weights(lists: list[Ranked], how: str, query_terms: int) -> list[Ranked]:
+    """The lists with weights for this query; their total weight is unchanged."""
+    if not how or len(lists) < 2:
+        return lists
+    total = sum(r.weight for r in lists)
+    if how == "length":
+        dense = length_dense_weight(query_terms)
+        raw = [dense if r.name.startswith("dense") else 1 - dense for r in lists]
+    elif how == "gap":
+        raw = [r.weight * head_gap(r.scores) for r in lists]
+    else:
+        raise ImproperlyConfigured(f"unknown adaptive fusion {how!r}")
+    if sum(raw) <= 0:
+        return lists
+    scale = total / sum(raw)
+    return [replace(r, weight=w * scale) for r, w in zip(lists, raw, strict=True)]

@@ -1,0 +1,7 @@
+"""What the catalogue tells whoever listens (papers imports no listener: the chat connects)."""
+
+from django.dispatch import Signal
+
+# Sent by the indexing job when it made papers searchable (after the nightly ingest, a refresh
+# or an import); `result` is the papers.indexing.run.IndexingResult.
+catalogue_indexed = Signal()

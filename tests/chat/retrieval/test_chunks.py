@@ -1,0 +1,125 @@
+"""Doc-then-chunk retrieval (chat.retrieval.chunks) against the real database: the papers, then
+the chunks of their full text, a direct chunk search for papers whose body alone matches, every
+filter inside the SQL, and abstracts for papers never read."""
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from chat.llm.extractive import ExtractiveBackend
+from chat.pipeline.answer import answer_events
+from chat.retrieval.search import search
+from papers.models import Paper
+from tests.chat.conftest import NOW
+from tests.chat.fulltext_helpers import add_fulltext
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+TRAINING = (
+    "We train the student with a learning rate of 3e-4 and a batch size of 512 on eight A100 "
+    "GPUs for 200k iterations. The teacher is frozen throughout distillation."
+)
+SOURDOUGH = (
+    "As an aside, the sourdough starter was kept at 75 percent hydration and fed with rye flour "
+    "every twelve hours during the cryostat runs."
+)
+
+
+def _read_two_papers():
+    consistency = Paper.objects.get(arxiv_id="2510.00003")
+    add_fulltext(consistency, [
+        ["1 Introduction. Diffusion models sample slowly; distillation makes them fast."],
+        ["2 Method. The consistency function maps any noisy point to the trajectory's origin."],
+        [TRAINING, "Table 2 reports FID on ImageNet 64x64 for one, two and four steps."],
+    ], section="4 Experiments")
+    quantum = Paper.objects.get(arxiv_id="9901.00007")
+    add_fulltext(quantum, [
+        ["We compute the concurrence of two-qubit Werner states."],
+        [SOURDOUGH],
+    ])
+
+
+@pytest.fixture
+async def read_papers(catalogue):
+    await sync_to_async(_read_two_papers)()
+
+
+async def test_the_best_chunk_of_a_found_paper_becomes_its_passage_with_its_page(
+    read_papers, settings
+):
+    response = await search("learning rate and batch size of consistency distillation", k=5, now=NOW)
+    hit = next(h for h in response.hits if h.arxiv_id == "2510.00003")
+    assert hit.kind == "fulltext"
+    assert hit.passage_text == TRAINING
+    assert (hit.page, hit.page_end, hit.section) == (3, 3, "4 Experiments")
+    # A paper never read keeps its abstract.
+    other = next(h for h in response.hits if h.arxiv_id != "2510.00003")
+    assert other.kind == "abstract" and other.page is None
+
+
+@pytest.mark.parametrize("variant", ["fused", "direct"])
+async def test_a_paper_whose_body_alone_matches_is_found_by_the_direct_chunk_search(
+    read_papers, settings, variant
+):
+    settings.FULLTEXT_RETRIEVAL = variant
+    response = await search("sourdough starter hydration rye flour", k=3, now=NOW)
+    top = response.hits[0]
+    assert top.arxiv_id == "9901.00007", [h.arxiv_id for h in response.hits]
+    assert top.passage_text == SOURDOUGH and top.page == 2
+    assert "full-text match #1 (p. 2)" in top.why
+
+
+@pytest.mark.parametrize("variant", ["papers_first", "off"])
+async def test_without_the_direct_search_only_abstracts_rank_the_papers(
+    read_papers, settings, variant
+):
+    settings.FULLTEXT_RETRIEVAL = variant
+    response = await search("sourdough starter hydration rye flour", k=8, now=NOW)
+    assert "chunks" not in response.plan
+    assert not any("full-text" in reason for h in response.hits for reason in h.why)
+    kinds = {h.arxiv_id: h.kind for h in response.hits}
+    if variant == "off":
+        assert set(kinds.values()) == {"abstract"}
+    else:  # the papers found still quote their best chunk
+        assert kinds["9901.00007"] == "fulltext"
+
+
+async def test_the_date_window_and_the_scope_stay_inside_the_chunk_search(read_papers):
+    # 9901.00007 is from 1999: outside "since 2020", whatever its body says.
+    response = await search("sourdough starter hydration since 2020", k=5, now=NOW)
+    assert "9901.00007" not in [h.arxiv_id for h in response.hits]
+    consistency = await Paper.objects.aget(arxiv_id="2510.00003")
+    scoped = await search("sourdough starter hydration", k=5, now=NOW, paper_ids=(consistency.pk,))
+    assert [h.arxiv_id for h in scoped.hits] in ([], ["2510.00003"])
+
+
+async def test_an_answer_cites_the_chunk_with_page_quote_and_pdf_link(read_papers):
+    events = [
+        e async for e in answer_events(
+            "What learning rate and batch size does consistency distillation train with?",
+            now=NOW, backend=ExtractiveBackend(chunk_delay=0),
+        )
+    ]
+    cards = next(e for e in events if e["type"] == "sources")["sources"]
+    done = events[-1]
+    card = next(c for c in cards if c["arxiv_id"] == "2510.00003" and c["kind"] == "fulltext")
+    assert card["passage"] == TRAINING
+    assert (card["page"], card["page_end"], card["pages"]) == (3, 3, "p. 3")
+    assert card["quote"].startswith("We train the student with a learning rate of 3e-4")
+    assert card["pdf_url"] == "https://arxiv.org/pdf/2510.00003v1#page=3"
+    assert done["type"] == "done" and card["number"] in done["citations"]
+    # The composer quotes the chunk's answering sentence, cited with the card's number.
+    assert "learning rate of 3e-4 and a batch size of 512" in done["content"]
+
+
+async def test_a_thread_about_one_paper_gets_its_best_chunks_as_several_cards(read_papers):
+    consistency = await Paper.objects.aget(arxiv_id="2510.00003")
+    events = [
+        e async for e in answer_events(
+            "How is the consistency function trained?", now=NOW,
+            backend=ExtractiveBackend(chunk_delay=0), scope_ids=(consistency.pk,),
+        )
+    ]
+    cards = next(e for e in events if e["type"] == "sources")["sources"]
+    assert {c["arxiv_id"] for c in cards} == {"2510.00003"}
+    assert len(cards) >= 3 and len({c["passage"] for c in cards}) == len(cards)
+    assert all(c["kind"] == "fulltext" and c["page"] for c in cards)

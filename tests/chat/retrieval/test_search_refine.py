@@ -1,0 +1,87 @@
+"""Ranking refinements (chat/retrieval/refine.py): each off by default, each changing the
+ranking the way it says, and every one of them still a valid search on a real catalogue."""
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.core.exceptions import ImproperlyConfigured
+
+from chat.retrieval import refine
+from chat.retrieval.fulltext import QueryTerm
+from chat.retrieval.fusion import Ranked
+from chat.retrieval.search import search
+
+from .search_corpus import NOW, build_corpus
+
+run = async_to_sync(search)
+
+
+def test_nothing_is_refined_by_default(settings):
+    assert not refine.active().any
+    assert refine.parse("prf-bm25:3, fusion-gap") == refine.Refinements(prf_bm25=3, fusion="gap")
+    assert refine.parse("prf-dense,passage-top2").feedback == refine.ROCCHIO_DOCS
+
+
+@pytest.mark.parametrize("value", ["rm3", "prf-bm25:0", "prf-bm25:x", "fusion-gap:2"])
+def test_unknown_refinements_are_configuration_errors(value):
+    with pytest.raises(ImproperlyConfigured, match="SEARCH_REFINE"):
+        refine.parse(value)
+
+
+def test_rm3_feedback_model_weighs_papers_by_score_and_terms_by_share():
+    documents = {1: {10: 1.0, 11: 1.0}, 2: {10: 2.0}}
+    model = refine.feedback_model(documents, {1: 3.0, 2: 1.0})
+
+    assert model[10] == pytest.approx(0.75 * 0.5 + 0.25 * 1.0)
+    assert model[11] == pytest.approx(0.75 * 0.5)
+    assert sum(model.values()) == pytest.approx(1.0)
+
+
+def test_expanded_query_keeps_half_its_weight_on_the_query_terms():
+    query = [QueryTerm(10, "cell", 5, 2.0)]
+    weights = refine.expanded_weights(query, {10: 0.2, 11: 0.6, 12: 0.2}, {10: 2.0, 11: 1.0}, 2)
+
+    # Top 2 feedback terms: 11 (0.6) and 10 (0.2), normalised to 0.75 / 0.25; 12 is cut.
+    assert weights == {10: pytest.approx((0.5 + 0.5 * 0.25) * 2.0), 11: pytest.approx(0.375)}
+
+
+def test_passage_aggregates():
+    assert refine.aggregate([0.2, 0.8, 0.5], "max") == 0.8
+    assert refine.aggregate([0.2, 0.8, 0.5], "sum") == pytest.approx(1.5)
+    assert refine.aggregate([0.2, 0.8, 0.5], "top2") == pytest.approx(0.65)
+    assert refine.aggregate([0.4], "top2") == 0.4
+
+
+def test_gap_fusion_trusts_the_list_whose_head_stands_out():
+    # Twelve papers each: the dense head drops at once, BM25's tenth scores nearly its first.
+    sure = Ranked("dense", list(range(12)), [0.9] + [0.2 - i / 100 for i in range(11)], 0.5)
+    flat = Ranked("fulltext", list(range(12, 24)), [10.0 - i / 100 for i in range(11)] + [1], 0.5)
+
+    adapted = refine.adapt_weights([sure, flat], "gap", 5)
+
+    assert adapted[0].weight > 0.5 > adapted[1].weight
+    assert sum(r.weight for r in adapted) == pytest.approx(1.0)
+
+
+def test_length_fusion_leans_on_dense_for_long_queries():
+    lists = [Ranked("dense", [1], [0.9], 0.5), Ranked("fulltext", [2], [3.0], 0.5)]
+
+    short = refine.adapt_weights(lists, "length", 2)
+    long = refine.adapt_weights(lists, "length", 20)
+
+    assert short[0].weight == pytest.approx(0.3) and long[0].weight == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize(
+    "value", ["prf-bm25:2", "prf-dense:2", "prf-bm25:2,prf-dense:2", "fusion-gap",
+              "fusion-length", "passage-sum", "passage-top2"],
+)  # fmt: skip
+def test_every_refinement_still_finds_the_topic(db, settings, value):
+    settings.EMBEDDING_BACKEND = "hashing"
+    build_corpus()
+    settings.SEARCH_REFINE = value
+
+    response = run("quantum error correction surface codes", k=3, now=NOW)
+
+    assert {hit.arxiv_id for hit in response.hits} == {"1805.00009", "2202.00010", "2508.00011"}
+    assert "refine" in response.timings
+    assert any("<mark>" in hit.snippet_html for hit in response.hits)
