@@ -8,7 +8,7 @@ under different machine loads compare.
 
 By stage: the same queries through the pipeline's own stage functions, one after another on this
 thread and its connection, each metered alone: rule analysis, query embedding, BM25 (Python and
-SQL), dense retrieval (Python and SQL), fusion, hydration (papers, passages and the "vectors
+SQL), dense retrieval (Python and SQL), the full-text chunks' dense search, fusion, hydration (papers, passages and the "vectors
 pending" check in SQL; snippets and reasons in Python). What the end-to-end cost adds to the
 sum of the stages is the orchestration: the event loop, threads and lanes.
 """
@@ -23,13 +23,14 @@ from django.conf import settings
 
 from bench.cpu import ZERO, CpuMeter, CpuSample, busy_baseline
 from bench.evaluation import percentile
+from chat.retrieval import chunks as fulltext_chunks
 from chat.retrieval import search as pipeline
 from chat.retrieval.filters import SearchFilters
 from chat.retrieval.snippets import make_snippet
 from chat.understanding.analysis import analyse
 from papers.embeddings import get_embedder
 
-STAGES = ("analysis", "embed", "bm25", "dense", "fusion", "hydrate", "snippets")
+STAGES = ("analysis", "embed", "bm25", "dense", "chunks", "fusion", "hydrate", "snippets")
 
 
 def measure(queries: list[str], now: datetime, k: int, passes: int, say) -> dict:
@@ -104,13 +105,22 @@ def _stages(queries: list[str], now: datetime, k: int, meter: CpuMeter) -> dict:
             candidates=max(settings.SEARCH_CANDIDATES, k),
             now=now,
             model=embedder.name,
+            fulltext=fulltext_chunks.variant(),
         )
         if not q.text:
             continue
         vector = metered("embed", embedder.embed_query, q.text)
         q.lexical = metered("bm25", pipeline._lexical_stage, q, q.text)
         q.dense = metered("dense", pipeline._dense_stage, q, vector, "dense")
+        q.vector = vector
         lists = pipeline._lists(q.dense, q.lexical, "")
+        if q.fulltext in ("fused", "direct"):  # the full-text chunks' own dense list
+            q.chunks = metered("chunks", pipeline._chunk_stage, q)
+            hits = q.chunks.hits
+            lists.append(pipeline.Ranked(
+                "chunks", [h.paper_id for h in hits], [h.similarity for h in hits],
+                pipeline.list_weight("dense"),
+            ))  # fmt: skip
         fused = metered("fusion", pipeline._fuse, q, lists)
         hits = metered("hydrate", pipeline._hydrate, q, fused[:k], q.dense)
         # Snippets and reasons are made inside hydration; made again here to tell their share.
