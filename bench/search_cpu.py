@@ -40,6 +40,7 @@ def measure(queries: list[str], now: datetime, k: int, passes: int, say) -> dict
         run(query, k=k, now=now)
     meter = CpuMeter()
     say(f"metering this process and PostgreSQL backends {meter.backends}")
+    tare = meter.overhead()
     rounds = []
     per_query: list[float] = []
     for number in range(max(passes, 1)):
@@ -48,14 +49,14 @@ def measure(queries: list[str], now: datetime, k: int, passes: int, say) -> dict
         for query in queries:
             before = meter.read()
             run(query, k=k, now=now)
-            spent = meter.read() - before
+            spent = meter.read() - before - tare
             total = total + spent
             per_query.append(spent.total_ns / 1e6)
         row = {"pass": number + 1, **total.per(len(queries)), "baseline_ms": baseline / 1e6}
         row["total_in_baselines"] = round(total.total_ns / len(queries) / baseline, 3)
         rounds.append(row)
         say(f"  pass {number + 1}: {row}")
-    stages = _stages(queries, now, k, meter)
+    stages = _stages(queries, now, k, meter, tare)
     if not meter.unchanged():
         say("warning: a connection was reopened during the run; SQL CPU may be undercounted")
     totals = [r["total_ms"] for r in rounds]
@@ -69,6 +70,7 @@ def measure(queries: list[str], now: datetime, k: int, passes: int, say) -> dict
             "p50": round(statistics.median(per_query), 2),
             "p95": round(percentile(per_query, 95), 2),
         },
+        "meter_overhead_ms_per_read": tare.per(1)["total_ms"],
         "in_baselines": round(statistics.mean(r["total_in_baselines"] for r in rounds), 3),
         "stages": stages,
         "settings": {
@@ -79,7 +81,7 @@ def measure(queries: list[str], now: datetime, k: int, passes: int, say) -> dict
     }
 
 
-def _stages(queries: list[str], now: datetime, k: int, meter: CpuMeter) -> dict:
+def _stages(queries: list[str], now: datetime, k: int, meter: CpuMeter, tare: CpuSample) -> dict:
     """Each stage's CPU, summed over the queries, per search."""
     embedder = get_embedder()
     spent: dict[str, CpuSample] = dict.fromkeys(STAGES, ZERO)
@@ -87,7 +89,7 @@ def _stages(queries: list[str], now: datetime, k: int, meter: CpuMeter) -> dict:
     def metered(stage, fn, *args):
         before = meter.read()
         result = fn(*args)
-        spent[stage] = spent[stage] + (meter.read() - before)
+        spent[stage] = spent[stage] + (meter.read() - before - tare)
         return result
 
     for query in queries:
