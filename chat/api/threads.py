@@ -151,7 +151,8 @@ class NotionFailed(APIException):
 
 
 class NotionNotConfigured(APIException):
-    status_code = 503
+    # Not a 5xx: nothing failed, the server is set up without it (a client should not retry).
+    status_code = 409
     default_code = "not_configured"
     default_detail = "Notion export is not configured here."
 
@@ -170,7 +171,8 @@ class ThreadNotionView(APIView):
             502: error_response("Notion refused or failed (a wrong key, the parent page not "
                                 "shared, its rate limit, Notion down): `error.message` says "
                                 "which."),
-            503: error_response("Notion export is not configured on this server."),
+            409: error_response("Notion export is not configured on this server "
+                                "(`not_configured`)."),
         },
         tags=["threads"],
     )

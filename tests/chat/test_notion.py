@@ -118,5 +118,5 @@ def test_api_export_and_errors(owner_client, stranger_client, fake_notion, setti
     assert stranger_client.post(path, content_type="application/json").status_code == 404
     settings.NOTION_API_KEY = ""
     response = owner_client.post(path, content_type="application/json")
-    assert response.status_code == 503 and response.json()["error"]["code"] == "not_configured"
+    assert response.status_code == 409 and response.json()["error"]["code"] == "not_configured"
     assert len(fake_notion.requests) == 2  # the stranger and the unconfigured call sent nothing
