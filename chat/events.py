@@ -216,6 +216,8 @@ CHIP = {"kind": str, "label": str, "value": (str, float, type(None)), "edited": 
 # The version read ("2401.12345v2"): absent from cards saved before answers named it.
 SOURCE_CARD_OPTIONAL = {
     "version": int, "cited_as": str,
+    # The thread-wide reference number (chat.references); absent from older cards.
+    "label": int,
     # Where the passage comes from (absent from cards saved before full text): "abstract" or
     # "fulltext"; a chunk's 1-based PDF pages ("p. 7" as `pages`), section, the sentence that
     # answers, and arXiv's PDF at that page.

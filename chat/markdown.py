@@ -72,8 +72,11 @@ def _tex_rule(state, silent: bool) -> bool:
 def _render_citation(self, tokens, idx, options, env) -> str:
     number = tokens[idx].meta["number"]
     prefix = env.get("anchor_prefix", "answer")
+    # The card's anchor and data-source are the answer's own number; the reader sees the
+    # thread's (chat.references).
+    label = env.get("labels", {}).get(number, number)
     return (
-        f'<a class="cite" href="#{prefix}-source-{number}" data-source="{number}">[{number}]</a>'
+        f'<a class="cite" href="#{prefix}-source-{number}" data-source="{number}">[{label}]</a>'
     )
 
 
@@ -116,10 +119,17 @@ def _mark_unsupported(text: str, spans) -> str:
     return text
 
 
-def render_answer(text: str, source_count: int = 0, message_id=None, unsupported=()) -> SafeString:
+def render_answer(
+    text: str, source_count: int = 0, message_id=None, unsupported=(), labels=None
+) -> SafeString:
     """Sanitised HTML for an answer whose sources are numbered 1..source_count; sentences in
-    `unsupported` (chat.pipeline.support: spans into `text`) get a dotted underline."""
-    env = {"source_count": source_count, "anchor_prefix": anchor_prefix(message_id or "answer")}
+    `unsupported` (chat.pipeline.support: spans into `text`) get a dotted underline; `labels`
+    (its number -> the thread's, chat.references) is how citations read."""
+    env = {
+        "source_count": source_count,
+        "anchor_prefix": anchor_prefix(message_id or "answer"),
+        "labels": labels or {},
+    }
     html = _MD.render(_mark_unsupported(text or "", unsupported), env)
     html = html.replace(_OPEN, UNSUPPORTED_OPEN).replace(_CLOSE, "</span>")
     # mark_safe is sound here: the string is what nh3 let through.

@@ -28,6 +28,7 @@ from chat.models import Message, Thread
 from chat.pipeline.answer import answer_events
 from chat.pipeline.citations import check_citations
 from chat.pipeline.followups import suggest_followups
+from chat.references import label_cards, number_map
 from chat.turns import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, NewTurn, reason, update_message
 
 logger = logging.getLogger(__name__)
@@ -161,7 +162,9 @@ class RunningAnswer:
                     await events.publish(self.thread_id, events.for_answer(event, self.message_id))
                 elif kind == "sources":
                     await lane.aclose()
-                    self.sources = event["sources"]
+                    # Numbered as the thread's one reference list (chat.references).
+                    self.sources = label_cards(event["sources"], dict(self.turn.earlier_labels))
+                    event = {**event, "sources": self.sources}
                     # Saved beside the LLM's start, not before it: a socket joining now reads
                     # them from the running answer anyway, and the final save writes them again.
                     self._save_soon(query=self.query, analysis=self.analysis, sources=self.sources)
@@ -207,7 +210,8 @@ class RunningAnswer:
             if key in timings:
                 timings[key] += setup_ms
         html = render_answer(
-            content, len(self.sources), self.message_id, extra.get("unsupported", ())
+            content, len(self.sources), self.message_id, extra.get("unsupported", ()),
+            labels=number_map(self.sources),
         )
         return events.final(
             kind, self.message_id, status, content, str(html), citations, dropped,

@@ -22,6 +22,7 @@ from django.utils import timezone
 from chat import events, processes
 from chat.models import Ask, Message, Thread
 from chat.pipeline.rewrite import HISTORY_TURNS, Turn
+from chat.references import labels_of
 from chat.scopes import scope_of
 from chat.understanding.overrides import parse_filters
 from security import inputs
@@ -94,6 +95,8 @@ class NewTurn:
     filters: dict = field(default_factory=dict)  # set on the chips; {}: as the question says
     # A scoped thread's papers (chat.scopes): the only ones searched and cited; None: all.
     scope_ids: tuple[int, ...] | None = None
+    # The thread's reference numbers so far (chat.references): paper key -> label.
+    earlier_labels: dict[str, int] = field(default_factory=dict)
 
 
 def fail_stale(thread_id, now=None) -> int:
@@ -159,6 +162,11 @@ def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
                     retry_after=retry_after,
                 )
         history = _history(thread.pk)
+        earlier_labels = labels_of(
+            Message.objects.filter(thread=thread, role=Role.ASSISTANT)
+            .order_by("created_at")
+            .values_list("sources", flat=True)
+        )
         try:
             with transaction.atomic():
                 user_message = Message.objects.create(
@@ -179,6 +187,7 @@ def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
     return NewTurn(
         thread.pk, user_message.pk, message.pk, question, history,
         scope_ids=scope.paper_ids if scope is not None else None,
+        earlier_labels=earlier_labels,
     )
 
 

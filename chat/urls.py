@@ -1,14 +1,18 @@
 from django.urls import path
 
-from chat.views import follow, threads
+from chat.views import export, follow, threads
 
 app_name = "chat"
 
 urlpatterns = [
     path("", threads.index, name="index"),
     path("new/", threads.new_thread, name="new"),
+    # An arXiv id (old-style ones hold a slash): looked up, or 404.
+    path("about/<path:arxiv_id>/", threads.ask_about_paper, name="about-paper"),
     path("<uuid:pk>/", threads.thread_page, name="thread"),
     path("<uuid:pk>/rename/", threads.rename_thread, name="rename"),
     path("<uuid:pk>/delete/", threads.delete_thread, name="delete"),
+    path("<uuid:pk>/export.md", export.markdown_download, name="export-markdown"),
+    path("<uuid:pk>/export.bib", export.bibtex_download_view, name="export-bibtex"),
     path("<uuid:pk>/follow/", follow.follow_thread, name="follow"),
 ]

@@ -10,12 +10,15 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
 )
-from rest_framework import generics
+from rest_framework import generics, serializers
 from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from api.pagination import ApiCursorPagination
 from chat import service
 from chat.api.serializers import ThreadSerializer
+from chat.export import thread_bibtex, thread_markdown
 from chat.models import Thread
 
 THREAD_ID_PARAMETER = OpenApiParameter(
@@ -103,3 +106,33 @@ class ThreadDetailView(generics.RetrieveUpdateDestroyAPIView):
 
     def perform_destroy(self, instance):
         service.delete_thread(instance)
+
+
+class ThreadExportSerializer(serializers.Serializer):
+    markdown = serializers.CharField(
+        help_text="Questions, answers and one numbered reference list (arXiv links with the "
+        "versions read); citations numbered thread-wide, TeX kept as written."
+    )
+    bibtex = serializers.CharField(
+        help_text="The thread's papers as BibTeX in arXiv's shape (@misc, eprint, "
+        "archivePrefix, primaryClass), in reference order."
+    )
+
+
+class ThreadExportView(APIView):
+    @extend_schema(
+        operation_id="threads_export",
+        summary="Export a thread",
+        description="The thread as Markdown and its sources as BibTeX (the same files as the "
+        "thread page's Export links). Your own threads only.",
+        parameters=[THREAD_ID_PARAMETER],
+        responses=OpenApiResponse(ThreadExportSerializer, description="The exports."),
+        tags=["threads"],
+    )
+    def get(self, request, thread_id):
+        thread = get_thread_for(request.user, thread_id)
+        return Response(
+            ThreadExportSerializer(
+                {"markdown": thread_markdown(thread), "bibtex": thread_bibtex(thread)}
+            ).data
+        )

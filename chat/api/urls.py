@@ -10,6 +10,11 @@ urlpatterns = [
     path("threads/", threads.ThreadListView.as_view(), name="api-threads"),
     path("threads/<uuid:thread_id>/", threads.ThreadDetailView.as_view(), name="api-thread"),
     path(
+        "threads/<uuid:thread_id>/export/",
+        threads.ThreadExportView.as_view(),
+        name="api-thread-export",
+    ),
+    path(
         "threads/<uuid:thread_id>/messages/",
         messages.thread_messages,
         name="api-thread-messages",
