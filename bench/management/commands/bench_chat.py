@@ -25,6 +25,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from bench import cpu
 from bench.evaluation import interpolated_percentile as percentile
 from bench.questions import QUESTIONS
 from chat import service
@@ -196,7 +197,11 @@ class Command(BaseCommand):
         try:
             for port, server in zip(ports, children, strict=True):
                 self._wait_for(port, server)
-            results = asyncio.run(self._concurrent_run(ports, threads, cookies, ramp))
+            results, cpu_s = asyncio.run(
+                self._concurrent_run(
+                    ports, threads, cookies, ramp, [c.pid for c in children], cpu.postmaster_pid()
+                )
+            )
         finally:
             for child in [*children, fake]:
                 child.terminate()
@@ -241,6 +246,22 @@ class Command(BaseCommand):
             self.stdout.write(summary("send -> question saved", to_saved))
         self.stdout.write("server-side timings of the same answers:")
         self._timings(Message.objects.filter(thread__in=threads, role="assistant"))
+        self._cpu_floor(cpu_s, chats, ttft)
+
+    def _cpu_floor(self, cpu_s: dict, chats: int, ttft: list[float]) -> None:
+        """What the burst cost in CPU, and the time-to-first-token floor that CPU sets: every
+        question's search must run before the last first token, on os.cpu_count() cores."""
+        cores = os.cpu_count() or 1
+        self.stdout.write(
+            "CPU seconds during the measured chats: "
+            + ", ".join(f"{name} {seconds:.2f}" for name, seconds in cpu_s.items())
+        )
+        spent = cpu_s["daphne"] + cpu_s["postgres"]
+        self.stdout.write(
+            f"per answer: {spent / chats * 1000:.0f} ms of CPU (daphne + PostgreSQL); the chats"
+            f" together need {spent / cores:.2f} s of the {cores} cores, floor for the last first"
+            f" token if nothing else ran; p95 TTFT {percentile(ttft, 95) / 1000 if ttft else 0:.2f} s"
+        )
 
     def _timings(self, messages):
         keys = ["setup_ms", "rewrite_ms", "retrieval_ms", "prompt_ms", "overhead_ms", "ttft_ms"]
@@ -271,14 +292,24 @@ class Command(BaseCommand):
                 time.sleep(0.2)
         raise CommandError("daphne did not start within 60 s")
 
-    async def _concurrent_run(self, ports, threads, cookies, ramp):
+    async def _concurrent_run(self, ports, threads, cookies, ramp, server_pids, postmaster):
 
         # The first answers of a fresh process load the embedding model and import the LLM SDK:
         # warm the server up with two chats (not measured), as a running server would be.
         warm = await self._chats(ports, threads[:2], cookies[:2], 0)
         if any(r.get("error") for r in warm):
             raise CommandError(f"warm-up failed: {warm}")
-        return await self._chats(ports, threads[2:], cookies[2:], ramp)
+        def spent() -> dict[str, float]:
+            return {
+                "daphne": sum(cpu.process_cpu_s(pid) for pid in server_pids),
+                "postgres": cpu.server_cpu_s(postmaster) if postmaster else 0.0,
+                "clients (this process)": cpu.process_cpu_s(os.getpid()),
+            }
+
+        before = spent()
+        results = await self._chats(ports, threads[2:], cookies[2:], ramp)
+        after = spent()
+        return results, {name: after[name] - before[name] for name in before}
 
     async def _chats(self, ports, threads, cookies, ramp):
         import aiohttp
