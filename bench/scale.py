@@ -222,7 +222,6 @@ def measure(model: str, info: dict, say, queries: int = 100, recall_queries: int
     """p50/p95 of dense_search at k=10 and at 100 candidates, windows, recall vs exact scan."""
     from django.conf import settings
 
-
     vectors = draw(queries, seed=7)
     result: dict = {}
 

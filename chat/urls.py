@@ -7,6 +7,8 @@ app_name = "chat"
 urlpatterns = [
     path("", threads.index, name="index"),
     path("new/", threads.new_thread, name="new"),
+    # An arXiv id (old-style ones hold a slash): looked up, or 404.
+    path("about/<path:arxiv_id>/", threads.ask_about_paper, name="about-paper"),
     path("<uuid:pk>/", threads.thread_page, name="thread"),
     path("<uuid:pk>/rename/", threads.rename_thread, name="rename"),
     path("<uuid:pk>/delete/", threads.delete_thread, name="delete"),

@@ -129,6 +129,8 @@ class SearchResponse:
     model: str = ""
     # Some visible papers have no vectors yet: for them the results come from BM25 alone.
     vectors_pending: bool = False
+    # How many papers passed every filter and were found, of which `hits` is one page.
+    total: int = 0
 
     @property
     def nothing_relevant(self) -> bool:
@@ -143,6 +145,7 @@ class SearchResponse:
             "timings": {name: round(ms, 2) for name, ms in self.timings.items()},
             "notices": list(self.notices),
             "plan": dict(self.plan),
+            "total": self.total,
         }
 
 
@@ -175,6 +178,15 @@ class _Query:
     timings: dict[str, float] = field(default_factory=dict)
     plan: dict[str, Any] = field(default_factory=dict)
     vectors_pending: bool = False
+    offset: int = 0  # the page: hits offset .. offset + k of the ordered list
+    sort: str = "relevance"  # or "date": the same relevant papers, newest first
+    total: int = 0
+
+
+# "Newest first" orders the papers found relevant, not every vector neighbour: those with a
+# keyword match, or among this many nearest in meaning.
+DATE_SORT_DENSE_RANKS = 30
+SORTS = ("relevance", "date")
 
 
 # Said on the search page, in the API's notices and (via `vectors_pending`) in chat.
@@ -226,11 +238,18 @@ async def search(
     include_hidden: bool = False,
     include_withdrawn: bool = False,
     paper_ids=None,
+    offset: int = 0,
+    sort: str = "relevance",
 ) -> SearchResponse:
     """The k best papers for `text` (see the module docstring), among `paper_ids` when given (a
-    scoped thread's papers: chat.scopes). Raises SearchError on bad input."""
+    scoped thread's papers: chat.scopes); `offset` skips that many (the next page), `sort="date"`
+    lists the relevant papers newest first. Raises SearchError on bad input."""
     started = time.perf_counter()
     text = _check(text, k)
+    if sort not in SORTS:
+        raise SearchError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= 1000:
+        raise SearchError("offset must be a whole number from 0 to 1000")
     now = as_utc_now(now or timezone.now())
     step = time.perf_counter()
     if analysis is None:
@@ -258,6 +277,8 @@ async def search(
         now=now,
         timings=timings,
         fulltext=fulltext_chunks.variant(),
+        offset=offset,
+        sort=sort,
     )
     if analysis.arxiv_id or q.text:
         hits = await _rank(q)
@@ -272,7 +293,7 @@ async def search(
     if q.signals is not None:
         q.plan["relevance"] = q.signals.to_dict()
     return SearchResponse(analysis, hits, q.timings, q.notices, q.plan, q.signals, q.model,
-                          q.vectors_pending)
+                          q.vectors_pending, q.total)
 
 
 async def _analyse(text: str, now: datetime) -> QueryAnalysis:
@@ -488,19 +509,30 @@ async def _rank(q: _Query) -> list[SearchHit]:
         found = {f.paper_id for f in fused}
         abstracts = _fuse(q, _lists(q.dense, q.lexical, ""))
         fused += [f for f in abstracts if f.paper_id not in found]
+    if q.sort == "date":
+        fused = [
+            f for f in fused
+            if f.ranks.get("fulltext") or (f.ranks.get("dense") or 10**9) <= DATE_SORT_DENSE_RANKS
+        ]
+        fused.sort(key=lambda f: (q.published[f.paper_id], f.paper_id), reverse=True)
+    q.total = len(fused)
     q.timings["fusion"] = _ms(step)
     step = time.perf_counter()
     if (settings.RERANKER or "fusion").strip().lower() == "fusion":
         reranker = get_reranker()  # nothing to build
     else:  # may build an LLM client (imports an SDK): not on the event loop
         reranker = await sync_to_async(get_reranker, thread_sensitive=False)()
-    pool = fused[: max(q.k, 20 if reranker.name != "fusion" else q.k)]
+    reranks = reranker.name != "fusion" and q.text and q.sort == "relevance"
+    end = q.offset + q.k
+    # A reranker reorders a pool of at least 20, then the page is cut; fusion hydrates the page.
+    pool = fused[: max(end, 20)] if reranks else fused[q.offset : end]
     hits = await run_search_sql(_hydrate, q, pool, q.dense, parallel=q.parallel)
     q.timings["hydrate"] = _ms(step)
-    if reranker.name != "fusion" and q.text:
+    if reranks:
         step = time.perf_counter()
         hits = await reranker.rerank(q.text, hits)
         q.timings["rerank"] = _ms(step)
+        return hits[q.offset : end]
     return hits[: q.k]
 
 
@@ -705,10 +737,10 @@ def _filter_reasons(q: _Query, published) -> list[str]:
 
 
 _LISTING = """
-SELECT p.id FROM papers_paper p
+SELECT p.id, count(*) OVER () FROM papers_paper p
 WHERE {dates} AND {papers}
 ORDER BY p.published DESC, p.id
-LIMIT %(k)s
+LIMIT %(k)s OFFSET %(offset)s
 """
 
 
@@ -720,11 +752,13 @@ def _listing(q: _Query) -> list[SearchHit]:
         q.filters = resolve_authors(q.filters)
         if q.filters.paper_ids is not None and not q.filters.paper_ids:
             return []
-        params: dict = {"k": q.k}
+        params: dict = {"k": q.k, "offset": q.offset}
         dates = q.filters.date_conditions("p.published", params)
         papers, params = q.filters.paper_conditions("p", params)
         cursor.execute(_LISTING.format(dates=dates, papers=papers), params)
-        ids = [row[0] for row in cursor.fetchall()]
+        rows = cursor.fetchall()
+        ids = [row[0] for row in rows]
+        q.total = rows[0][1] if rows else 0
     q.timings["listing"] = _ms(step)
     q.plan["listing"] = "newest first (no topic to rank by)"
     return _hydrate(q, [Fused(paper_id, 0.0) for paper_id in ids], None)

@@ -24,6 +24,17 @@ from chat.window import window_label
 from security import throttles
 
 CHIP_FIELDS = ("from", "to", "recency")
+MAX_PAGE = 10  # search(offset) stops at 1000; ten pages of results is what people read
+
+
+def _page_number(value: str) -> int:
+    try:
+        number = int(value or 1)
+    except ValueError:
+        raise SearchError(f"page must be a whole number, not {value!r}") from None
+    if not 1 <= number <= MAX_PAGE:
+        raise SearchError(f"page must be from 1 to {MAX_PAGE}")
+    return number
 
 
 def _day(value: str, name: str) -> date | None:
@@ -106,16 +117,34 @@ async def search_page(request):
         context["error"] = f"Too many searches from you just now; try again in {wait} s."
         status = 429
     elif query:
+        per_page = settings.SEARCH_RESULTS
+        sort = params.get("sort") or "relevance"
         try:
+            number = _page_number(params.get("page", ""))
             response = await search(
-                query, k=settings.SEARCH_RESULTS, overrides=overrides_from(params) or None
+                query, k=per_page, overrides=overrides_from(params) or None,
+                offset=(number - 1) * per_page, sort=sort,
             )
         except SearchError as exc:
             context["error"] = str(exc)
             status = 400
         else:
             analysis = response.analysis
+            first = (number - 1) * per_page + 1
+            last_page = min(MAX_PAGE, -(-response.total // per_page))
             context.update(
+                sort=sort,
+                sort_urls={
+                    name: url_with(params, sort=None if name == "relevance" else name, page=None)
+                    for name in ("relevance", "date")
+                },
+                first=first,
+                last=first + len(response.hits) - 1,
+                total=response.total,
+                page_number=number,
+                prev_url=url_with(params, page=number - 1 if number > 2 else None)
+                if number > 1 else None,
+                next_url=url_with(params, page=number + 1) if number < last_page else None,
                 response=response,
                 hits=response.hits,
                 analysis=analysis,

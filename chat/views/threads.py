@@ -10,7 +10,7 @@ import json
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -20,10 +20,14 @@ from chat.markdown import anchor_prefix, render_answer
 from chat.models import Message, Thread
 from chat.pipeline.followups import suggest_followups
 from chat.references import number_map, thread_labels
-from chat.scopes import scope_of
+from chat.scopes import Scope, scope_of, start_scoped_thread
 from chat.turns import fail_stale
 from chat.understanding.overrides import chips, filters_of
 from chat.watch import seen_updates
+from papers.fulltext.queue import request_fulltext
+from papers.fulltext.status import fulltext_status
+from papers.identifiers import InvalidArxivId, split_version
+from papers.models import Paper
 from papers.text import clean_title
 from security import inputs
 
@@ -77,6 +81,23 @@ def new_thread(request):
     return redirect("chat:thread", pk=thread.pk)
 
 
+def quoted(passage: str, quote: str) -> tuple[str, str, str]:
+    """A passage split around its answering sentence (before, quote, after), for the card to
+    highlight it; ("passage", "", "") when the quote is not in it. Each part is escaped by the
+    template (static/js/chat.js splits the same way for live answers)."""
+    at = passage.find(quote) if quote else -1
+    if at < 0:
+        return passage, "", ""
+    return passage[:at], quote, passage[at + len(quote):]
+
+
+def _with_quotes(sources: list[dict]) -> list[dict]:
+    return [
+        {**card, "quoted": quoted(card.get("passage") or "", card.get("quote") or "")}
+        for card in sources
+    ]
+
+
 def _conversation(thread: Thread) -> list[dict]:
     """Messages as the template shows them: answers rendered safely, with their sources."""
     rows = list(thread.messages.all())
@@ -98,7 +119,7 @@ def _conversation(thread: Thread) -> list[dict]:
                     message.content, len(sources), message.pk, message.unsupported or (),
                     labels=number_map(sources),
                 ),
-                sources=sources,
+                sources=_with_quotes(sources),
                 prefix=anchor_prefix(message.pk),
                 question=question,
                 # Chips only for answers that searched (not a failed-before-search one).
@@ -114,6 +135,30 @@ def _conversation(thread: Thread) -> list[dict]:
 
 
 @login_required
+@require_POST
+def ask_about_paper(request, arxiv_id):
+    """"Ask about this paper": a new thread scoped to the paper (its chunks only), its full text
+    requested when missing (the thread page shows it arriving)."""
+    try:
+        arxiv_id = split_version(arxiv_id)[0]
+    except InvalidArxivId:
+        raise Http404("not an arXiv identifier") from None
+    paper = get_object_or_404(Paper.objects.visible(), arxiv_id=arxiv_id)
+    title = " ".join(paper.title.split())
+    thread = start_scoped_thread(request.user, Scope("paper", paper.arxiv_id, title, (paper.pk,)))
+    request_fulltext(paper)  # idempotent: nothing happens when it is read or on its way
+    return redirect("chat:thread", pk=thread.pk)
+
+
+def _scope_fulltext(scope) -> dict | None:
+    """For a thread about one paper: its full text's state (the line the page polls)."""
+    if scope is None or scope.kind != "paper" or not scope.paper_ids:
+        return None
+    paper = Paper.objects.filter(pk=scope.paper_ids[0]).first()
+    return None if paper is None else fulltext_status(paper)
+
+
+@login_required
 @require_GET
 def thread_page(request, pk):
     thread = _owned_thread(request, pk)
@@ -122,12 +167,14 @@ def thread_page(request, pk):
     pending_question = pending.pop(str(thread.pk), "")
     if pending_question:
         request.session[PENDING_KEY] = pending
+    scope = scope_of(thread)
     return render(
         request,
         "chat/thread.html",
         {
             "thread": thread,
-            "scope": scope_of(thread),  # shown as the "About: …" chip
+            "scope": scope,  # shown as the "About: …" chip
+            "scope_fulltext": _scope_fulltext(scope),
             "notion_enabled": notion.configured(),  # the Export menu's "Send to Notion"
             "items": _conversation(thread),
             "threads": Thread.objects.owned_by(request.user).select_related("follow")

@@ -5,8 +5,9 @@ pypdfium2 (PDFium's text layer) was chosen over pypdf and pdfminer.six on the 28
 handled here:
 - a hyphen at a line end comes as U+FFFE *instead of* the hyphen and the line break, so
   "ef\ufffeficient" (hyphenation) and "dual\ufffeencoder" (a real hyphen) look alike. The paper's
-  own vocabulary decides: the joined word used elsewhere -> join; the hyphenated form used
-  elsewhere, or both halves words of their own -> keep the hyphen; otherwise join.
+  own vocabulary decides: a capital or digit after it ("GPT-3") -> keep the hyphen; the joined
+  word used elsewhere -> join; the hyphenated form used elsewhere, or both halves words of their
+  own -> keep it; otherwise join (hyphenation splits words into non-words: "ef-ficient").
 - running headers and footers (venue lines, page numbers) repeat at the top or bottom of pages:
   a line seen there on at least a third of the pages (digits ignored) is dropped, as is a bare page
   number and arXiv's identifier stamp.
@@ -194,7 +195,8 @@ def _vocabulary(pages: list[list[str]]) -> set[str]:
     words = set()
     for lines in pages:
         for line in lines:
-            for word in _WORD.findall(line.replace(LINE_END_HYPHEN, " ")):
+            # The split words themselves are left out: their halves are not words of the paper.
+            for word in _WORD.findall(_SPLIT_WORD.sub(" ", line)):
                 words.add(word.lower())
     return words
 
@@ -203,6 +205,8 @@ def _join_split_words(line: str, vocabulary: set[str]) -> str:
     def join(match: re.Match) -> str:
         left, right = match.group(1), match.group(2)
         joined, hyphenated = (left + right).lower(), f"{left}-{right}".lower()
+        if right[0].isdigit() or right[0].isupper():  # "GPT-3", "Transformer-XL"
+            return f"{left}-{right}"
         if joined in vocabulary:
             return left + right
         if hyphenated in vocabulary or (left.lower() in vocabulary and right.lower() in vocabulary):

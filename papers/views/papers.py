@@ -17,7 +17,7 @@ from papers.bibtex import bibtex_download, bibtex_entry
 from papers.catalogue import catalogue_status
 from papers.fulltext.status import fulltext_status
 from papers.identifiers import CATEGORY, InvalidArxivId, parse_arxiv_id, split_version
-from papers.models import Paper, active_embedding_model
+from papers.models import Author, Paper, active_embedding_model
 from papers.text import tex_to_plain
 from security import inputs
 
@@ -108,6 +108,9 @@ def paper_list(request):
             "date_from": params.get("from", ""),
             "date_to": params.get("to", ""),
             "errors": errors,
+            # The count names every filter it applied, and none it could not read.
+            "date_error": any("date" in e for e in errors),
+            "category_error": any("category" in e for e in errors),
             "filters": filters.urlencode(),
             "filtered": bool(query or category or author or window),
             "catalogue": catalogue_status(),
@@ -137,6 +140,7 @@ def paper_detail(request, arxiv_id: str):
             "paper": paper,
             "fulltext": fulltext_status(paper),
             "authors": authors,
+            "author_names": [a.name for a in authors],
             "similar": similar,
             "embedding_model": model,
             # A link naming an older version than the catalogue has (a cited source card).
@@ -152,6 +156,17 @@ def paper_bibtex(request, arxiv_id: str):
     bare, _version = split_version(arxiv_id)
     paper = get_object_or_404(Paper.objects.visible(), arxiv_id=bare)
     return bibtex_download(bibtex_entry(paper), paper.arxiv_id)
+
+
+def author_page(request, key: str):
+    """An author's papers in the catalogue, newest first (from the Author model: one spelling of
+    a name is one author; links come from the author_links filter)."""
+    author = get_object_or_404(Author, key=key)
+    papers = (
+        Paper.objects.visible().filter(authorships__author=author).order_by("-published")
+    )
+    page = Paginator(papers.only(*CARD_FIELDS), PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "papers/author.html", {"author": author, "page": page})
 
 
 @require_GET

@@ -218,10 +218,41 @@
       const save = window.flatuniverseSaveMenu && window.flatuniverseSaveMenu(s.arxiv_id); // library.js
       if (save) meta.append(" ", save);
       li.appendChild(meta);
+      if (s.kind === "fulltext") li.append(...fullTextCitation(s));
       list.appendChild(li);
     }
     state.el.querySelector(".answer").after(list);
     renderTex(list);
+  }
+
+  // A full-text card: its pages, section and PDF link, and the chunk used with the answering
+  // sentence highlighted (text nodes only: never HTML; templates/chat/_sources.html does the same).
+  function fullTextCitation(s) {
+    const where = el("div", "fulltext-cite meta");
+    where.appendChild(el("span", "pages", s.pages || ""));
+    if (s.section) {
+      where.append(" · ");
+      where.appendChild(el("span", "section", s.section));
+    }
+    if (s.pdf_url) {
+      where.append(" · ");
+      const pdf = el("a", "pdf-link", "PDF at " + (s.pages || "page"));
+      pdf.href = s.pdf_url;
+      pdf.rel = "noopener noreferrer nofollow";
+      pdf.target = "_blank";
+      where.appendChild(pdf);
+    }
+    const passage = s.passage || "";
+    const quote = el("blockquote", "passage-quote");
+    const at = s.quote ? passage.indexOf(s.quote) : -1;
+    if (at < 0) {
+      quote.textContent = passage;
+    } else {
+      quote.append(passage.slice(0, at));
+      quote.appendChild(el("mark", "quote", s.quote));
+      quote.append(passage.slice(at + s.quote.length));
+    }
+    return [where, quote];
   }
 
   // static/js/tex.js, when the page has it: TeX in cards and in answers once complete.

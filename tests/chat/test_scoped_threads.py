@@ -7,9 +7,10 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from chat.llm.extractive import ExtractiveBackend
+from chat.models import Message, Thread
 from chat.pipeline.answer import answer_events
 from chat.scopes import Scope, start_scoped_thread
-from papers.models import Paper
+from papers.models import FullText, Paper
 from tests.chat.conftest import NOW
 from tests.chat.test_socket import events_until_end, open_socket
 
@@ -104,3 +105,59 @@ def test_thread_page_shows_the_scope_as_an_escaped_chip(catalogue, owner, owner_
 def test_an_ordinary_thread_has_no_scope_chip(owner, owner_client, saved_thread):
     page = owner_client.get(f"/chat/{saved_thread.pk}/").content.decode()
     assert 'id="scope-chip"' not in page
+
+
+@pytest.mark.django_db
+def test_ask_about_this_paper_starts_a_scoped_thread_and_requests_the_full_text(
+    catalogue, owner, owner_client
+):
+    page = owner_client.get(f"/papers/{IN_SCOPE}/").content.decode()
+    assert 'data-role="ask-about-paper"' in page
+    response = owner_client.post(f"/chat/about/{IN_SCOPE}/")
+    thread = Thread.objects.get(owner=owner)
+    assert response.status_code == 302 and response["Location"] == f"/chat/{thread.pk}/"
+    paper = Paper.objects.get(arxiv_id=IN_SCOPE)
+    assert thread.scope["kind"] == "paper" and thread.scope["paper_ids"] == [paper.pk]
+    assert FullText.objects.get(paper=paper).status == FullText.Status.QUEUED
+    # The thread page shows it arriving: the status line fulltext.js polls.
+    body = owner_client.get(response["Location"]).content.decode()
+    assert 'data-role="fulltext-status"' in body and 'data-state="queued"' in body
+    assert f'data-status-url="/papers/{IN_SCOPE}/fulltext/"' in body
+    assert "js/fulltext.js" in body
+
+
+@pytest.mark.django_db
+def test_ask_about_a_paper_needs_a_signed_in_user_and_a_visible_paper(
+    catalogue, anonymous, owner_client
+):
+    assert "ask-about-paper" not in anonymous.get(f"/papers/{IN_SCOPE}/").content.decode()
+    response = anonymous.post(f"/chat/about/{IN_SCOPE}/")
+    assert response.status_code == 302 and "/login" in response["Location"]
+    assert owner_client.post("/chat/about/2999.99999/").status_code == 404  # not in the catalogue
+    assert owner_client.post("/chat/about/not-an-id/").status_code == 404
+    assert owner_client.get(f"/chat/about/{IN_SCOPE}/").status_code == 405
+    assert not Thread.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_full_text_card_shows_its_page_pdf_link_and_the_quote_highlighted(owner, owner_client):
+    passage = "We use Adam. <b>Hostile</b> text. We train with a learning rate of 3e-4 for 10 epochs."
+    thread = Thread.objects.create(owner=owner, title="lr")
+    Message.objects.create(thread=thread, role="user", content="learning rate?")
+    Message.objects.create(
+        thread=thread, role="assistant", status="complete", content="It is 3e-4 [1].",
+        citations=[1], sources=[{
+            "number": 1, "paper_id": 1, "arxiv_id": "2510.00003", "title": "Fast sampling",
+            "url": "https://arxiv.org/abs/2510.00003v1", "passage": passage, "kind": "fulltext",
+            "page": 7, "page_end": 8, "pages": "pp. 7-8", "section": "4 Experiments",
+            "quote": "We train with a learning rate of 3e-4 for 10 epochs.",
+            "pdf_url": "https://arxiv.org/pdf/2510.00003v1#page=7",
+        }],
+    )
+    page = owner_client.get(f"/chat/{thread.pk}/").content.decode()
+    assert '<span class="pages">pp. 7-8</span>' in page
+    assert 'href="https://arxiv.org/pdf/2510.00003v1#page=7"' in page
+    assert (
+        '<blockquote class="passage-quote">We use Adam. &lt;b&gt;Hostile&lt;/b&gt; text. '
+        '<mark class="quote">We train with a learning rate of 3e-4 for 10 epochs.</mark></blockquote>'
+    ) in page

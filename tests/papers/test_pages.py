@@ -99,7 +99,7 @@ def test_paper_page_shows_metadata_authors_and_links(client, catalogue):
     body = response.content.decode()
     assert response.status_code == 200
     assert "Strings and diffusion on branes" in body
-    assert 'href="/papers/?author=Edward%20Witten"' in body
+    assert 'href="/papers/authors/edward%20witten/"' in body
     assert 'href="https://arxiv.org/abs/hep-th/9901001"' in body
     assert 'href="https://arxiv.org/pdf/hep-th/9901001"' in body
     assert "?category=hep-th" in body

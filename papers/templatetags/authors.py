@@ -1,0 +1,33 @@
+"""`{{ paper.authors_text|author_links }}`: every author name on a card or page links to that
+author's page (papers:author). The one place names become links."""
+
+from django import template
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from papers.text import author_key
+
+register = template.Library()
+
+# A card names this many authors, then "+N more" (the paper page names them all).
+CARD_AUTHORS = 8
+
+
+def author_url(name: str) -> str:
+    return reverse("papers:author", kwargs={"key": author_key(name)})
+
+
+@register.filter
+def author_links(names, limit: int = CARD_AUTHORS):
+    """Names (the denormalised "A. One, B. Two", or a list) as escaped links, at most `limit`."""
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",")]
+    names = [n for n in names if n and author_key(n)]
+    shown = names[: int(limit)] if limit else names
+    links = format_html_join(
+        ", ", '<a class="author" href="{}">{}</a>', ((author_url(n), n) for n in shown)
+    )
+    if len(names) > len(shown):
+        return format_html("{} <span class=\"muted\">+{} more</span>", links, len(names) - len(shown))
+    return mark_safe(links)  # noqa: S308 -- built by format_html_join: every name escaped
