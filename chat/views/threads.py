@@ -176,6 +176,7 @@ def thread_page(request, pk):
             "scope": scope,  # shown as the "About: …" chip
             "scope_fulltext": _scope_fulltext(scope),
             "notion_enabled": notion.configured(),  # the Export menu's "Send to Notion"
+            "shares": thread.shares.filter(revoked_at__isnull=True),  # chat/_share.html
             "items": _conversation(thread),
             "threads": Thread.objects.owned_by(request.user).select_related("follow")
             .order_by("-updated_at")[:30],
