@@ -14,5 +14,6 @@ urlpatterns = [
     path("<uuid:pk>/delete/", threads.delete_thread, name="delete"),
     path("<uuid:pk>/export.md", export.markdown_download, name="export-markdown"),
     path("<uuid:pk>/export.bib", export.bibtex_download_view, name="export-bibtex"),
+    path("<uuid:pk>/notion/", export.notion_export, name="export-notion"),
     path("<uuid:pk>/follow/", follow.follow_thread, name="follow"),
 ]

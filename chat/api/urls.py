@@ -15,6 +15,11 @@ urlpatterns = [
         name="api-thread-export",
     ),
     path(
+        "threads/<uuid:thread_id>/notion/",
+        threads.ThreadNotionView.as_view(),
+        name="api-thread-notion",
+    ),
+    path(
         "threads/<uuid:thread_id>/messages/",
         messages.thread_messages,
         name="api-thread-messages",
