@@ -17,6 +17,11 @@ urlpatterns = [
     path("threads/<uuid:thread_id>/follow/", follow.ThreadFollowView.as_view(),
          name="api-thread-follow"),
     path(
+        "threads/<uuid:thread_id>/notion/",
+        threads.ThreadNotionView.as_view(),
+        name="api-thread-notion",
+    ),
+    path(
         "threads/<uuid:thread_id>/messages/",
         messages.thread_messages,
         name="api-thread-messages",
