@@ -48,7 +48,9 @@ class CpuSample:
 
     @property
     def total_ns(self) -> int:
-        return self.process_ns + self.backends_ns + self.server_other_ns
+        """This process and its own backends. The server's other processes are reported apart:
+        they also run autovacuum and checkpoints, whoever caused them, so they are noisy."""
+        return self.process_ns + self.backends_ns
 
     def per(self, n: int) -> dict[str, float]:
         """Milliseconds per item over `n` items."""
