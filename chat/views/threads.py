@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from chat import service
+from chat import notion, service
 from chat.markdown import anchor_prefix, render_answer
 from chat.models import Message, Thread
 from chat.pipeline.followups import suggest_followups
@@ -175,6 +175,8 @@ def thread_page(request, pk):
             "thread": thread,
             "scope": scope,  # shown as the "About: …" chip
             "scope_fulltext": _scope_fulltext(scope),
+            "notion_enabled": notion.configured(),  # the Export menu's "Send to Notion"
+            "shares": thread.shares.filter(revoked_at__isnull=True),  # chat/_share.html
             "items": _conversation(thread),
             "threads": Thread.objects.owned_by(request.user).select_related("follow")
             .order_by("-updated_at")[:30],

@@ -78,10 +78,22 @@
     form.classList.toggle("is-busy", busy);
   }
 
-  function scrollToEnd() {
-    const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 200;
-    if (nearBottom) window.scrollTo(0, document.body.scrollHeight);
+  // After the user asks, the page follows the answer down as it grows (sources arrive as tall
+  // cards, so "near the bottom" alone lost it); scrolling up stops following.
+  let following = false;
+  // The scroll position that shows the last message just above the composer (on phones the
+  // thread list follows the conversation, so the page's own bottom is not the conversation's).
+  function conversationEnd() {
+    const bottom = messagesBox.getBoundingClientRect().bottom + window.scrollY;
+    return Math.max(0, bottom + form.offsetHeight + 12 - window.innerHeight);
   }
+  function scrollToEnd(force) {
+    if (force) following = true;
+    const nearBottom = window.scrollY >= conversationEnd() - 200;
+    if (following || nearBottom) window.scrollTo(0, conversationEnd());
+  }
+  window.addEventListener("wheel", (e) => { if (e.deltaY < 0) following = false; }, { passive: true });
+  window.addEventListener("touchmove", () => { following = false; }, { passive: true });
 
   function anchorPrefix(messageId) {
     return "m" + messageId.replace(/-/g, "").slice(0, 12);
@@ -219,10 +231,19 @@
       if (save) meta.append(" ", save);
       li.appendChild(meta);
       if (s.kind === "fulltext") li.append(...fullTextCitation(s));
+      else if (s.passage) li.appendChild(passageDisclosure(s.passage));
       list.appendChild(li);
     }
     state.el.querySelector(".answer").after(list);
     renderTex(list);
+  }
+
+  // The abstract passage an answer used, folded, as templates/chat/_sources.html renders it.
+  function passageDisclosure(text) {
+    const details = el("details", "passage");
+    details.appendChild(el("summary", null, "Passage used"));
+    details.appendChild(el("p", "snippet", text));
+    return details;
   }
 
   // A full-text card: its pages, section and PDF link, and the chunk used with the answering
@@ -309,6 +330,7 @@
     busy = false;
     updateControls();
     scrollToEnd();
+    following = false;
   }
 
   function renderFollowups(state, questions) {
@@ -640,6 +662,7 @@
     if (send(frame)) {
       if (!filters) input.value = "";
       showNotice("");
+      scrollToEnd(true);
     }
   }
 
@@ -675,4 +698,8 @@
   // Server-rendered answers still streaming (the page was loaded mid-answer) resume on `resume`.
   updateControls();
   connect();
+  // A thread opens at its latest answer (where a new one will appear), unless a link names a card.
+  if (!window.location.hash && messagesBox.querySelector(".msg-assistant, .msg-user")) {
+    window.scrollTo(0, conversationEnd());
+  }
 })();

@@ -49,16 +49,22 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("mode", choices=["overhead", "concurrent"])
-        parser.add_argument("--rounds", type=int, default=3, help="overhead: passes over the questions")
+        parser.add_argument(
+            "--rounds", type=int, default=3, help="overhead: passes over the questions"
+        )
         parser.add_argument("--chats", type=int, default=100, help="concurrent: how many at once")
         parser.add_argument("--tokens-per-second", type=float, default=30.0)
         parser.add_argument("--answer-words", type=int, default=60)
         parser.add_argument(
-            "--ramp", type=float, default=0.0,
+            "--ramp",
+            type=float,
+            default=0.0,
             help="concurrent: spread the asks over this many seconds (0: all at once)",
         )
         parser.add_argument(
-            "--servers", type=int, default=1,
+            "--servers",
+            type=int,
+            default=1,
             help="concurrent: daphne processes, clients spread over them (>1 needs REDIS_URL)",
         )
 
@@ -149,11 +155,15 @@ class Command(BaseCommand):
         # the clients (this one).
         fake = subprocess.Popen(
             [sys.executable, "-m", "bench.fake_llm", text, str(tokens_per_second)],
-            cwd=settings.BASE_DIR, stdout=subprocess.PIPE, text=True,
+            cwd=settings.BASE_DIR,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         fake_url = fake.stdout.readline().strip()
         if servers > 1 and not settings.REDIS_URL:
-            raise CommandError("--servers > 1 needs REDIS_URL: the processes share the channel layer")
+            raise CommandError(
+                "--servers > 1 needs REDIS_URL: the processes share the channel layer"
+            )
         ports = [free_port() for _ in range(servers)]
         env = {
             **os.environ,
@@ -167,9 +177,20 @@ class Command(BaseCommand):
         log = open(out / "bench_chat_daphne.log", "w")
         children = [
             subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                 "flatuniverse.asgi:application"],
-                cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+                [
+                    sys.executable,
+                    "-m",
+                    "daphne",
+                    "-b",
+                    "127.0.0.1",
+                    "-p",
+                    str(port),
+                    "flatuniverse.asgi:application",
+                ],
+                cwd=settings.BASE_DIR,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
             for port in ports
         ]
@@ -212,11 +233,14 @@ class Command(BaseCommand):
             self.stdout.write(f"  error: {r['error']}")
         # Where client and server clocks meet (one machine): socket send -> question row saved.
         saved_at = dict(
-            Message.objects.filter(thread__in=threads, role="user").values_list("thread", "created_at")
+            Message.objects.filter(thread__in=threads, role="user").values_list(
+                "thread", "created_at"
+            )
         )
         to_saved = [
             (saved_at[r["thread"]].timestamp() - r["sent_epoch"]) * 1000
-            for r in results if r.get("thread") in saved_at
+            for r in results
+            if r.get("thread") in saved_at
         ]
         if to_saved:
             self.stdout.write(summary("send -> question saved", to_saved))
@@ -296,7 +320,10 @@ class Command(BaseCommand):
             await asyncio.sleep(ramp * i / max(len(threads), 1))
             port = ports[i % len(ports)]  # round robin, as a load balancer would
             url = f"ws://127.0.0.1:{port}/ws/threads/{threads[i].pk}/"
-            headers = {"Origin": f"http://127.0.0.1:{port}", "Cookie": f"{settings.SESSION_COOKIE_NAME}={cookies[i]}"}
+            headers = {
+                "Origin": f"http://127.0.0.1:{port}",
+                "Cookie": f"{settings.SESSION_COOKIE_NAME}={cookies[i]}",
+            }
             try:
                 async with session.ws_connect(url, headers=headers, heartbeat=None) as ws:
                     while (await ws.receive_json(timeout=30))["type"] != "ready":

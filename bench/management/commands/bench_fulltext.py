@@ -1,0 +1,152 @@
+"""`manage.py bench_fulltext`: questions answered by the BODY of the shared arXiv PDFs.
+
+    manage.py bench_fulltext [--questions bench/fulltext_questions.jsonl] [--pdfs DIR]
+                             [--variants fused,papers_first,direct,off] [--database NAME]
+                             [--fresh] [--verbose]
+
+The 28 PDFs of ../shared/data/arxiv-pdf and their catalogue records (metadata.jsonl) go into a
+scratch database (`bench_fulltext` on the same server, kept between runs) through the production
+code: upsert_papers, the BM25 index, the abstract vectors, then papers.fulltext.read.read_paper
+for each paper, fetched over real HTTP from a local server standing in for arxiv.org
+(tests/fakes/arxiv_pdfs.py). Then each question of bench/fulltext_questions.jsonl (answers in
+the papers' bodies, never in their abstracts; written by reading the PDFs' text) is asked through
+the API (POST /api/threads/<id>/messages/, a new thread each) with the configured answer backend
+(the offline extractive composer by default), once per FULLTEXT_RETRIEVAL variant.
+
+A question counts as answered when the answer cites a card of the right paper whose page span
+holds one of the pages the answer string is printed on and whose passage contains that string
+(case and spacing aside). "retrieved" counts the same among all cards, cited or not. Results in
+docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.test import override_settings
+from tqdm import tqdm
+
+from bench import SHARED_DATA
+from bench.scratch_db import scratch_database
+
+QUESTIONS = Path(__file__).resolve().parents[2] / "fulltext_questions.jsonl"
+VARIANTS = ("fused", "papers_first", "direct", "off")
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def holds_answer(card: dict, case: dict) -> bool:
+    """The card is of the right paper, its pages hold the answer's page, its passage the answer."""
+    if card.get("arxiv_id") != case["arxiv_id"] or card.get("kind") != "fulltext":
+        return False
+    first, last = card.get("page") or 0, card.get("page_end") or card.get("page") or 0
+    if not any(first <= page <= last for page in case["pages"]):
+        return False
+    return _norm(case["answer"]) in _norm(card.get("passage", ""))
+
+
+class Command(BaseCommand):
+    help = "Full-text questions: share answered from the right page's chunk, per retrieval variant."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--questions", type=Path, default=QUESTIONS)
+        parser.add_argument("--pdfs", type=Path, default=SHARED_DATA / "arxiv-pdf")
+        parser.add_argument("--variants", default=",".join(VARIANTS))
+        parser.add_argument("--database", default="bench_fulltext")
+        parser.add_argument("--fresh", action="store_true", help="rebuild the scratch database")
+        parser.add_argument("--verbose", action="store_true", help="print every miss")
+
+    def handle(self, *args, questions, pdfs, variants, database, fresh, verbose, **options):
+        variants = [v.strip() for v in variants.split(",") if v.strip()]
+        if unknown := set(variants) - set(VARIANTS):
+            raise CommandError(f"unknown variants {sorted(unknown)}; use {', '.join(VARIANTS)}")
+        if not (pdfs / "metadata.jsonl").is_file():
+            raise CommandError(f"no metadata.jsonl in {pdfs}")
+        cases = [json.loads(line) for line in questions.read_text().splitlines() if line.strip()]
+        with scratch_database(database, keep=not fresh):
+            self._load(pdfs)
+            results = {}
+            for variant in variants:
+                with override_settings(FULLTEXT_RETRIEVAL=variant, CHAT_RATE_LIMIT_PER_MINUTE=0):
+                    results[variant] = self._ask_all(cases, variant, verbose)
+        self.stdout.write(
+            f"\n{len(cases)} questions, backend {settings.LLM_BACKEND or 'extractive'}, "
+            f"embedder {settings.EMBEDDING_BACKEND}"
+        )
+        self.stdout.write(f"{'variant':14} {'answered':>12} {'retrieved':>12} {'s/question':>11}")
+        for variant, (answered, retrieved, seconds) in results.items():
+            n = len(cases)
+            self.stdout.write(
+                f"{variant:14} {answered:>4}/{n} {answered / n:5.0%} {retrieved:>4}/{n} "
+                f"{retrieved / n:5.0%} {seconds / n:10.2f}"
+            )
+
+    def _load(self, pdfs: Path) -> None:
+        """The papers, their BM25 and abstract vectors, and their full text read over HTTP."""
+        from papers.fulltext.read import read_paper
+        from papers.indexing.lexical import index_missing
+        from papers.indexing.vectors import embed_missing
+        from papers.ingest.snapshot import parse_snapshot_record
+        from papers.ingest.upsert import upsert_papers
+        from papers.models import FullText, Paper
+        from tests.fakes.arxiv_pdfs import FakePdfServer
+
+        lines = (pdfs / "metadata.jsonl").read_text().splitlines()
+        upsert_papers([parse_snapshot_record(json.loads(line)) for line in lines if line.strip()])
+        index_missing()
+        embed_missing()
+        with FakePdfServer(data_dir=pdfs) as server, override_settings(
+            ARXIV_PDF_URL=server.url_template, ARXIV_DELAY_SECONDS=0
+        ):
+            started = time.perf_counter()
+            papers = list(Paper.objects.order_by("arxiv_id"))
+            for paper in tqdm(papers, desc="reading PDFs", unit="paper"):
+                read_paper(paper)
+            failed = FullText.objects.exclude(status=FullText.Status.OK)
+            for fulltext in failed.select_related("paper"):
+                self.stderr.write(f"{fulltext.paper.arxiv_id}: not read: {fulltext.reason}")
+            self.stdout.write(
+                f"{len(papers)} papers read in {time.perf_counter() - started:.0f} s "
+                f"({len(server.requests)} PDFs fetched this run)"
+            )
+
+    def _ask_all(self, cases, variant: str, verbose: bool) -> tuple[int, int, float]:
+        from django.contrib.auth import get_user_model
+        from rest_framework.authtoken.models import Token
+        from rest_framework.test import APIClient
+
+        from chat.models import Thread
+
+        user, _ = get_user_model().objects.get_or_create(username="bench_fulltext")
+        token, _ = Token.objects.get_or_create(user=user)
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        answered = retrieved = 0
+        started = time.perf_counter()
+        for case in tqdm(cases, desc=variant, unit="question"):
+            thread = Thread.objects.create(owner=user, title=f"bench {variant}")
+            response = client.post(
+                f"/api/threads/{thread.pk}/messages/", {"text": case["question"]}, format="json"
+            )
+            if response.status_code != 201:
+                raise CommandError(f"the API refused {case['question']!r}: {response.content[:300]}")
+            answer = response.json()["answer"]
+            cards = answer["sources"]
+            cited = [c for c in cards if c["number"] in set(answer["citations"])]
+            ok = any(holds_answer(c, case) for c in cited)
+            answered += ok
+            retrieved += any(holds_answer(c, case) for c in cards)
+            if verbose and not ok:
+                where = [(c["number"], c["arxiv_id"], c.get("pages")) for c in cards]
+                self.stdout.write(
+                    f"MISS [{variant}] {case['arxiv_id']} p{case['pages']} {case['question']}\n"
+                    f"     cards {where}\n     answer: {answer['content'][:300]!r}"
+                )
+        return answered, retrieved, time.perf_counter() - started

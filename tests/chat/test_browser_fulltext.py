@@ -1,0 +1,66 @@
+"""Issue #12 in real headless Chromium: a signed-in researcher opens a paper page, presses "Ask
+about this paper", asks a question only the paper's body answers, and sees the cited page
+("p. 3"), the quoted passage with the answering sentence marked and the link to arXiv's PDF at
+that page, live and again after a reload. Offline backend, hashing embedder, real database."""
+
+import pytest
+
+from papers.models import Paper
+from tests.chat.fulltext_helpers import add_fulltext
+from tests.chat.test_browser import chromium, open_chat_as  # noqa: F401 (the fixture)
+from tests.live_server import LiveServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+TRAINING = (
+    "We train the student with a learning rate of 3e-4 and a batch size of 512 on eight A100 "
+    "GPUs for 200k iterations."
+)
+
+
+@pytest.fixture
+def read_paper(catalogue):
+    paper = Paper.objects.get(arxiv_id="2510.00003")
+    add_fulltext(paper, [
+        ["1 Introduction. Diffusion models sample slowly; distillation makes them fast."],
+        ["2 Method. The consistency function maps any noisy point to the trajectory's origin."],
+        ["4 Experiments. " + TRAINING + " The teacher is frozen throughout distillation."],
+    ], section="4 Experiments")
+    return paper
+
+
+def test_ask_about_this_paper_cites_the_page_and_quotes_the_sentence(
+    read_paper, owner, password, chromium  # noqa: F811
+):
+    env = {"EMBEDDING_BACKEND": "hashing", "LLM_BACKEND": "extractive", "LLM_FALLBACK": "extractive"}
+    # A loaded machine (other benchmarks beside) takes long to import Django: wait for it.
+    with LiveServer(env=env, start_timeout=240) as server:
+        page = open_chat_as(chromium, server, owner.username, password, 90_000)
+        page.goto(server.url + "/papers/2510.00003/")
+        page.click("[data-role=ask-about-paper]")
+        page.wait_for_selector("#scope-chip")
+        chip = " ".join(page.inner_text("#scope-chip").split())
+        assert chip == "About: Fast sampling for diffusion models with consistency distillation"
+        assert "Full text: read, 3 pages" in page.inner_text("[data-role=fulltext-status]")
+
+        page.wait_for_function("() => !document.querySelector('#question').disabled")
+        page.fill("#question", "What learning rate and batch size does the student train with?")
+        page.keyboard.press("Enter")
+        page.wait_for_function(
+            "() => document.querySelectorAll('.msg-assistant[data-status=complete]').length == 1"
+        )
+
+        def check(answer):
+            assert "learning rate of 3e-4" in answer.locator(".answer").inner_text()
+            card = answer.locator(".sources .source", has=page.locator("mark.quote")).first
+            assert card.locator(".fulltext-cite .pages").inner_text() == "p. 3"
+            assert card.locator("mark.quote").inner_text().startswith(
+                "We train the student with a learning rate of 3e-4"
+            )
+            assert TRAINING in card.locator("blockquote.passage-quote").inner_text()
+            link = card.locator("a.pdf-link")
+            assert link.get_attribute("href") == "https://arxiv.org/pdf/2510.00003v1#page=3"
+
+        check(page.locator(".msg-assistant").first)  # as it streamed
+        page.reload()
+        check(page.locator(".msg-assistant").first)  # as the server renders it
