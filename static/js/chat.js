@@ -211,8 +211,8 @@
       title.target = "_blank";
       li.appendChild(title);
       const meta = el("div", "meta");
-      const authors = s.authors && s.authors.length > 140 ? s.authors.slice(0, 139) + "…" : s.authors;
-      meta.appendChild(document.createTextNode((authors ? authors + " · " : "") + (s.published || "")));
+      if (appendAuthors(meta, s)) meta.append(" · ");
+      meta.append(s.published || "");
       if (s.primary_category) {
         meta.appendChild(document.createTextNode(" · "));
         meta.appendChild(el("span", "tag", s.primary_category));
@@ -236,6 +236,29 @@
     }
     state.el.querySelector(".answer").after(list);
     renderTex(list);
+  }
+
+  // The authors as links to their pages: the URLs come with the card (chat/pipeline/answer.py,
+  // papers/templatetags/authors.py), as the saved page's author_links filter draws them.
+  function appendAuthors(meta, s) {
+    const entries = s.author_links;
+    if (!entries || !entries.links) {
+      if (!s.authors) return false; // a card saved before cards carried links
+      meta.append(s.authors.length > 140 ? s.authors.slice(0, 139) + "…" : s.authors);
+      return true;
+    }
+    if (!entries.links.length) return false;
+    entries.links.forEach((author, i) => {
+      if (i) meta.append(", ");
+      const link = el("a", "author", author.name);
+      link.href = author.url;
+      meta.appendChild(link);
+    });
+    if (entries.more) {
+      meta.append(" ");
+      meta.appendChild(el("span", "muted", "+" + entries.more + " more"));
+    }
+    return true;
   }
 
   // The abstract passage an answer used, folded, as templates/chat/_sources.html renders it.
