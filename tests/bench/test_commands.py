@@ -4,6 +4,7 @@ import json
 import os
 from io import StringIO
 
+import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
@@ -95,6 +96,35 @@ def test_bench_retrieval_compares_variants_with_the_default_in_one_run(beir, tmp
         }  # fmt: skip
         assert variant["ci95"][0] <= variant["diff"] <= variant["ci95"][1]
         assert variant["time_ratio"] is None or variant["time_ratio"] > 0
+
+
+def test_bench_retrieval_resumes_from_the_vectors_of_an_earlier_prefix_run(
+    beir, tmp_path, settings
+):
+    settings.EMBEDDING_BACKEND = "hashing"
+    cache = tmp_path / "cache"
+    call_command(
+        "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(cache),
+        "--database", scratch_name("bench_beir_r"), "--corpus-limit", "4", stdout=StringIO(),
+    )  # fmt: skip
+    (prefix,) = cache.glob("*-first4-hashing-test.npz")
+    # Mark d1's vectors in the prefix cache: a resumed run copies them, a fresh one would not.
+    saved = dict(np.load(prefix))
+    marked = saved["doc_ids"] == "d1"
+    saved["vectors"][marked] = -saved["vectors"][marked]
+    np.savez_compressed(prefix, **saved)
+    err = StringIO()
+
+    call_command(
+        "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(cache),
+        "--database", scratch_name("bench_beir_r"), stdout=StringIO(), stderr=err,
+    )  # fmt: skip
+
+    full = np.load(next(p for p in cache.glob("*-hashing-test.npz") if "-first" not in p.name))
+    assert sorted(set(full["doc_ids"])) == ["d1", "d2", "d3", "d4", "d5"]
+    np.testing.assert_allclose(
+        full["vectors"][full["doc_ids"] == "d1"], saved["vectors"][marked], atol=1e-6
+    )
 
 
 def test_bench_retrieval_rejects_an_unknown_variant(beir):

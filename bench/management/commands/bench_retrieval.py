@@ -38,6 +38,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from django.test.utils import override_settings
+from tqdm import tqdm
 
 from bench import bm25f
 from bench.evaluation import (
@@ -65,6 +66,7 @@ from papers.ingest.upsert import PaperRecord, upsert_papers
 from papers.models import Paper, Passage
 
 CANDIDATES = 100
+CHECKPOINT_SECONDS = 120  # while embedding a corpus, save the vectors so far this often
 PUBLISHED = datetime(2020, 1, 1, tzinfo=UTC)  # BEIR documents have no dates
 # Every ranking variant tried for issue #16 (`--variant all`), as SEARCH_REFINE values.
 VARIANTS = (
@@ -199,8 +201,25 @@ class Command(BaseCommand):
             self.say(f"vectors from {cache}")
             _load_vectors(cache, embedder.name)
             return
+        # Resume: the vectors of any earlier run on the same corpus file (a --corpus-limit
+        # prefix, or a checkpoint of a run that was cut) are valid here; embed only the rest.
+        checkpoint = cache.with_name(
+            cache.name.replace(f"-{embedder.name}.npz", "-partial") + f"-{embedder.name}.npz"
+        )
+        seed = _largest_earlier_cache(cache, embedder.name)
+        if seed is not None:
+            self.say(f"resuming from {seed}")
+            _load_vectors(seed, embedder.name)
         self.say(f"embedding the corpus with {embedder.name} (once; cached in {cache})")
-        embed_missing(progress=not self.quiet)
+        saved_at = time.monotonic()
+
+        def checkpoint_now(result) -> None:
+            nonlocal saved_at
+            if time.monotonic() - saved_at >= CHECKPOINT_SECONDS:
+                _save_vectors(checkpoint, embedder.name)
+                saved_at = time.monotonic()
+
+        embed_missing(progress=True, on_batch=checkpoint_now)  # bars on stderr, even with --json
         _save_vectors(cache, embedder.name)
 
     # --- evaluation ------------------------------------------------------------------------
@@ -229,7 +248,8 @@ class Command(BaseCommand):
             with connection.cursor() as cursor:
                 field_index = bm25f.load(cursor)
         self.say(f"{len(query_ids)} queries")
-        for number, query_id in enumerate(query_ids):
+        claims = tqdm(query_ids, desc="claims", unit="claim", mininterval=10)
+        for number, query_id in enumerate(claims):
             text = data.queries[query_id]
             vector = embedder.embed_query(text)
             with transaction.atomic(), connection.cursor() as cursor:
@@ -454,6 +474,18 @@ def _fingerprint(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()[:12]
+
+
+def _largest_earlier_cache(cache: Path, model: str) -> Path | None:
+    """The biggest other vector cache of the same corpus file and model, if any (same
+    fingerprint: a prefix run's "-firstN" cache or a cut run's "-partial" checkpoint)."""
+    fingerprint = cache.name.split("-", 1)[0]
+    earlier = [
+        path
+        for path in cache.parent.glob(f"{fingerprint}-*-{model}.npz")
+        if path != cache and path.is_file()
+    ]
+    return max(earlier, key=lambda path: path.stat().st_size, default=None)
 
 
 def _save_vectors(cache: Path, model: str) -> None:
