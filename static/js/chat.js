@@ -494,6 +494,30 @@
     form.appendChild(wrap);
   }
 
+  // How much newer papers count, in words (a bare 0..1 number said nothing); a weight the
+  // question set that is not among them keeps its own entry, so asking again changes nothing.
+  const RECENCY_CHOICES = [[0, "Any date"], [0.3, "Newer a little"], [0.6, "Newer first"], [0.8, "Newest first"]];
+
+  function recencyField(form, weight) {
+    const wrap = el("label", null, "Recency");
+    const select = el("select");
+    select.name = "recency_weight";
+    const choices = RECENCY_CHOICES.slice();
+    if (!choices.some(([value]) => value === weight)) {
+      const near = choices.reduce((a, b) => (Math.abs(b[0] - weight) < Math.abs(a[0] - weight) ? b : a));
+      choices.push([weight, near[1] + " (" + weight + ")"]);
+      choices.sort((a, b) => a[0] - b[0]);
+    }
+    for (const [value, words] of choices) {
+      const option = el("option", null, words);
+      option.value = String(value);
+      option.selected = value === weight;
+      select.appendChild(option);
+    }
+    wrap.appendChild(select);
+    form.appendChild(wrap);
+  }
+
   function splitList(text) {
     return text.split(",").map((part) => part.trim()).filter(Boolean);
   }
@@ -510,7 +534,7 @@
     form.setAttribute("aria-label", "Edit the filters and ask again");
     field(form, "From", "start", "date", filters.start);
     field(form, "To", "end", "date", filters.end);
-    field(form, "Recency", "recency_weight", "number", filters.recency_weight || 0, { min: 0, max: 1, step: 0.1 });
+    recencyField(form, filters.recency_weight || 0);
     field(form, "Authors", "authors", "text", (filters.authors || []).join(", "), { placeholder: "Surname, Full Name" });
     field(form, "Categories", "categories", "text", (filters.categories || []).join(", "), { placeholder: "cs.CL, cs.LG" });
     field(form, "Papers like", "arxiv_id", "text", filters.arxiv_id, { placeholder: "2309.00267" });
