@@ -74,32 +74,38 @@ def write_chunks(n: int, model: str, say) -> int:
     columns = ["int8", "varchar", "varchar", "int2", "int4", "int4", "int2", "int2",
                "timestamptz", "vector", "timestamptz"]  # fmt: skip
     now = datetime.now(UTC)
-    written = 0
+    # Chunks, paper by paper; a paper's chunks share a topic: each is drawn around one of two
+    # centres picked for that paper. Drawn in one numpy call per batch of papers.
+    plan = []  # (paper_id, published, position)
+    for paper_id, published in papers:
+        count = min(per_paper, n - len(plan))
+        if count <= 0:
+            break
+        plan.extend((paper_id, published, position) for position in range(count))
+    pairs = rng.integers(0, len(points), (len(papers), 2))
+    paper_index = {paper_id: i for i, (paper_id, _) in enumerate(papers)}
     with raw.cursor() as cursor:
         with cursor.copy(
             'COPY papers_passage (paper_id, model, kind, position, start, "end", page, page_end,'
             " published, embedding, created_at) FROM STDIN (FORMAT BINARY)"
         ) as copy:
             copy.set_types(columns)
-            for paper_id, published in papers:
-                count = min(per_paper, n - written)
-                if count <= 0:
-                    break
-                # A paper's chunks share a topic: drawn around one or two of the centres.
-                vectors = bench_scale._vectors(rng, points[rng.integers(0, len(points), 2)], count)
-                for position, vector in enumerate(vectors):
+            for offset in range(0, len(plan), bench_scale.BATCH):
+                batch = plan[offset : offset + bench_scale.BATCH]
+                rows = [paper_index[paper_id] for paper_id, _, _ in batch]
+                which = rng.integers(0, 2, len(batch))
+                vectors = bench_scale.vectors_around(rng, points[pairs[rows, which]])
+                for (paper_id, published, position), vector in zip(batch, vectors, strict=True):
                     page = 1 + position // 2
                     start = position * 1500
                     copy.write_row(
                         (paper_id, model, "fulltext", position, start, start + 1600, page, page,
                          published, vector, now)
                     )  # fmt: skip
-                written += count
-                if written % 100_000 < count:
-                    say(f"  {written}/{n} chunk vectors")
+                say(f"  {offset + len(batch)}/{len(plan)} chunk vectors")
     if not raw.autocommit:
         raw.commit()
-    return written
+    return len(plan)
 
 
 def _build(sql: str, say) -> float:

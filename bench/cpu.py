@@ -48,7 +48,9 @@ class CpuSample:
 
     @property
     def total_ns(self) -> int:
-        return self.process_ns + self.backends_ns + self.server_other_ns
+        """This process and its own backends. The server's other processes are reported apart:
+        they also run autovacuum and checkpoints, whoever caused them, so they are noisy."""
+        return self.process_ns + self.backends_ns
 
     def per(self, n: int) -> dict[str, float]:
         """Milliseconds per item over `n` items."""
@@ -127,9 +129,51 @@ class CpuMeter:
             other += _on_cpu_ns(self.postmaster) + _reaped_children_ns(self.postmaster)
         return CpuSample(time.process_time_ns(), backends, other)
 
+    def overhead(self, reads: int = 50) -> CpuSample:
+        """What one read costs (it opens a dozen /proc files): the median of back-to-back reads,
+        to take off every metered span."""
+        spans = []
+        for _ in range(reads):
+            first = self.read()
+            spans.append(self.read() - first)
+        spans.sort(key=lambda s: s.total_ns)
+        return spans[len(spans) // 2]
+
     def unchanged(self) -> bool:
         """The connections are still those measured (none was closed and reopened)."""
         return self._backends() == self.backends
+
+
+def postmaster_pid() -> int | None:
+    """The PostgreSQL server's main process, from its data directory's postmaster.pid."""
+    return CpuMeter._postmaster_pid()
+
+
+def process_cpu_s(pid: int, *, reaped: bool = False) -> float:
+    """CPU seconds of one process (all its threads); with `reaped`, also of its children that
+    have exited (a PostgreSQL server's finished backends and parallel workers)."""
+    import psutil
+
+    times = psutil.Process(pid).cpu_times()
+    total = times.user + times.system
+    if reaped:
+        total += times.children_user + times.children_system
+    return total
+
+
+def server_cpu_s(postmaster: int) -> float:
+    """CPU seconds of a whole PostgreSQL server: the postmaster, every live child (backends,
+    io workers, writers) and the children already reaped."""
+    import psutil
+
+    total = process_cpu_s(postmaster, reaped=True)
+    for child in psutil.Process(postmaster).children():
+        try:
+            times = child.cpu_times()
+        except psutil.NoSuchProcess:  # exited meanwhile: now among the reaped
+            continue
+        total += times.user + times.system
+    return total
 
 
 def busy_baseline(rounds: int = 200_000) -> int:

@@ -1,6 +1,6 @@
 """The fake LLM of the live benchmarks in a process of its own: prints its URL, serves until killed.
 
-    python -m bench.fake_llm "answer text" TOKENS_PER_SECOND
+python -m bench.fake_llm "answer text" TOKENS_PER_SECOND
 """
 
 import sys

@@ -22,6 +22,7 @@ is shared.
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 import threading
@@ -44,13 +45,21 @@ START = datetime(1995, 1, 1, tzinfo=UTC)
 END = datetime(2026, 11, 21, tzinfo=UTC)
 
 
+@functools.cache
 def _basis() -> np.ndarray:
-    """A fixed orthonormal (384, LATENT) map from the latent space into the vector space."""
+    """A fixed orthonormal (384, LATENT) map from the latent space into the vector space (once:
+    a QR per call cost tens of ms on a loaded machine, BLAS threads fighting for the cores)."""
     return np.linalg.qr(np.random.default_rng(1).normal(size=(384, LATENT)))[0]
 
 
 def _vectors(rng, centres, n):
-    latent = centres[rng.integers(0, len(centres), n)] + rng.normal(0, SPREAD, (n, LATENT))
+    return vectors_around(rng, centres[rng.integers(0, len(centres), n)])
+
+
+def vectors_around(rng, around: np.ndarray) -> np.ndarray:
+    """One vector drawn around each row of `around` (latent centres, one a vector)."""
+    n = len(around)
+    latent = around + rng.normal(0, SPREAD, (n, LATENT))
     vectors = latent @ _basis().T
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors += rng.normal(0, AMBIENT / np.sqrt(384), vectors.shape)
@@ -221,7 +230,6 @@ def load(n: int, model: str, say) -> dict:
 def measure(model: str, info: dict, say, queries: int = 100, recall_queries: int = 30) -> dict:
     """p50/p95 of dense_search at k=10 and at 100 candidates, windows, recall vs exact scan."""
     from django.conf import settings
-
 
     vectors = draw(queries, seed=7)
     result: dict = {}

@@ -8,7 +8,7 @@ under different machine loads compare.
 
 By stage: the same queries through the pipeline's own stage functions, one after another on this
 thread and its connection, each metered alone: rule analysis, query embedding, BM25 (Python and
-SQL), dense retrieval (Python and SQL), fusion, hydration (papers, passages and the "vectors
+SQL), dense retrieval (Python and SQL), the full-text chunks' dense search, fusion, hydration (papers, passages and the "vectors
 pending" check in SQL; snippets and reasons in Python). What the end-to-end cost adds to the
 sum of the stages is the orchestration: the event loop, threads and lanes.
 """
@@ -23,13 +23,14 @@ from django.conf import settings
 
 from bench.cpu import ZERO, CpuMeter, CpuSample, busy_baseline
 from bench.evaluation import percentile
+from chat.retrieval import chunks as fulltext_chunks
 from chat.retrieval import search as pipeline
 from chat.retrieval.filters import SearchFilters
 from chat.retrieval.snippets import make_snippet
 from chat.understanding.analysis import analyse
 from papers.embeddings import get_embedder
 
-STAGES = ("analysis", "embed", "bm25", "dense", "fusion", "hydrate", "snippets")
+STAGES = ("analysis", "embed", "bm25", "dense", "chunks", "fusion", "hydrate", "snippets")
 
 
 def measure(queries: list[str], now: datetime, k: int, passes: int, say) -> dict:
@@ -39,6 +40,7 @@ def measure(queries: list[str], now: datetime, k: int, passes: int, say) -> dict
         run(query, k=k, now=now)
     meter = CpuMeter()
     say(f"metering this process and PostgreSQL backends {meter.backends}")
+    tare = meter.overhead()
     rounds = []
     per_query: list[float] = []
     for number in range(max(passes, 1)):
@@ -47,14 +49,14 @@ def measure(queries: list[str], now: datetime, k: int, passes: int, say) -> dict
         for query in queries:
             before = meter.read()
             run(query, k=k, now=now)
-            spent = meter.read() - before
+            spent = meter.read() - before - tare
             total = total + spent
             per_query.append(spent.total_ns / 1e6)
         row = {"pass": number + 1, **total.per(len(queries)), "baseline_ms": baseline / 1e6}
         row["total_in_baselines"] = round(total.total_ns / len(queries) / baseline, 3)
         rounds.append(row)
         say(f"  pass {number + 1}: {row}")
-    stages = _stages(queries, now, k, meter)
+    stages = _stages(queries, now, k, meter, tare)
     if not meter.unchanged():
         say("warning: a connection was reopened during the run; SQL CPU may be undercounted")
     totals = [r["total_ms"] for r in rounds]
@@ -68,6 +70,7 @@ def measure(queries: list[str], now: datetime, k: int, passes: int, say) -> dict
             "p50": round(statistics.median(per_query), 2),
             "p95": round(percentile(per_query, 95), 2),
         },
+        "meter_overhead_ms_per_read": tare.per(1)["total_ms"],
         "in_baselines": round(statistics.mean(r["total_in_baselines"] for r in rounds), 3),
         "stages": stages,
         "settings": {
@@ -78,7 +81,7 @@ def measure(queries: list[str], now: datetime, k: int, passes: int, say) -> dict
     }
 
 
-def _stages(queries: list[str], now: datetime, k: int, meter: CpuMeter) -> dict:
+def _stages(queries: list[str], now: datetime, k: int, meter: CpuMeter, tare: CpuSample) -> dict:
     """Each stage's CPU, summed over the queries, per search."""
     embedder = get_embedder()
     spent: dict[str, CpuSample] = dict.fromkeys(STAGES, ZERO)
@@ -86,7 +89,7 @@ def _stages(queries: list[str], now: datetime, k: int, meter: CpuMeter) -> dict:
     def metered(stage, fn, *args):
         before = meter.read()
         result = fn(*args)
-        spent[stage] = spent[stage] + (meter.read() - before)
+        spent[stage] = spent[stage] + (meter.read() - before - tare)
         return result
 
     for query in queries:
@@ -104,13 +107,22 @@ def _stages(queries: list[str], now: datetime, k: int, meter: CpuMeter) -> dict:
             candidates=max(settings.SEARCH_CANDIDATES, k),
             now=now,
             model=embedder.name,
+            fulltext=fulltext_chunks.variant(),
         )
         if not q.text:
             continue
         vector = metered("embed", embedder.embed_query, q.text)
         q.lexical = metered("bm25", pipeline._lexical_stage, q, q.text)
         q.dense = metered("dense", pipeline._dense_stage, q, vector, "dense")
+        q.vector = vector
         lists = pipeline._lists(q.dense, q.lexical, "")
+        if q.fulltext in ("fused", "direct"):  # the full-text chunks' own dense list
+            q.chunks = metered("chunks", pipeline._chunk_stage, q)
+            hits = q.chunks.hits
+            lists.append(pipeline.Ranked(
+                "chunks", [h.paper_id for h in hits], [h.similarity for h in hits],
+                pipeline.list_weight("dense"),
+            ))  # fmt: skip
         fused = metered("fusion", pipeline._fuse, q, lists)
         hits = metered("hydrate", pipeline._hydrate, q, fused[:k], q.dense)
         # Snippets and reasons are made inside hydration; made again here to tell their share.

@@ -59,12 +59,15 @@ def sizes() -> dict:
 
 def load(n: int, snapshot: Path, model: str, say) -> dict:
     info: dict = {"papers": n}
-    if _count("papers_paper") != n:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "TRUNCATE papers_paper, papers_paperlexicon, papers_lexicalterm,"
-                " papers_lexicalstats CASCADE"
-            )
+    have = _count("papers_paper")
+    if have != n:
+        if have > n:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "TRUNCATE papers_paper, papers_paperlexicon, papers_lexicalterm,"
+                    " papers_lexicalstats CASCADE"
+                )
+        # Fewer: an interrupted import; the import skips the papers it already has.
         out = Path(settings.DATA_DIR) / f"bench-text-{n}.jsonl.gz"
         if not out.is_file():
             say(f"growing {n} papers from {snapshot.name} into {out}")
@@ -100,6 +103,8 @@ def load(n: int, snapshot: Path, model: str, say) -> dict:
         cursor.execute("SELECT to_regclass('papers_passage_hnsw_idx') IS NOT NULL")
         indexed = cursor.fetchone()[0]
     if have != n:
+        with connection.cursor() as cursor:  # an index would be updated row by row: 100x slower
+            cursor.execute("DROP INDEX IF EXISTS papers_passage_hnsw_idx")
         started = time.perf_counter()
         say("synthetic passage vectors (bench.scale)")
         bench_scale.write_passages(model, say)

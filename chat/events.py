@@ -223,6 +223,9 @@ SOURCE_CARD_OPTIONAL = {
     # answers, and arXiv's PDF at that page.
     "kind": str, "page": (int, type(None)), "page_end": (int, type(None)), "pages": str,
     "section": str, "quote": str, "pdf_url": str,
+    # Each author's page, made on the server for pages that draw cards in the browser:
+    # {"links": [{"name", "url"}], "more": int} (absent from older cards).
+    "author_links": dict,
 }
 _ANSWER_END = {"message_id": str, "status": str, "content": str, "citations": list}
 # Absent only when the end is read back from the row (`saved_final`).

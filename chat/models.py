@@ -154,3 +154,28 @@ class Follow(models.Model):
 
     def __str__(self):
         return f"follow of {self.thread_id}"
+
+
+class ThreadShare(models.Model):
+    """A read-only link to a thread as it was when shared: the answers and their source cards
+    (with the paper versions read) are copied into `snapshot`, so later answers, renames or
+    newer paper versions never change what the link shows. Revoked links answer 404."""
+
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="shares")
+    # secrets.token_urlsafe: unguessable; the only thing a viewer needs.
+    token = models.CharField(max_length=64)
+    # {"title": str, "exchanges": [{"id", "question", "content", "status", "sources",
+    #  "unsupported"}]}: see chat.sharing.snapshot_of.
+    snapshot = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # Its unique index serves the public page's lookup by token.
+            models.UniqueConstraint(fields=["token"], name="chat_unique_share_token"),
+        ]
+
+    def __str__(self):
+        return f"share of {self.thread_id} ({'revoked' if self.revoked_at else 'live'})"

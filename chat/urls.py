@@ -1,6 +1,6 @@
 from django.urls import path
 
-from chat.views import export, follow, threads
+from chat.views import export, follow, share, threads
 
 app_name = "chat"
 
@@ -14,5 +14,9 @@ urlpatterns = [
     path("<uuid:pk>/delete/", threads.delete_thread, name="delete"),
     path("<uuid:pk>/export.md", export.markdown_download, name="export-markdown"),
     path("<uuid:pk>/export.bib", export.bibtex_download_view, name="export-bibtex"),
+    path("<uuid:pk>/notion/", export.notion_export, name="export-notion"),
+    path("<uuid:pk>/share/", share.create_share, name="share"),
+    path("<uuid:pk>/share/<int:share_id>/revoke/", share.revoke_share, name="share-revoke"),
+    path("shared/<str:token>/", share.shared_thread, name="shared"),
     path("<uuid:pk>/follow/", follow.follow_thread, name="follow"),
 ]

@@ -145,8 +145,16 @@ def check_thread(followed: Follow, now: datetime) -> Message | None:
     if not hits:
         followed.save(update_fields=["checked_at"])
         return None
-    cards = [source_card(n, hit) for n, hit in enumerate(hits, start=1)]
     with transaction.atomic():
+        # Two watch jobs at once (a second night's run starting late) must not both announce a
+        # paper: the row is locked and its notified ids read again under the lock.
+        followed = Follow.objects.select_for_update().get(pk=followed.pk)
+        followed.checked_at = now
+        hits = [hit for hit in hits if hit.paper_id not in set(followed.notified)]
+        if not hits:
+            followed.save(update_fields=["checked_at"])
+            return None
+        cards = [source_card(n, hit) for n, hit in enumerate(hits, start=1)]
         message = Message.objects.create(
             thread=thread, role=Message.Role.ASSISTANT, status=Message.Status.COMPLETE,
             query=asked.query, content=update_text(asked, cards, since or now, now), sources=cards,

@@ -72,6 +72,10 @@ class SourceCardSerializer(serializers.Serializer):
     pdf_url = serializers.CharField(
         required=False, help_text="arXiv's PDF opened at the chunk's page (empty for abstracts)."
     )
+    author_links = serializers.DictField(
+        required=False,
+        help_text='Author pages: {"links": [{"name", "url"}], "more": names not linked}.',
+    )
 
 
 @extend_schema_field(SourceCardSerializer(many=True))

@@ -11,12 +11,13 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import generics, serializers
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import APIException, NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.pagination import ApiCursorPagination
-from chat import service
+from api.schema import error_response
+from chat import notion, service
 from chat.api.serializers import ThreadSerializer
 from chat.export import thread_bibtex, thread_markdown
 from chat.models import Thread
@@ -136,3 +137,51 @@ class ThreadExportView(APIView):
                 {"markdown": thread_markdown(thread), "bibtex": thread_bibtex(thread)}
             ).data
         )
+
+
+class NotionPageSerializer(serializers.Serializer):
+    page_id = serializers.CharField(help_text="The new Notion page's id.")
+    url = serializers.CharField(help_text="The new Notion page's URL (as Notion gives it).")
+
+
+class NotionFailed(APIException):
+    status_code = 502
+    default_code = "notion_error"
+    default_detail = "Notion refused the export."
+
+
+class NotionNotConfigured(APIException):
+    # Not a 5xx: nothing failed, the server is set up without it (a client should not retry).
+    status_code = 409
+    default_code = "not_configured"
+    default_detail = "Notion export is not configured here."
+
+
+class ThreadNotionView(APIView):
+    @extend_schema(
+        operation_id="threads_notion_export",
+        summary="Export a thread to Notion",
+        description="Creates a Notion page under the server's configured parent page "
+        "(NOTION_API_KEY, NOTION_PARENT_PAGE_ID) with the thread's questions, answers and "
+        "numbered references. Your own threads only.",
+        parameters=[THREAD_ID_PARAMETER],
+        request=None,
+        responses={
+            201: OpenApiResponse(NotionPageSerializer, description="The page was created."),
+            502: error_response("Notion refused or failed (a wrong key, the parent page not "
+                                "shared, its rate limit, Notion down): `error.message` says "
+                                "which."),
+            409: error_response("Notion export is not configured on this server "
+                                "(`not_configured`)."),
+        },
+        tags=["threads"],
+    )
+    def post(self, request, thread_id):
+        thread = get_thread_for(request.user, thread_id)
+        try:
+            page = notion.export_thread(thread)
+        except notion.NotionNotConfigured as exc:
+            raise NotionNotConfigured(exc.message) from None
+        except notion.NotionError as exc:
+            raise NotionFailed(exc.message) from None
+        return Response(NotionPageSerializer(page).data, status=201)

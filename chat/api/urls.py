@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from chat.api import arxiv_search, messages, search, threads
+from chat.api import arxiv_search, follow, messages, search, threads
 
 urlpatterns = [
     path("search/", search.SearchView.as_view(), name="api-search"),
@@ -13,6 +13,13 @@ urlpatterns = [
         "threads/<uuid:thread_id>/export/",
         threads.ThreadExportView.as_view(),
         name="api-thread-export",
+    ),
+    path("threads/<uuid:thread_id>/follow/", follow.ThreadFollowView.as_view(),
+         name="api-thread-follow"),
+    path(
+        "threads/<uuid:thread_id>/notion/",
+        threads.ThreadNotionView.as_view(),
+        name="api-thread-notion",
     ),
     path(
         "threads/<uuid:thread_id>/messages/",

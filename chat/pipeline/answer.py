@@ -42,6 +42,7 @@ from chat.understanding.analysis import analyse
 from chat.understanding.reference import SOURCES, STANDALONE
 from chat.understanding.triage import triage, triage_with_model
 from chat.window import window_label
+from papers.templatetags.authors import author_entries
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +82,8 @@ def source_card(number: int, hit, chunk=None) -> dict:
         "arxiv_id": hit.arxiv_id,
         "title": " ".join(hit.title.split()),
         "authors": hit.authors_text,
+        # Each name's author page, made on the server (one home for the URL): chat.js links them.
+        "author_links": author_entries(hit.authors_text),
         "published": _day(hit.published),
         "primary_category": hit.primary_category,
         "categories": list(hit.categories or []),

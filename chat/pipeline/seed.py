@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from papers.indexing.passages import document_text
 from papers.models import Paper
+from papers.templatetags.authors import author_entries
 
 
 async def seed_card(arxiv_id: str | None, number: int = 0) -> dict | None:
@@ -24,6 +25,7 @@ async def seed_card(arxiv_id: str | None, number: int = 0) -> dict | None:
         "arxiv_id": paper.arxiv_id,
         "title": " ".join(paper.title.split()),
         "authors": paper.authors_text,
+        "author_links": author_entries(paper.authors_text),
         "published": paper.published.date().isoformat(),
         "primary_category": paper.primary_category,
         "categories": list(paper.categories or []),

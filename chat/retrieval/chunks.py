@@ -67,9 +67,24 @@ class Chunk:
     score: float = 0.0  # the two mixed (see module docstring)
 
 
+# Full text is read on demand, so most catalogues have none, or a few papers' worth. Asking
+# first costs one probe of a small table; searching an empty chunk index costs the plan choice,
+# the index scan and the exact fallback: 10 ms of CPU per search at 57k papers
+# (docs/BENCHMARKS.md, "CPU per search").
+_ANY_READ = "SELECT EXISTS (SELECT 1 FROM papers_fulltext WHERE status = 'ok')"
+
+
+def any_full_text(cursor) -> bool:
+    """Whether any paper's full text has been read (only then can there be chunks)."""
+    cursor.execute(_ANY_READ)
+    return bool(cursor.fetchone()[0])
+
+
 def chunk_search(cursor, vector, model: str, filters: SearchFilters, n: int) -> DenseResult:
     """The direct chunk search: the `n` papers whose full-text chunks are closest to `vector`
     within `filters` (each hit names its closest chunk). Needs a transaction, as dense_search."""
+    if not any_full_text(cursor):
+        return DenseResult([], "none")
     return dense_search(cursor, vector, model, filters, n, kind="fulltext")
 
 

@@ -18,7 +18,8 @@ threshold grows with the catalogue (N) instead of being a fixed number of papers
 (docs/BENCHMARKS.md): at 57k passages a 3k-paper window is 4x faster exact and a 16k one 3x
 faster by HNSW; at 1M and 135 rows, a 31k window 5x faster exact and 63k even. W comes from the
 planner's estimate (EXPLAIN, ~0.3 ms whatever the window; exact counting cost 3-14 ms at 1M),
-N from pg_class; `settings.DENSE_EXACT_MAX` is the threshold's floor. A wrong estimate costs
+N from pg_class (the entries of the abstracts' partial index, chunks not counted);
+`settings.DENSE_EXACT_MAX` is the threshold's floor. A wrong estimate costs
 time, never results: a short HNSW answer falls back to the exact scan.
 
 What is filtered where. The window, the model and paper-id lists are columns of Passage and stay
@@ -136,12 +137,27 @@ def _window_estimate(cursor, model: str, filters: SearchFilters) -> float:
     return float(cursor.fetchone()[0][0]["Plan"]["Plan Rows"])
 
 
+# N is the abstracts' index (partial: kind = 'abstract'), not the table: full-text chunks (~20 a
+# read paper) share the table, and counting them made every window of a 57k catalogue with 1M
+# chunks look like a 1M one, so all of them went to the exact scan (docs/BENCHMARKS.md, "chunk
+# vectors at scale"). reltuples is -1 until the first ANALYZE; then the table's count stands in.
+_INDEX_ENTRIES = """
+SELECT coalesce((SELECT reltuples FROM pg_class WHERE oid = to_regclass('papers_passage_hnsw_idx')),
+                -1),
+       (SELECT reltuples FROM pg_class WHERE oid = 'papers_passage'::regclass)
+"""
+
+
+def crossover(rows: int, entries: float, exact_max: int) -> float:
+    """Window size (passages) below which an exact scan beats the index: module docstring."""
+    return max(float(exact_max), math.sqrt(COST_RATIO * rows * max(entries, 0.0)))
+
+
 def exact_threshold(cursor, rows: int, exact_max: int) -> float:
     """Up to how many passages an exact scan beats the index, for `rows` wanted rows."""
-    cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'papers_passage'::regclass")
-    row = cursor.fetchone()
-    total = max(float(row[0]), 0.0) if row else 0.0  # -1 until the table is first analysed
-    return max(float(exact_max), math.sqrt(COST_RATIO * rows * total))
+    cursor.execute(_INDEX_ENTRIES)
+    index, table = cursor.fetchone()
+    return crossover(rows, float(index if index >= 0 else table), exact_max)
 
 
 def _category_papers(cursor, filters: SearchFilters, cap: int) -> tuple[int, ...] | None:

@@ -18,6 +18,10 @@ measured on SciFact train by `manage.py bench_retrieval --variant ...` (docs/BEN
 - "passage-sum" / "passage-top2": a paper's dense score from all its passages (their sum, the
   mean of its best two) instead of its best passage only (the default, "max").
 
+Result (283 claims on the first 1,472 SciFact documents, docs/BENCHMARKS.md): none beat the
+default by more than noise, so none is on; "passage-sum" was clearly worse (-0.038 nDCG@10) and
+Rocchio raised recall@100 (+0.011) without helping the top 10.
+
 Feedback comes from the first *fused* ranking (better than either list alone), so PRF costs a
 second BM25 and/or dense query. The gate on absolute relevance (chat.retrieval.relevance) still
 reads the first retrieval: it was calibrated on it.

@@ -628,7 +628,9 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
     best_passage = {h.paper_id: h.passage_id for h in dense.hits} if dense else {}
     lexemes = set(q.lexical.lexemes)
     chunks: dict = {}
-    if q.fulltext != "off" and q.vector is not None and q.similar_to is None:
+    # (The direct chunk search already found that no full text has been read: none to rank.)
+    unread = q.chunks is not None and q.chunks.plan == "none"
+    if q.fulltext != "off" and q.vector is not None and q.similar_to is None and not unread:
         step = time.perf_counter()
         with connection.cursor() as cursor:
             chunks = fulltext_chunks.best_chunks(cursor, ids, q.vector, q.model, lexemes)

@@ -15,12 +15,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from chat import service
+from chat import notion, service
 from chat.markdown import anchor_prefix, render_answer
 from chat.models import Message, Thread
 from chat.pipeline.followups import suggest_followups
 from chat.references import number_map, thread_labels
 from chat.scopes import Scope, scope_of, start_scoped_thread
+from chat.thread_list import listed_threads
 from chat.turns import fail_stale
 from chat.understanding.overrides import chips, filters_of
 from chat.watch import seen_updates
@@ -55,7 +56,7 @@ def index(request):
     return render(
         request,
         "chat/index.html",
-        {"threads": threads, "max_chars": settings.CHAT_MAX_QUESTION_CHARS},
+        {"threads": listed_threads(threads), "max_chars": settings.CHAT_MAX_QUESTION_CHARS},
     )
 
 
@@ -175,9 +176,14 @@ def thread_page(request, pk):
             "thread": thread,
             "scope": scope,  # shown as the "About: …" chip
             "scope_fulltext": _scope_fulltext(scope),
+            "notion_enabled": notion.configured(),  # the Export menu's "Send to Notion"
+            "shares": thread.shares.filter(revoked_at__isnull=True),  # chat/_share.html
             "items": _conversation(thread),
-            "threads": Thread.objects.owned_by(request.user).select_related("follow")
-            .order_by("-updated_at")[:30],
+            "threads": listed_threads(
+                Thread.objects.owned_by(request.user).select_related("follow")
+                .order_by("-updated_at")[:30],
+                title_chars=48,
+            ),
             "follow": seen_updates(thread),  # followed: opening the thread clears its badge
             "pending_question": pending_question,
             "max_chars": settings.CHAT_MAX_QUESTION_CHARS,

@@ -287,6 +287,13 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
+# --- Notion export of a thread (chat/notion.py): off unless both are set -------------------------
+NOTION_API_KEY = envstr("NOTION_API_KEY", "")  # an internal integration's secret
+NOTION_PARENT_PAGE_ID = envstr("NOTION_PARENT_PAGE_ID", "")  # pages are created under it
+NOTION_API_URL = envstr("NOTION_API_URL", "https://api.notion.com")
+NOTION_VERSION = envstr("NOTION_VERSION", "2022-06-28")  # the Notion-Version header
+NOTION_TIMEOUT_SECONDS = envfloat("NOTION_TIMEOUT_SECONDS", 20.0)
+
 # --- arXiv ingest -------------------------------------------------------------------------------
 ARXIV_API_URL = envstr("ARXIV_API_URL", "https://export.arxiv.org/api/query")
 ARXIV_CATEGORIES = envlist(

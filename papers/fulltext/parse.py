@@ -260,27 +260,61 @@ def _is_appendix(line: str) -> bool:
     if lowered.startswith(("appendix", "appendices", "supplementary")):
         return True
     match = _NUMBERED_HEADING.match(title)
-    return bool(match) and match.group("num").rstrip(".") in {"A", "B", "A.1", "B.1"}
+    # "B. Smith, J. Doe, Phys. Rev." wrapped in a reference list is not "B Proofs".
+    return (
+        bool(match)
+        and match.group("num").rstrip(".") in {"A", "B", "A.1", "B.1"}
+        and "," not in title
+        and not re.search(r"\b[A-Z]\.", match.group("title"))
+    )
+
+
+_FIRST_REFERENCE = re.compile(r"^\[1\](\s|$)")
+
+
+def _numbered_reference_list(pages: list[list[str]]) -> tuple[int, int] | None:
+    """Where a list "[1] …", "[2] …", "[3] …" starts with no heading above it (REVTeX papers
+    print none): the last "[1]" that "[2]" and "[3]" follow at line starts."""
+    lines = [(p, i, line) for p, page in enumerate(pages) for i, line in enumerate(page)]
+    for k in range(len(lines) - 1, -1, -1):
+        p, i, line = lines[k]
+        if _FIRST_REFERENCE.match(line):
+            following = [text for _, _, text in lines[k + 1 : k + 200]]
+            if any(t.startswith("[2]") for t in following) and any(
+                t.startswith("[3]") for t in following
+            ):
+                return p, i
+    return None
+
+
+_REFERENCE_ENTRY = re.compile(r"^\[\d{1,3}\]")
 
 
 def _drop_references(pages: list[list[str]]) -> list[list[str]]:
-    """Drop lines from the last "References" heading to an appendix heading or the end."""
+    """Drop lines from the last "References" heading (or a heading-less "[1] …" list) to an
+    appendix heading or the end. A would-be appendix heading followed by more "[n]" entries is
+    a wrapped reference title ("A Depth-Progressive Initialization…"), not an appendix."""
     found = None
     for p, lines in enumerate(pages):
         for i, line in enumerate(lines):
             if _is_references(line):
                 found = (p, i)
     if found is None:
+        found = _numbered_reference_list(pages)
+    if found is None:
         return pages
-    p0, i0 = found
-    cleaned = [list(lines) for lines in pages]
-    for p in range(p0, len(pages)):
-        start = i0 if p == p0 else 0
-        for i in range(start, len(pages[p])):
-            if (p, i) != found and _is_appendix(pages[p][i]):
-                cleaned[p] = (
-                    pages[p][:start] + pages[p][i:] if p != p0 else pages[p][:i0] + pages[p][i:]
-                )
-                return cleaned
-        cleaned[p] = pages[p][:start]
-    return cleaned
+    flat = [(p, i) for p, lines in enumerate(pages) for i in range(len(lines))]
+    begin = flat.index(found)
+    end = len(flat)
+    for k in range(begin + 1, len(flat)):
+        p, i = flat[k]
+        if _is_appendix(pages[p][i]):
+            ahead = [pages[q][j] for q, j in flat[k + 1 : k + 4]]
+            if not any(_REFERENCE_ENTRY.match(line) for line in ahead):
+                end = k
+                break
+    dropped = set(flat[begin:end])
+    return [
+        [line for i, line in enumerate(lines) if (p, i) not in dropped]
+        for p, lines in enumerate(pages)
+    ]

@@ -18,12 +18,28 @@ def author_url(name: str) -> str:
     return reverse("papers:author", kwargs={"key": author_key(name)})
 
 
+def author_names(names) -> list[str]:
+    """The names that can have a page, from the denormalised "A. One, B. Two" or a list."""
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",")]
+    return [n for n in names if n and author_key(n)]
+
+
+def author_entries(names, limit: int = CARD_AUTHORS) -> dict:
+    """The links as data, for pages that draw cards in the browser (chat.js's live source
+    cards): {"links": [{"name", "url"}], "more": names not shown}."""
+    names = author_names(names)
+    shown = names[:limit] if limit else names
+    return {
+        "links": [{"name": n, "url": author_url(n)} for n in shown],
+        "more": len(names) - len(shown),
+    }
+
+
 @register.filter
 def author_links(names, limit: int = CARD_AUTHORS):
     """Names (the denormalised "A. One, B. Two", or a list) as escaped links, at most `limit`."""
-    if isinstance(names, str):
-        names = [n.strip() for n in names.split(",")]
-    names = [n for n in names if n and author_key(n)]
+    names = author_names(names)
     shown = names[: int(limit)] if limit else names
     links = format_html_join(
         ", ", '<a class="author" href="{}">{}</a>', ((author_url(n), n) for n in shown)

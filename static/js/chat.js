@@ -78,10 +78,22 @@
     form.classList.toggle("is-busy", busy);
   }
 
-  function scrollToEnd() {
-    const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 200;
-    if (nearBottom) window.scrollTo(0, document.body.scrollHeight);
+  // After the user asks, the page follows the answer down as it grows (sources arrive as tall
+  // cards, so "near the bottom" alone lost it); scrolling up stops following.
+  let following = false;
+  // The scroll position that shows the last message just above the composer (on phones the
+  // thread list follows the conversation, so the page's own bottom is not the conversation's).
+  function conversationEnd() {
+    const bottom = messagesBox.getBoundingClientRect().bottom + window.scrollY;
+    return Math.max(0, bottom + form.offsetHeight + 12 - window.innerHeight);
   }
+  function scrollToEnd(force) {
+    if (force) following = true;
+    const nearBottom = window.scrollY >= conversationEnd() - 200;
+    if (following || nearBottom) window.scrollTo(0, conversationEnd());
+  }
+  window.addEventListener("wheel", (e) => { if (e.deltaY < 0) following = false; }, { passive: true });
+  window.addEventListener("touchmove", () => { following = false; }, { passive: true });
 
   function anchorPrefix(messageId) {
     return "m" + messageId.replace(/-/g, "").slice(0, 12);
@@ -199,8 +211,8 @@
       title.target = "_blank";
       li.appendChild(title);
       const meta = el("div", "meta");
-      const authors = s.authors && s.authors.length > 140 ? s.authors.slice(0, 139) + "…" : s.authors;
-      meta.appendChild(document.createTextNode((authors ? authors + " · " : "") + (s.published || "")));
+      if (appendAuthors(meta, s)) meta.append(" · ");
+      meta.append(s.published || "");
       if (s.primary_category) {
         meta.appendChild(document.createTextNode(" · "));
         meta.appendChild(el("span", "tag", s.primary_category));
@@ -219,10 +231,42 @@
       if (save) meta.append(" ", save);
       li.appendChild(meta);
       if (s.kind === "fulltext") li.append(...fullTextCitation(s));
+      else if (s.passage) li.appendChild(passageDisclosure(s.passage));
       list.appendChild(li);
     }
     state.el.querySelector(".answer").after(list);
     renderTex(list);
+  }
+
+  // The authors as links to their pages: the URLs come with the card (chat/pipeline/answer.py,
+  // papers/templatetags/authors.py), as the saved page's author_links filter draws them.
+  function appendAuthors(meta, s) {
+    const entries = s.author_links;
+    if (!entries || !entries.links) {
+      if (!s.authors) return false; // a card saved before cards carried links
+      meta.append(s.authors.length > 140 ? s.authors.slice(0, 139) + "…" : s.authors);
+      return true;
+    }
+    if (!entries.links.length) return false;
+    entries.links.forEach((author, i) => {
+      if (i) meta.append(", ");
+      const link = el("a", "author", author.name);
+      link.href = author.url;
+      meta.appendChild(link);
+    });
+    if (entries.more) {
+      meta.append(" ");
+      meta.appendChild(el("span", "muted", "+" + entries.more + " more"));
+    }
+    return true;
+  }
+
+  // The abstract passage an answer used, folded, as templates/chat/_sources.html renders it.
+  function passageDisclosure(text) {
+    const details = el("details", "passage");
+    details.appendChild(el("summary", null, "Passage used"));
+    details.appendChild(el("p", "snippet", text));
+    return details;
   }
 
   // A full-text card: its pages, section and PDF link, and the chunk used with the answering
@@ -309,6 +353,7 @@
     busy = false;
     updateControls();
     scrollToEnd();
+    following = false;
   }
 
   function renderFollowups(state, questions) {
@@ -449,6 +494,30 @@
     form.appendChild(wrap);
   }
 
+  // How much newer papers count, in words (a bare 0..1 number said nothing); a weight the
+  // question set that is not among them keeps its own entry, so asking again changes nothing.
+  const RECENCY_CHOICES = [[0, "Any date"], [0.3, "Newer a little"], [0.6, "Newer first"], [0.8, "Newest first"]];
+
+  function recencyField(form, weight) {
+    const wrap = el("label", null, "Recency");
+    const select = el("select");
+    select.name = "recency_weight";
+    const choices = RECENCY_CHOICES.slice();
+    if (!choices.some(([value]) => value === weight)) {
+      const near = choices.reduce((a, b) => (Math.abs(b[0] - weight) < Math.abs(a[0] - weight) ? b : a));
+      choices.push([weight, near[1] + " (" + weight + ")"]);
+      choices.sort((a, b) => a[0] - b[0]);
+    }
+    for (const [value, words] of choices) {
+      const option = el("option", null, words);
+      option.value = String(value);
+      option.selected = value === weight;
+      select.appendChild(option);
+    }
+    wrap.appendChild(select);
+    form.appendChild(wrap);
+  }
+
   function splitList(text) {
     return text.split(",").map((part) => part.trim()).filter(Boolean);
   }
@@ -465,7 +534,7 @@
     form.setAttribute("aria-label", "Edit the filters and ask again");
     field(form, "From", "start", "date", filters.start);
     field(form, "To", "end", "date", filters.end);
-    field(form, "Recency", "recency_weight", "number", filters.recency_weight || 0, { min: 0, max: 1, step: 0.1 });
+    recencyField(form, filters.recency_weight || 0);
     field(form, "Authors", "authors", "text", (filters.authors || []).join(", "), { placeholder: "Surname, Full Name" });
     field(form, "Categories", "categories", "text", (filters.categories || []).join(", "), { placeholder: "cs.CL, cs.LG" });
     field(form, "Papers like", "arxiv_id", "text", filters.arxiv_id, { placeholder: "2309.00267" });
@@ -640,6 +709,7 @@
     if (send(frame)) {
       if (!filters) input.value = "";
       showNotice("");
+      scrollToEnd(true);
     }
   }
 
@@ -675,4 +745,8 @@
   // Server-rendered answers still streaming (the page was loaded mid-answer) resume on `resume`.
   updateControls();
   connect();
+  // A thread opens at its latest answer (where a new one will appear), unless a link names a card.
+  if (!window.location.hash && messagesBox.querySelector(".msg-assistant, .msg-user")) {
+    window.scrollTo(0, conversationEnd());
+  }
 })();

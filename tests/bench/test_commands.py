@@ -4,6 +4,7 @@ import json
 import os
 from io import StringIO
 
+import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
@@ -78,19 +79,52 @@ def test_bench_retrieval_compares_variants_with_the_default_in_one_run(beir, tmp
     call_command(
         "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(tmp_path / "cache"),
         "--database", scratch_name("bench_beir_v"), "--variant", "prf-bm25:2,fusion-gap",
-        "--variant", "prf-bm25:2+passage-top2", "--corpus-limit", "4", stdout=out,
+        "--variant", "prf-bm25:2+passage-top2,bm25f:2", "--corpus-limit", "4", stdout=out,
     )  # fmt: skip
 
     data = json.loads(out.getvalue())
     # d5 is judged for q1 but is not among the first 4 documents: only q2 is asked.
     assert data["dataset"]["documents"] == 4 and data["dataset"]["queries"] == 1
-    assert list(data["refinements"]) == ["prf-bm25:2", "fusion-gap", "prf-bm25:2+passage-top2"]
+    assert list(data["refinements"]) == [
+        "prf-bm25:2", "fusion-gap", "prf-bm25:2+passage-top2", "bm25f:2"
+    ]  # fmt: skip
+    assert data["refinements"]["bm25f:2"]["time_ratio"] is None  # index-time: not timed
+    assert data["refinements"]["bm25f:2"]["ndcg@10"] > 0.5
     for variant in data["refinements"].values():
         assert set(variant) == {
             "ndcg@10", "recall@100", "diff", "ci95", "odd", "even", "time_ratio"
         }  # fmt: skip
         assert variant["ci95"][0] <= variant["diff"] <= variant["ci95"][1]
-        assert variant["time_ratio"] > 0
+        assert variant["time_ratio"] is None or variant["time_ratio"] > 0
+
+
+def test_bench_retrieval_resumes_from_the_vectors_of_an_earlier_prefix_run(
+    beir, tmp_path, settings
+):
+    settings.EMBEDDING_BACKEND = "hashing"
+    cache = tmp_path / "cache"
+    call_command(
+        "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(cache),
+        "--database", scratch_name("bench_beir_r"), "--corpus-limit", "4", stdout=StringIO(),
+    )  # fmt: skip
+    (prefix,) = cache.glob("*-first4-hashing-test.npz")
+    # Mark d1's vectors in the prefix cache: a resumed run copies them, a fresh one would not.
+    saved = dict(np.load(prefix))
+    marked = saved["doc_ids"] == "d1"
+    saved["vectors"][marked] = -saved["vectors"][marked]
+    np.savez_compressed(prefix, **saved)
+    err = StringIO()
+
+    call_command(
+        "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(cache),
+        "--database", scratch_name("bench_beir_r"), stdout=StringIO(), stderr=err,
+    )  # fmt: skip
+
+    full = np.load(next(p for p in cache.glob("*-hashing-test.npz") if "-first" not in p.name))
+    assert sorted(set(full["doc_ids"])) == ["d1", "d2", "d3", "d4", "d5"]
+    np.testing.assert_allclose(
+        full["vectors"][full["doc_ids"] == "d1"], saved["vectors"][marked], atol=1e-6
+    )
 
 
 def test_bench_retrieval_rejects_an_unknown_variant(beir):

@@ -62,8 +62,22 @@ def test_stages_show_then_an_edited_chip_reasks_with_the_new_filters(
             # Change the window and add a category: the same question, asked again with them.
             first.locator(".chip-edit").click()
             form = first.locator(".filter-form")
+            # Recency in words, the question's weight (0.3 for "since 2023") selected.
+            recency = form.locator('select[name="recency_weight"]')
+            assert "Newest first" in recency.locator("option").all_inner_texts()
+            assert recency.input_value() == "0.3"
+            assert recency.bounding_box()["width"] >= 120
+            # Fixed slots: filling the fields moves none of them.
+            boxes = [f.bounding_box() for f in form.locator("input, select").all()]
             form.locator('input[name="start"]').fill("2024-01-01")
             form.locator('input[name="categories"]').fill("cs.CV")
+            form.locator('input[name="authors"]').fill("A Very Long Author Name, Another One")
+            assert [f.bounding_box() for f in form.locator("input, select").all()] == boxes
+            form.locator('input[name="authors"]').fill("")
+            for width in (390, 1280):
+                page.set_viewport_size({"width": width, "height": 900})
+                form.scroll_into_view_if_needed()
+                page.screenshot(path=str(ARTIFACTS / f"chat-chip-editor-{width}.png"))
             form.locator("button[type=submit]").click()
             page.wait_for_function(
                 "() => document.querySelectorAll('.msg-assistant[data-status=complete]').length == 2"

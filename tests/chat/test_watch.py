@@ -174,3 +174,29 @@ def test_preferences_page(owner_client, owner, stranger):
     assert not Preferences.of(stranger).watch_digest
     owner_client.post("/accounts/preferences/", {})
     assert not Preferences.of(owner).watch_digest
+
+
+def test_follow_over_the_api(owner, stranger):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    def client_of(user):
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+        return client
+
+    owner_api, stranger_api = client_of(owner), client_of(stranger)
+    thread = asked(owner, "What about fuzzing?", "fuzzing")
+    url = f"/api/threads/{thread.pk}/follow/"
+    assert owner_api.get(url).json()["followed"] is False
+    assert stranger_api.post(url).status_code == 404
+    assert not Follow.objects.exists()
+    followed = owner_api.post(url)
+    assert followed.status_code == 200 and followed.json()["followed"] is True
+    assert owner_api.post(url).status_code == 200  # idempotent
+    empty = Thread.objects.create(owner=owner, title="empty")
+    refused = owner_api.post(f"/api/threads/{empty.pk}/follow/")
+    assert refused.status_code == 400 and "Ask a question first" in str(refused.json())
+    assert stranger_api.delete(url).status_code == 404
+    assert owner_api.delete(url).status_code == 204
+    assert not Follow.objects.exists()

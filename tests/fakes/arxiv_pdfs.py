@@ -9,7 +9,7 @@
 "truncate" (Content-Length of the whole file, half the bytes, then the connection closes),
 "stall" (headers, then silence), "404", or `fail_next()` for 429/503 with Retry-After.
 
-Run it by hand: `python tests/fakes/arxiv_pdfs.py` prints its URL template (for ARXIV_PDF_URL).
+Run it by hand: `python -m tests.fakes.arxiv_pdfs` prints its URL template (for ARXIV_PDF_URL).
 """
 
 import re

@@ -146,3 +146,20 @@ def test_vectors_pending_speaks_of_the_papers_found_only(owner_client, three_pap
     assert found["vectors_pending"] is True
     assert "2401.00004" in [r["arxiv_id"] for r in found["results"]]
     assert any("keyword match (BM25) alone" in notice for notice in found["notices"])
+
+
+def test_vectors_pending_among_papers_counts_visible_papers_and_this_model_only(three_papers):
+    from papers.catalogue import vectors_pending
+    from papers.models import Paper
+
+    run_indexing()
+    papers = list(Paper.objects.order_by("arxiv_id"))
+    ids = [p.pk for p in papers]
+    assert vectors_pending("hashing-test", ids) is False
+    assert vectors_pending("another-model", ids) is True  # vectors of another model do not count
+
+    papers[0].passages.all().delete()
+    assert vectors_pending("hashing-test", ids) is True
+    assert vectors_pending("hashing-test", ids[1:]) is False  # not among these
+    Paper.objects.filter(pk=papers[0].pk).update(hidden=True)
+    assert vectors_pending("hashing-test", ids) is False  # hidden: never searched

@@ -23,6 +23,20 @@ def test_ingest_recent_queues_indexing_only_when_something_changed(arxiv_api):
     assert _queued() == ["papers.jobs.index_new_papers_job"]
 
 
+def test_ingest_recent_queues_reading_full_text_only_with_fulltext_categories(
+    arxiv_api, settings
+):
+    settings.FULLTEXT_CATEGORIES = ["cs.AI"]
+    first = ingest_recent_job(categories=["cs.AI"])
+    assert first["fulltext_queued"] is True
+    assert _queued() == ["papers.jobs.index_new_papers_job", "papers.jobs.read_new_fulltext_job"]
+
+    settings.FULLTEXT_CATEGORIES = []
+    Paper.objects.all().delete()
+    assert ingest_recent_job(categories=["cs.AI"])["fulltext_queued"] is False
+    assert _queued()[-1] == "papers.jobs.index_new_papers_job"
+
+
 def test_ingest_recent_with_arxiv_down_fails_quietly(db, settings):
     settings.ARXIV_API_URL = "http://127.0.0.1:9/api/query"
     settings.ARXIV_DELAY_SECONDS = 0

@@ -39,8 +39,13 @@ from papers.models import Paper
 
 SCRATCH_DATABASE = "bench_load"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"  # when REDIS_URL is not set: a database of its own
-SEARCHES = ["diffusion models", "quantum key distribution since 2010", "transformers in 2024",
-            "graph neural networks", "papers from the last 2 years on language models"]
+SEARCHES = [
+    "diffusion models",
+    "quantum key distribution since 2010",
+    "transformers in 2024",
+    "graph neural networks",
+    "papers from the last 2 years on language models",
+]
 
 
 @dataclass
@@ -77,24 +82,44 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--chats", type=int, default=200, help="concurrent chats (default 200)")
         parser.add_argument("--servers", type=int, default=2, help="daphne processes (default 2)")
-        parser.add_argument("--search-clients", type=int, default=4,
-                            help="clients searching back to back during the chats (default 4)")
+        parser.add_argument(
+            "--search-clients",
+            type=int,
+            default=4,
+            help="clients searching back to back during the chats (default 4)",
+        )
         parser.add_argument("--tokens-per-second", type=float, default=30.0)
         parser.add_argument("--answer-words", type=int, default=60)
-        parser.add_argument("--papers", type=int, default=2000,
-                            help="papers imported into the scratch database (default 2000)")
         parser.add_argument(
-            "--snapshot", type=Path,
+            "--papers",
+            type=int,
+            default=2000,
+            help="papers imported into the scratch database (default 2000)",
+        )
+        parser.add_argument(
+            "--snapshot",
+            type=Path,
             default=SHARED_DATA / "arxiv-snapshot/arxiv-sample.jsonl.gz",
             help="arXiv snapshot file the papers come from (default ../shared/data/arxiv-snapshot/"
             "arxiv-sample.jsonl.gz)",
         )
-        parser.add_argument("--ramp", type=float, default=0.0,
-                            help="spread the asks over this many seconds (0: all at once)")
-        parser.add_argument("--timeout", type=float, default=300.0,
-                            help="deadline for the whole run in seconds (default 300)")
-        parser.add_argument("--keep-db", action="store_true",
-                            help="keep the scratch database (its papers) for the next run")
+        parser.add_argument(
+            "--ramp",
+            type=float,
+            default=0.0,
+            help="spread the asks over this many seconds (0: all at once)",
+        )
+        parser.add_argument(
+            "--timeout",
+            type=float,
+            default=300.0,
+            help="deadline for the whole run in seconds (default 300)",
+        )
+        parser.add_argument(
+            "--keep-db",
+            action="store_true",
+            help="keep the scratch database (its papers) for the next run",
+        )
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
     def handle(self, *args, **options):
@@ -108,18 +133,19 @@ class Command(BaseCommand):
         started = time.monotonic()
         with scratch_database(SCRATCH_DATABASE, keep=options["keep_db"]):
             papers = self._scratch_papers(options["snapshot"], options["papers"])
-            people = self._scratch_people(options["chats"] + options["servers"],
-                                          options["search_clients"])
+            people = self._scratch_people(
+                options["chats"] + options["servers"], options["search_clients"]
+            )
             with self._fleet(redis_url, options) as fleet:
                 try:
-                    result = asyncio.run(asyncio.wait_for(
-                        self._load(fleet, people, options), options["timeout"]
-                    ))
+                    result = asyncio.run(
+                        asyncio.wait_for(self._load(fleet, people, options), options["timeout"])
+                    )
                 except TimeoutError:
                     raise CommandError(
                         f"the load did not finish within --timeout {options['timeout']:g} s"
                     ) from None
-            saved = self._saved_answers(people["threads"][options["servers"]:])
+            saved = self._saved_answers(people["threads"][options["servers"] :])
         self._report(result, saved, papers, options, time.monotonic() - started)
 
     # --- Scratch data ----------------------------------------------------------------------------
@@ -141,7 +167,6 @@ class Command(BaseCommand):
         from django.test import Client
         from rest_framework.authtoken.models import Token
 
-
         User = get_user_model()
         User.objects.filter(username__startswith="load-").delete()
         users = User.objects.bulk_create(
@@ -152,7 +177,9 @@ class Command(BaseCommand):
             threads.append(Thread.objects.create(owner=user))
             client = Client()
             client.force_login(user)
-            cookies.append(f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}")
+            cookies.append(
+                f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+            )
         tokens = [Token.objects.create(user=user).key for user in users[:searchers]]
         return {"threads": threads, "cookies": cookies, "tokens": tokens}
 
@@ -164,8 +191,10 @@ class Command(BaseCommand):
         for key in ("setup_ms", "retrieval_ms", "overhead_ms", "ttft_ms"):
             values = [m.timings[key] for m in rows if key in (m.timings or {})]
             if values:
-                stages[key] = {"p50": round(percentile(values, 50)),
-                               "p95": round(percentile(values, 95))}
+                stages[key] = {
+                    "p50": round(percentile(values, 50)),
+                    "p95": round(percentile(values, 95)),
+                }
         return {"status": dict(Counter(m.status for m in rows)), "server_timings": stages}
 
     # --- The processes ---------------------------------------------------------------------------
@@ -178,8 +207,11 @@ class Command(BaseCommand):
         answer = " ".join(f"w{i}" for i in range(options["answer_words"] - 1)) + " [1]."
         prefix = f"bench-load-{uuid.uuid4().hex[:8]}"
         with ExitStack() as stack:
-            fake = _start(stack, [sys.executable, "-m", "bench.fake_llm", answer,
-                                  str(options["tokens_per_second"])], stdout=subprocess.PIPE)
+            fake = _start(
+                stack,
+                [sys.executable, "-m", "bench.fake_llm", answer, str(options["tokens_per_second"])],
+                stdout=subprocess.PIPE,
+            )
             fake_url = fake.stdout.readline().strip()
             env = {
                 **os.environ,
@@ -200,12 +232,24 @@ class Command(BaseCommand):
             servers = []
             for i, port in enumerate(ports):
                 log = stack.enter_context(open(out / f"bench_load_daphne_{i}.log", "w"))
-                servers.append(_start(
-                    stack,
-                    [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                     "flatuniverse.asgi:application"],
-                    env=env, stdout=log, stderr=subprocess.STDOUT,
-                ))
+                servers.append(
+                    _start(
+                        stack,
+                        [
+                            sys.executable,
+                            "-m",
+                            "daphne",
+                            "-b",
+                            "127.0.0.1",
+                            "-p",
+                            str(port),
+                            "flatuniverse.asgi:application",
+                        ],
+                        env=env,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
             for port, server in zip(ports, servers, strict=True):
                 _wait_healthy(port, server)
             stack.callback(_forget_redis_keys, redis_url, prefix)
@@ -223,16 +267,20 @@ class Command(BaseCommand):
 
         # Warm-up, not measured: one chat per process (the first loads the LLM SDK, the
         # retrieval code paths) and one search, as on a server that has been running.
-        warm = await asyncio.gather(*(
-            _chat(ports[i], threads[i], cookies[i], QUESTIONS[0], i, None, 0.0)
-            for i in range(servers)
-        ))
+        warm = await asyncio.gather(
+            *(
+                _chat(ports[i], threads[i], cookies[i], QUESTIONS[0], i, None, 0.0)
+                for i in range(servers)
+            )
+        )
         if errors := [c.error for c in warm if c.error]:
             raise CommandError(f"warm-up failed: {errors}")
         threads, cookies = threads[servers:], cookies[servers:]
         result.rss_idle = [p.memory_info().rss for p in processes]
         watched = {f"daphne {i}": p for i, p in enumerate(processes)}
-        watched.update({"fake LLM": psutil.Process(fleet["fake_pid"]), "clients (this)": psutil.Process()})
+        watched.update(
+            {"fake LLM": psutil.Process(fleet["fake_pid"]), "clients (this)": psutil.Process()}
+        )
         cpu_before = {name: _cpu(p) for name, p in watched.items()}
         result.rss_peak = list(result.rss_idle)
         result.load_average = (os.getloadavg()[0], 0.0)
@@ -256,8 +304,15 @@ class Command(BaseCommand):
                 await asyncio.sleep(0.25)
 
         chats = [
-            _chat(ports[i % servers], thread, cookie, QUESTIONS[i % len(QUESTIONS)], i % servers,
-                  (go, on_ready), options["ramp"] * i / len(threads))
+            _chat(
+                ports[i % servers],
+                thread,
+                cookie,
+                QUESTIONS[i % len(QUESTIONS)],
+                i % servers,
+                (go, on_ready),
+                options["ramp"] * i / len(threads),
+            )
             for i, (thread, cookie) in enumerate(zip(threads, cookies, strict=True))
         ]
         searchers = [
@@ -301,21 +356,32 @@ class Command(BaseCommand):
             "seconds": round(result.seconds, 2),
             "answers_per_s": round(len(answered) / result.seconds, 1) if result.seconds else 0,
             "token_frames_per_s": round(sum(c.tokens for c in answered) / result.seconds)
-            if result.seconds else 0,
-            "ttft_ms": {"p50": round(percentile(ttft, 50)), "p95": round(percentile(ttft, 95)),
-                        "max": round(max(ttft, default=float("nan")))},
+            if result.seconds
+            else 0,
+            "ttft_ms": {
+                "p50": round(percentile(ttft, 50)),
+                "p95": round(percentile(ttft, 95)),
+                "max": round(max(ttft, default=float("nan"))),
+            },
             "answer_ms": {"p50": round(percentile(total, 50)), "p95": round(percentile(total, 95))},
             "searches": len(result.search_ms),
             "searches_per_s": round(len(result.search_ms) / result.seconds, 1)
-            if result.seconds else 0,
-            "search_ms": {"p50": round(percentile(result.search_ms, 50)),
-                          "p95": round(percentile(result.search_ms, 95))},
+            if result.seconds
+            else 0,
+            "search_ms": {
+                "p50": round(percentile(result.search_ms, 50)),
+                "p95": round(percentile(result.search_ms, 95)),
+            },
             "search_errors": dict(result.search_errors),
             "cpu_s": result.cpu_s,
-            "rss_mb": [{"idle": round(i / mb), "peak": round(p / mb)}
-                       for i, p in zip(result.rss_idle, result.rss_peak, strict=True)],
-            "load_average_1m": {"before": round(result.load_average[0], 1),
-                                "after": round(result.load_average[1], 1)},
+            "rss_mb": [
+                {"idle": round(i / mb), "peak": round(p / mb)}
+                for i, p in zip(result.rss_idle, result.rss_peak, strict=True)
+            ],
+            "load_average_1m": {
+                "before": round(result.load_average[0], 1),
+                "after": round(result.load_average[1], 1),
+            },
             "cores": os.cpu_count(),
             "wall_s": round(wall, 1),
         }
@@ -323,28 +389,46 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report, indent=2))
             return
         w = self.stdout.write
-        w(f"{report['chats']} chats over {report['servers']} daphne processes (Redis), "
-          f"{report['papers']} scratch papers, fake LLM {report['tokens_per_second']:g} tokens/s, "
-          f"{report['answer_words']} words an answer; {report['cores']} cores, load average "
-          f"{report['load_average_1m']['before']} before, {report['load_average_1m']['after']} after")
-        w(f"sockets connected in {report['connect_s']} s; all asks answered in {report['seconds']} s")
-        w(f"answered {report['answered']}/{report['chats']}, saved {report['saved']}, "
-          f"errors {report['errors'] or 'none'}")
-        w(f"throughput: {report['answers_per_s']} answers/s, "
-          f"{report['token_frames_per_s']} token frames/s delivered")
-        w(f"time to first token: p50 {report['ttft_ms']['p50']} ms, p95 {report['ttft_ms']['p95']} ms, "
-          f"max {report['ttft_ms']['max']} ms; whole answer p50 {report['answer_ms']['p50']} ms, "
-          f"p95 {report['answer_ms']['p95']} ms")
-        w("server side (ask -> pipeline start, retrieval, all before the LLM, first token): "
-          + ", ".join(f"{k[:-3]} p50 {v['p50']} / p95 {v['p95']} ms"
-                      for k, v in report["server_timings_ms"].items()))
-        w(f"API search meanwhile: {report['searches']} searches ({report['searches_per_s']}/s), "
-          f"p50 {report['search_ms']['p50']} ms, p95 {report['search_ms']['p95']} ms, "
-          f"errors {report['search_errors'] or 'none'}")
+        w(
+            f"{report['chats']} chats over {report['servers']} daphne processes (Redis), "
+            f"{report['papers']} scratch papers, fake LLM {report['tokens_per_second']:g} tokens/s, "
+            f"{report['answer_words']} words an answer; {report['cores']} cores, load average "
+            f"{report['load_average_1m']['before']} before, {report['load_average_1m']['after']} after"
+        )
+        w(
+            f"sockets connected in {report['connect_s']} s; all asks answered in {report['seconds']} s"
+        )
+        w(
+            f"answered {report['answered']}/{report['chats']}, saved {report['saved']}, "
+            f"errors {report['errors'] or 'none'}"
+        )
+        w(
+            f"throughput: {report['answers_per_s']} answers/s, "
+            f"{report['token_frames_per_s']} token frames/s delivered"
+        )
+        w(
+            f"time to first token: p50 {report['ttft_ms']['p50']} ms, p95 {report['ttft_ms']['p95']} ms, "
+            f"max {report['ttft_ms']['max']} ms; whole answer p50 {report['answer_ms']['p50']} ms, "
+            f"p95 {report['answer_ms']['p95']} ms"
+        )
+        w(
+            "server side (ask -> pipeline start, retrieval, all before the LLM, first token): "
+            + ", ".join(
+                f"{k[:-3]} p50 {v['p50']} / p95 {v['p95']} ms"
+                for k, v in report["server_timings_ms"].items()
+            )
+        )
+        w(
+            f"API search meanwhile: {report['searches']} searches ({report['searches_per_s']}/s), "
+            f"p50 {report['search_ms']['p50']} ms, p95 {report['search_ms']['p95']} ms, "
+            f"errors {report['search_errors'] or 'none'}"
+        )
         for i, rss in enumerate(report["rss_mb"]):
             w(f"daphne {i}: RSS {rss['idle']} MB idle, {rss['peak']} MB peak")
-        w(f"CPU seconds during those {report['seconds']} s: "
-          + ", ".join(f"{name} {seconds}" for name, seconds in report["cpu_s"].items()))
+        w(
+            f"CPU seconds during those {report['seconds']} s: "
+            + ", ".join(f"{name} {seconds}" for name, seconds in report["cpu_s"].items())
+        )
         w(f"wall time {report['wall_s']} s (scratch data, processes, load)")
 
 
@@ -356,8 +440,11 @@ async def _chat(port, thread, cookie, question, server, gate, delay) -> ChatResu
     result = ChatResult(server=server)
     try:
         async with connect(
-            f"ws://127.0.0.1:{port}/ws/threads/{thread.pk}/", origin=f"http://127.0.0.1:{port}",
-            additional_headers={"Cookie": cookie}, open_timeout=60, ping_interval=None,
+            f"ws://127.0.0.1:{port}/ws/threads/{thread.pk}/",
+            origin=f"http://127.0.0.1:{port}",
+            additional_headers={"Cookie": cookie},
+            open_timeout=60,
+            ping_interval=None,
             max_size=None,
         ) as ws:
             while json.loads(await asyncio.wait_for(ws.recv(), 60))["type"] != "ready":
@@ -403,8 +490,9 @@ async def _search_loop(port, token, done: asyncio.Event, go: asyncio.Event, resu
 
     await go.wait()
     headers = {"Authorization": f"Token {token}"}
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers=headers,
-                                 timeout=60) as http:
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=60
+    ) as http:
         i = 0
         while not done.is_set():
             started = time.perf_counter()
@@ -455,7 +543,9 @@ def _wait_healthy(port: int, process: subprocess.Popen, timeout: float = 90) -> 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise CommandError(f"daphne on port {port} exited; see bench-out/bench_load_daphne_*.log")
+            raise CommandError(
+                f"daphne on port {port} exited; see bench-out/bench_load_daphne_*.log"
+            )
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
                 return

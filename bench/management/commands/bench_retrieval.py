@@ -38,7 +38,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from django.test.utils import override_settings
+from tqdm import tqdm
 
+from bench import bm25f
 from bench.evaluation import (
     BeirSet,
     load_beir,
@@ -49,10 +51,11 @@ from bench.evaluation import (
     recall_at,
 )
 from bench.scratch_db import scratch_database
+from chat.retrieval import search as search_module
 from chat.retrieval.dense import dense_search
 from chat.retrieval.filters import SearchFilters
 from chat.retrieval.fulltext import lexical_search
-from chat.retrieval.fusion import Ranked, convex_fusion, reciprocal_rank_fusion
+from chat.retrieval.fusion import Ranked, convex_fusion, list_weight, reciprocal_rank_fusion
 from chat.retrieval.refine import parse as parse_refinements
 from chat.retrieval.search import search
 from chat.understanding.analysis import QueryAnalysis
@@ -63,6 +66,7 @@ from papers.ingest.upsert import PaperRecord, upsert_papers
 from papers.models import Paper, Passage
 
 CANDIDATES = 100
+CHECKPOINT_SECONDS = 120  # while embedding a corpus, save the vectors so far this often
 PUBLISHED = datetime(2020, 1, 1, tzinfo=UTC)  # BEIR documents have no dates
 # Every ranking variant tried for issue #16 (`--variant all`), as SEARCH_REFINE values.
 VARIANTS = (
@@ -75,6 +79,10 @@ VARIANTS = (
     "fusion-length",
     "passage-sum",
     "passage-top2",
+    # BM25F over title and abstract (bench/bm25f.py; an index-time change): title weight 1, 2, 3.
+    "bm25f:1",
+    "bm25f:2",
+    "bm25f:3",
 )
 
 _TS_RANK = """
@@ -193,8 +201,25 @@ class Command(BaseCommand):
             self.say(f"vectors from {cache}")
             _load_vectors(cache, embedder.name)
             return
+        # Resume: the vectors of any earlier run on the same corpus file (a --corpus-limit
+        # prefix, or a checkpoint of a run that was cut) are valid here; embed only the rest.
+        checkpoint = cache.with_name(
+            cache.name.replace(f"-{embedder.name}.npz", "-partial") + f"-{embedder.name}.npz"
+        )
+        seed = _largest_earlier_cache(cache, embedder.name)
+        if seed is not None:
+            self.say(f"resuming from {seed}")
+            _load_vectors(seed, embedder.name)
         self.say(f"embedding the corpus with {embedder.name} (once; cached in {cache})")
-        embed_missing(progress=not self.quiet)
+        saved_at = time.monotonic()
+
+        def checkpoint_now(result) -> None:
+            nonlocal saved_at
+            if time.monotonic() - saved_at >= CHECKPOINT_SECONDS:
+                _save_vectors(checkpoint, embedder.name)
+                saved_at = time.monotonic()
+
+        embed_missing(progress=True, on_batch=checkpoint_now)  # bars on stderr, even with --json
         _save_vectors(cache, embedder.name)
 
     # --- evaluation ------------------------------------------------------------------------
@@ -203,15 +228,28 @@ class Command(BaseCommand):
         embedder = get_embedder()
         arxiv_of = dict(Paper.objects.values_list("id", "arxiv_id"))
         run_search = async_to_sync(search)
+        if refinements:
+            # Every variant of a claim searches with the vector embedded once: the embedding is
+            # the same for all, and on a loaded machine it dominated and blurred the time ratios.
+            embedder = _RememberedQuery(embedder)
+            search_module._embedders[settings.EMBEDDING_BACKEND] = embedder
         runs: dict[str, list[list[str]]] = {
             name: [] for name in ("dense", "fulltext", "fulltext_ts_rank", "hybrid")
         }
         variants: dict[str, list[list[str]]] = {}
         latencies, exact_bm25 = [], 0
         refined: dict[str, list[list[str]]] = {name: [] for name in refinements}
-        seconds: dict[str, float] = dict.fromkeys(["", *refinements], 0.0)
+        # BM25F variants re-rank the same dense list with another BM25 list (index-time: untimed).
+        fields = {n: w for n in refinements if (w := _bm25f_weight(n)) is not None}
+        timed = [name for name in refinements if name not in fields]
+        seconds: dict[str, float] = dict.fromkeys(["", *timed], 0.0)
+        field_index = None
+        if fields:
+            with connection.cursor() as cursor:
+                field_index = bm25f.load(cursor)
         self.say(f"{len(query_ids)} queries")
-        for number, query_id in enumerate(query_ids):
+        claims = tqdm(query_ids, desc="claims", unit="claim", mininterval=10)
+        for number, query_id in enumerate(claims):
             text = data.queries[query_id]
             vector = embedder.embed_query(text)
             with transaction.atomic(), connection.cursor() as cursor:
@@ -227,7 +265,16 @@ class Command(BaseCommand):
                 query=text, original=text, is_temporal=False, start=None, end=None, year=None,
                 recency_weight=0.0, phrase="",
             )  # fmt: skip
-            order = ["", *refinements]  # "": the default; rotated so no variant always runs first
+            for name, title_weight in fields.items():
+                ids, scores_ = bm25f.rank(field_index, lexical.terms, CANDIDATES,
+                                          title_weight=title_weight)  # fmt: skip
+                fused = convex_fusion([
+                    Ranked("dense", [h.paper_id for h in dense.hits],
+                           [h.similarity for h in dense.hits], list_weight("dense")),
+                    Ranked("fulltext", ids, scores_, list_weight("fulltext")),
+                ])  # fmt: skip
+                refined[name].append([arxiv_of[f.paper_id] for f in fused[:CANDIDATES]])
+            order = ["", *timed]  # "": the default; rotated so no variant always runs first
             shift = number % len(order)
             for name in order[shift:] + order[:shift]:
                 with override_settings(SEARCH_REFINE=name.replace("+", ",")):
@@ -270,6 +317,8 @@ class Command(BaseCommand):
         result = {name: scores(lists) for name, lists in runs.items()}
         result["variants"] = {name: scores(lists) for name, lists in variants.items()}
 
+        search_module._embedders.pop(settings.EMBEDDING_BACKEND, None)  # the real one again
+
         def per_query(rankings):
             pairs = zip(query_ids, rankings, strict=True)
             return [ndcg_at(r, data.qrels[q], 10) for q, r in pairs]
@@ -279,7 +328,11 @@ class Command(BaseCommand):
             name: dict(
                 scores(refined[name]),
                 **_compared(per_query(refined[name]), baseline),
-                time_ratio=round(seconds[name] / seconds[""], 3) if seconds[""] else None,
+                time_ratio=(
+                    round(seconds[name] / seconds[""], 3)
+                    if seconds.get(name) and seconds[""]
+                    else None
+                ),
             )
             for name in refinements
         }
@@ -322,7 +375,8 @@ class Command(BaseCommand):
                 out(
                     f"  {name:22s} {s['ndcg@10']:8.4f} {s['diff']:+8.4f} "
                     f"[{low:+.4f}, {high:+.4f}] {s['odd']:+7.4f} {s['even']:+7.4f} "
-                    f"{s['recall@100']:7.4f} {s['time_ratio']:5.2f}x  "
+                    f"{s['recall@100']:7.4f} "
+                    + (f"{s['time_ratio']:5.2f}x  " if s["time_ratio"] else " index  ")
                     + ("yes" if _wins(s, result["hybrid"]) else "no")
                 )
         out(
@@ -344,6 +398,22 @@ def _first_documents(data: BeirSet, count: int) -> BeirSet:
     return BeirSet(corpus, queries, qrels, data.corpus_path, partial=count < len(data.corpus))
 
 
+class _RememberedQuery:
+    """An embedder that embeds each query text once (the last one is remembered)."""
+
+    def __init__(self, embedder):
+        self._embedder = embedder
+        self._last: tuple[str, object] | None = None
+
+    def __getattr__(self, name):
+        return getattr(self._embedder, name)
+
+    def embed_query(self, text: str):
+        if self._last is None or self._last[0] != text:
+            self._last = (text, self._embedder.embed_query(text))
+        return self._last[1]
+
+
 def _variants(values: list[str]) -> list[str]:
     """--variant values as a list of SEARCH_REFINE values ("+" joins refinements), checked."""
     names: list[str] = []
@@ -352,6 +422,9 @@ def _variants(values: list[str]) -> list[str]:
             if not name:
                 continue
             for one in VARIANTS if name == "all" else (name,):
+                if _bm25f_weight(one) is not None:
+                    names.append(one)
+                    continue
                 try:
                     parse_refinements(one.replace("+", ","))
                 except ImproperlyConfigured as exc:
@@ -359,6 +432,17 @@ def _variants(values: list[str]) -> list[str]:
                 if one not in names:
                     names.append(one)
     return names
+
+
+def _bm25f_weight(name: str) -> float | None:
+    """The title weight of a "bm25f:W" variant, None for any other name."""
+    prefix, _, weight = name.partition(":")
+    if prefix != "bm25f":
+        return None
+    try:
+        return float(weight or 2)
+    except ValueError:
+        raise CommandError(f"--variant: bad title weight in {name!r}") from None
 
 
 def _compared(variant: list[float], baseline: list[float]) -> dict:
@@ -390,6 +474,18 @@ def _fingerprint(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()[:12]
+
+
+def _largest_earlier_cache(cache: Path, model: str) -> Path | None:
+    """The biggest other vector cache of the same corpus file and model, if any (same
+    fingerprint: a prefix run's "-firstN" cache or a cut run's "-partial" checkpoint)."""
+    fingerprint = cache.name.split("-", 1)[0]
+    earlier = [
+        path
+        for path in cache.parent.glob(f"{fingerprint}-*-{model}.npz")
+        if path != cache and path.is_file()
+    ]
+    return max(earlier, key=lambda path: path.stat().st_size, default=None)
 
 
 def _save_vectors(cache: Path, model: str) -> None:

@@ -314,11 +314,11 @@ class Command(BaseCommand):
         )
         for row in result["passes"]:
             out(f"  pass {row}")
-        out("by stage (ms per search: total = python + sql + server other):")
+        out("by stage (ms per search: total = python + sql; then the server's other processes):")
         for stage, row in result["stages"].items():
             out(
                 f"  {stage:9s} {row['total_ms']:7.2f} = {row['python_ms']:6.2f}"
-                f" + {row['sql_ms']:6.2f} + {row['server_other_ms']:5.2f}"
+                f" + {row['sql_ms']:6.2f}; other {row['server_other_ms']:5.2f}"
             )
 
     # --- dense plan: exact scan vs HNSW iterative scan ---------------------------------------

@@ -123,3 +123,14 @@ async def test_a_thread_about_one_paper_gets_its_best_chunks_as_several_cards(re
     assert {c["arxiv_id"] for c in cards} == {"2510.00003"}
     assert len(cards) >= 3 and len({c["passage"] for c in cards}) == len(cards)
     assert all(c["kind"] == "fulltext" and c["page"] for c in cards)
+
+
+async def test_until_a_full_text_is_read_the_chunk_search_is_skipped(catalogue):
+    response = await search("consistency distillation", k=5, now=NOW)
+    assert response.plan["chunks"] == "none"
+    assert response.hits
+
+    await sync_to_async(_read_two_papers)()
+    response = await search("sourdough starter hydration", k=5, now=NOW)
+    assert response.plan["chunks"] != "none"
+    assert "9901.00007" in [h.arxiv_id for h in response.hits]

@@ -85,3 +85,31 @@ def test_bad_plans_and_vectors_are_refused(corpus):
     with transaction.atomic(), connection.cursor() as cursor:
         with pytest.raises(ValueError, match="dimensions"):
             dense_search(cursor, [0.1, 0.2], "hashing-test", SearchFilters(), 5)
+
+
+def test_full_text_chunks_do_not_count_in_the_abstract_plan_choice(corpus):
+    """The crossover between the exact scan and the abstracts' HNSW index grows with the index's
+    entries; chunks share the table but not that index, so adding 40 a paper changes nothing."""
+    from chat.retrieval.dense import exact_threshold
+
+    def threshold():
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE papers_passage")
+            return exact_threshold(cursor, rows=135, exact_max=0)
+
+    before = threshold()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM papers_passage")
+        abstracts = cursor.fetchone()[0]
+        cursor.execute(
+            "INSERT INTO papers_passage (paper_id, model, kind, position, start, \"end\","
+            " published, embedding, created_at)"
+            " SELECT paper_id, model, 'fulltext', 1 + g, 0, 0, published, embedding, now()"
+            " FROM papers_passage, generate_series(0, 39) AS g WHERE kind = 'abstract'"
+        )
+    after = threshold()
+
+    assert before > 0
+    assert after == pytest.approx(before, rel=0.05)
+    # Counting the table instead would have moved it by sqrt(41).
+    assert after < before * 2, (abstracts, before, after)

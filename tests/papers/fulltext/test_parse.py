@@ -66,3 +66,27 @@ def test_heading_recognition_is_cheap_but_not_fooled_by_table_rows_or_sentences(
     assert (
         heading_title("2 Then we minimise the loss over all the training examples we have.") is None
     )
+
+
+def test_a_reference_list_without_a_heading_is_dropped_and_a_wrapped_title_is_no_appendix():
+    # REVTeX prints no "References" heading; a wrapped reference title looks like "A <Title>".
+    pages = [
+        _page(1, "I. INTRODUCTION", "QAOA is studied [1, 2]."),
+        _page(
+            2,
+            "II. RESULTS",
+            "It works [3].",
+            "[1] E. Farhi and J. Goldstone, A quantum",
+            "algorithm, arXiv (2014).",
+        ),
+        _page(
+            3,
+            "[2] B. Smith, Another one (2020).",
+            "A Depth-Progressive Initialization Strategy for",
+            "Quantum Optimization, PRX 1, 2 (2021).",
+            "[3] C. Doe, Last (2022).",
+        ),
+    ]
+    text = clean_pages(pages).text
+    assert "It works [3]." in text
+    assert "Farhi" not in text and "Depth-Progressive" not in text and "Last (2022)" not in text
