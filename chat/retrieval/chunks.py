@@ -51,6 +51,10 @@ CHUNK_DENSE_SHARE = 0.5
 # cards of their own when the answer has room (a scoped thread about one paper).
 CHUNKS_PER_PAPER = 4
 
+# Reciprocal rank constant when fusing one paper's chunks by cosine and by BM25: lists of 40-200
+# chunks, where the catalogue's 60 flattens the head (bench_fulltext: docs/BENCHMARKS.md).
+CHUNK_RRF_K = 10
+
 _LEXEME = re.compile(r"^[a-z0-9]+$")
 
 
@@ -136,20 +140,45 @@ FROM unnest(%(bodies)s::text[]) AS body
 """
 
 
+# The same counts for texts that are not chunks (the abstracts of papers never read).
+_COUNTS = """
+SELECT t.length, t.lexemes, t.counts
+FROM unnest(%(bodies)s::text[]) WITH ORDINALITY AS b(body, i)
+CROSS JOIN LATERAL (
+    SELECT coalesce(sum(array_length(u.positions, 1)), 0)::int AS length,
+           array_agg(u.lexeme) FILTER (WHERE u.lexeme = ANY(%(words)s)) AS lexemes,
+           array_agg(array_length(u.positions, 1)) FILTER (WHERE u.lexeme = ANY(%(words)s))
+               AS counts
+    FROM unnest(to_tsvector('english', b.body)) AS u
+) t
+ORDER BY b.i
+"""
+
+
+@dataclass
+class RankedChunks:
+    by_paper: dict[int, list[Chunk]]  # each read paper's best chunks, best first
+    # Each candidate paper's best BM25 over its passages (its chunks, or its abstract when it
+    # was never read), all scored as one collection: the evidence that reorders the papers.
+    evidence: dict[int, float]
+
+
 def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
-                per_paper: int = CHUNKS_PER_PAPER) -> dict[int, list[Chunk]]:
+                per_paper: int = CHUNKS_PER_PAPER,
+                abstracts: dict[int, str] | None = None) -> RankedChunks:
     """For each of `paper_ids` that has read full text, its best `per_paper` chunks for the
-    query (`vector`, and `lexemes`: the query's stemmed words as BM25 saw them)."""
+    query (`vector`, and `lexemes`: the query's stemmed words as BM25 saw them); `abstracts`
+    (paper id: text) stand for the papers without chunks in the evidence."""
     ids = [int(i) for i in paper_ids]
     if not ids or vector is None:
-        return {}
+        return RankedChunks({}, {})
     words = sorted({w for w in lexemes if _LEXEME.match(w)})
     cursor.execute(
         _CHUNKS, {"q": vector_literal(vector), "model": model, "ids": ids, "words": words}
     )
     rows = cursor.fetchall()
     if not rows:
-        return {}
+        return RankedChunks({}, {})
     chunks = [
         Chunk(pid, paper, body, page, page_end, section or "", start, end, float(sim), 0.0,
               length=length, counts=tuple(zip(found or (), counts or (), strict=True)))
@@ -163,8 +192,38 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
             )
             chunks = [replace(c, overlap=float(r[0]))
                       for c, r in zip(chunks, cursor.fetchall(), strict=True)]
-        return _mixed_per_paper(chunks, per_paper)
-    return _fused_per_paper(with_bm25(chunks), per_paper)
+        return RankedChunks(_mixed_per_paper(chunks, per_paper), {})
+    read = {c.paper_id for c in chunks}
+    unread = {pid: text for pid, text in (abstracts or {}).items() if pid not in read and text}
+    stand_ins = []
+    if unread and words:
+        cursor.execute(_COUNTS, {"bodies": list(unread.values()), "words": words})
+        stand_ins = [
+            Chunk(0, pid, "", None, None, "", 0, 0, 0.0, 0.0, length=length,
+                  counts=tuple(zip(found or (), counts or (), strict=True)))
+            for pid, (length, found, counts) in zip(unread, cursor.fetchall(), strict=True)
+        ]
+    scored = with_bm25(chunks + stand_ins)
+    evidence: dict[int, float] = {}
+    for chunk in scored:
+        evidence[chunk.paper_id] = max(evidence.get(chunk.paper_id, 0.0), chunk.bm25)
+    return RankedChunks(_fused_per_paper(scored[: len(chunks)], per_paper), evidence)
+
+
+def reordered_by_evidence(paper_ids: list[int], evidence: dict[int, float]) -> list[int]:
+    """`paper_ids` (the fused order) fused by reciprocal rank with their order by `evidence`
+    (papers with none keep only their fused rank); ties keep the fused order."""
+    if not evidence:
+        return list(paper_ids)
+    by_evidence = sorted(
+        (pid for pid in paper_ids if evidence.get(pid, 0) > 0), key=lambda pid: -evidence[pid]
+    )
+    fused = reciprocal_rank_fusion([
+        Ranked("fused", list(paper_ids), [0.0] * len(paper_ids)),
+        Ranked("evidence", by_evidence, [evidence[pid] for pid in by_evidence]),
+    ])
+    position = {pid: i for i, pid in enumerate(paper_ids)}
+    return [f.paper_id for f in sorted(fused, key=lambda f: (-f.score, position[f.paper_id]))]
 
 
 def with_bm25(chunks: list[Chunk]) -> list[Chunk]:
@@ -200,7 +259,7 @@ def _fused_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chun
         fused = reciprocal_rank_fusion([
             Ranked("dense", [c.passage_id for c in dense], [c.similarity for c in dense]),
             Ranked("bm25", [c.passage_id for c in lexical], [c.bm25 for c in lexical]),
-        ])
+        ], k=CHUNK_RRF_K)
         by_id = {c.passage_id: c for c in found}
         best = sorted(
             # (fusion names every id `paper_id`: here they are the chunks' passage ids)

@@ -632,8 +632,19 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
     unread = q.chunks is not None and q.chunks.plan == "none"
     if q.fulltext != "off" and q.vector is not None and q.similar_to is None and not unread:
         step = time.perf_counter()
+        abstracts = {pid: document_text(row[2], row[7]) for pid, row in papers.items()}
         with connection.cursor() as cursor:
-            chunks = fulltext_chunks.best_chunks(cursor, ids, q.vector, q.model, lexemes)
+            ranked = fulltext_chunks.best_chunks(
+                cursor, ids, q.vector, q.model, lexemes, abstracts=abstracts
+            )
+        chunks = ranked.by_paper
+        if q.sort == "relevance" and chunks:
+            # The page's papers reordered with the body's evidence: a paper whose chunk holds
+            # the question's rare words ("label smoothing") before one that only shares its
+            # topic. Within the page only, so the next page is unchanged.
+            order = fulltext_chunks.reordered_by_evidence(ids, ranked.evidence)
+            by_id = {item.paper_id: item for item in pool}
+            pool = [by_id[pid] for pid in order]
         q.timings["best_chunks"] = _ms(step)
     hits = []
     for item in pool:

@@ -134,3 +134,33 @@ async def test_until_a_full_text_is_read_the_chunk_search_is_skipped(catalogue):
     response = await search("sourdough starter hydration", k=5, now=NOW)
     assert response.plan["chunks"] != "none"
     assert "9901.00007" in [h.arxiv_id for h in response.hits]
+
+
+DISTILLATION = [
+    "Consistency distillation trains a one-step student from a pretrained diffusion teacher: "
+    "the student maps any noisy point of the teacher's trajectory to its clean origin.",
+    "We distil the consistency model from the EDM teacher and compare one-step and two-step "
+    "sampling of the distilled student against the teacher's fifty steps.",
+    "Regularisation. The auxiliary classifier uses label smoothing of 0.1 and dropout of 0.3; "
+    "without them its accuracy drops by two points.",
+]
+
+
+def _read_distillation():
+    add_fulltext(Paper.objects.get(arxiv_id="2510.00003"), [DISTILLATION[:2], DISTILLATION[2:]])
+
+
+@pytest.mark.parametrize("ranking", ["rrf", "mix"])
+async def test_the_chunk_with_the_questions_rare_words_answers_over_the_topical_one(
+    catalogue, settings, ranking
+):
+    # The cosine prefers the chunks about consistency distillation in general; BM25 over the
+    # paper's chunks weighs 'label smoothing', in one chunk only, above 'consistency', in all.
+    settings.FULLTEXT_CHUNK_RANKING = ranking
+    await sync_to_async(_read_distillation)()
+    response = await search(
+        "What label smoothing value does consistency distillation use?", k=5, now=NOW
+    )
+    hit = next(h for h in response.hits if h.arxiv_id == "2510.00003")
+    assert hit.passage_text == DISTILLATION[2] and hit.page == 2
+
