@@ -15,25 +15,35 @@ docs/BENCHMARKS.md):
   full text);
 - "off": abstracts only, as before full text.
 
-A paper's best chunks are ranked by the query's cosine (exact, over that paper's chunks only:
-tens of rows) and BM25-style term overlap computed in SQL over the chunk's text (`ts_rank_cd`
-of the query's lexemes), each min-max normalised over the candidates and mixed by
-CHUNK_DENSE_SHARE. Every filter (window, categories, authors, scope, hidden) stays inside the SQL
+A paper's best chunks are ranked by two lists fused by reciprocal rank (chat.retrieval.fusion,
+RRF_K): the query's cosine (exact, over that paper's chunks only: tens of rows) and BM25 over the
+candidate papers' chunks, with the catalogue index's tokeniser (PostgreSQL's `to_tsvector
+('english')`, so the query's lexemes are BM25's own), its K1 and B, and the IDF and average
+length of the candidate chunks themselves: a word in every chunk of the paper ("transformer")
+counts little, the words around the wanted number ("label smoothing") much.
+`settings.FULLTEXT_CHUNK_RANKING` = "mix" keeps the earlier ranking (cosine and `ts_rank_cd`
+min-max normalised and mixed by CHUNK_DENSE_SHARE) for comparison (bench_fulltext,
+docs/BENCHMARKS.md). Every filter (window, categories, authors, scope, hidden) stays inside the SQL
 of both searches, as for abstracts (chat.retrieval.filters). A paper without read full text has
 no chunks and keeps its abstract passage.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 
+from papers.indexing.lexical import K1, B
+
 from .dense import DenseResult, dense_search, vector_literal
 from .filters import SearchFilters
+from .fusion import Ranked, reciprocal_rank_fusion
 
 VARIANTS = ("fused", "papers_first", "direct", "off")
+RANKINGS = ("rrf", "mix")
 # Weight of the cosine against term overlap when ranking one paper's chunks (measured on the
 # bench_fulltext questions: docs/BENCHMARKS.md).
 CHUNK_DENSE_SHARE = 0.5
@@ -52,6 +62,16 @@ def variant() -> str:
     return value
 
 
+def ranking() -> str:
+    """The configured FULLTEXT_CHUNK_RANKING, checked."""
+    value = (getattr(settings, "FULLTEXT_CHUNK_RANKING", "rrf") or "rrf").strip().lower()
+    if value not in RANKINGS:
+        raise ValueError(
+            f"FULLTEXT_CHUNK_RANKING must be one of {', '.join(RANKINGS)}, not {value!r}"
+        )
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
     passage_id: int
@@ -63,8 +83,11 @@ class Chunk:
     start: int
     end: int
     similarity: float  # cosine to the query
-    overlap: float  # ts_rank_cd of the query's lexemes in the chunk
-    score: float = 0.0  # the two mixed (see module docstring)
+    overlap: float  # ts_rank_cd of the query's lexemes in the chunk ("mix")
+    score: float = 0.0  # the lists fused (see module docstring)
+    length: int = 0  # the chunk's tokens as to_tsvector counts them (stopwords excluded)
+    counts: tuple[tuple[str, int], ...] = ()  # (query lexeme, its occurrences in the chunk)
+    bm25: float = 0.0
 
 
 # Full text is read on demand, so most catalogues have none, or a few papers' worth. Asking
@@ -89,13 +112,22 @@ def chunk_search(cursor, vector, model: str, filters: SearchFilters, n: int) -> 
 
 
 # Exact over the chunks of a few papers (tens of rows each): no index needed. The text is read
-# from FullText by the chunk's span, so it is never stored twice.
+# from FullText by the chunk's span, so it is never stored twice. Beside the cosine, what BM25
+# needs of each chunk: its length and the occurrences of the query's lexemes, tokenised as the
+# catalogue's BM25 index tokenises (to_tsvector('english')).
 _CHUNKS = """
-SELECT ps.id, ps.paper_id, substr(ft.text, ps.start + 1, ps."end" - ps.start) AS body,
-       ps.page, ps.page_end, ps.section, ps.start, ps."end",
-       1 - (ps.embedding <=> %(q)s::vector) AS similarity
+SELECT ps.id, ps.paper_id, b.body, ps.page, ps.page_end, ps.section, ps.start, ps."end",
+       1 - (ps.embedding <=> %(q)s::vector) AS similarity, t.length, t.lexemes, t.counts
 FROM papers_passage ps
 JOIN papers_fulltext ft ON ft.paper_id = ps.paper_id AND ft.status = 'ok'
+CROSS JOIN LATERAL (SELECT substr(ft.text, ps.start + 1, ps."end" - ps.start) AS body) b
+CROSS JOIN LATERAL (
+    SELECT coalesce(sum(array_length(u.positions, 1)), 0)::int AS length,
+           array_agg(u.lexeme) FILTER (WHERE u.lexeme = ANY(%(words)s)) AS lexemes,
+           array_agg(array_length(u.positions, 1)) FILTER (WHERE u.lexeme = ANY(%(words)s))
+               AS counts
+    FROM unnest(to_tsvector('english', b.body)) AS u
+) t
 WHERE ps.kind = 'fulltext' AND ps.model = %(model)s AND ps.paper_id = ANY(%(ids)s)
 """
 _OVERLAP = """
@@ -111,23 +143,72 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     ids = [int(i) for i in paper_ids]
     if not ids or vector is None:
         return {}
-    cursor.execute(_CHUNKS, {"q": vector_literal(vector), "model": model, "ids": ids})
+    words = sorted({w for w in lexemes if _LEXEME.match(w)})
+    cursor.execute(
+        _CHUNKS, {"q": vector_literal(vector), "model": model, "ids": ids, "words": words}
+    )
     rows = cursor.fetchall()
     if not rows:
         return {}
-    words = sorted({w for w in lexemes if _LEXEME.match(w)})
-    overlaps = [0.0] * len(rows)
-    if words:
-        cursor.execute(
-            _OVERLAP, {"tsquery": " | ".join(words), "bodies": [row[2] for row in rows]}
-        )
-        overlaps = [float(r[0]) for r in cursor.fetchall()]
     chunks = [
-        Chunk(pid, paper, body, page, page_end, section or "", start, end, float(sim), overlap)
-        for (pid, paper, body, page, page_end, section, start, end, sim), overlap
-        in zip(rows, overlaps, strict=True)
+        Chunk(pid, paper, body, page, page_end, section or "", start, end, float(sim), 0.0,
+              length=length, counts=tuple(zip(found or (), counts or (), strict=True)))
+        for (pid, paper, body, page, page_end, section, start, end, sim, length, found, counts)
+        in rows
     ]
-    return _ranked_per_paper(chunks, per_paper)
+    if ranking() == "mix":
+        if words:
+            cursor.execute(
+                _OVERLAP, {"tsquery": " | ".join(words), "bodies": [c.text for c in chunks]}
+            )
+            chunks = [replace(c, overlap=float(r[0]))
+                      for c, r in zip(chunks, cursor.fetchall(), strict=True)]
+        return _mixed_per_paper(chunks, per_paper)
+    return _fused_per_paper(with_bm25(chunks), per_paper)
+
+
+def with_bm25(chunks: list[Chunk]) -> list[Chunk]:
+    """The chunks with their BM25 score for the query, the candidates being the collection (the
+    IDF and average length are theirs: what tells one chunk of these papers from another)."""
+    if not chunks:
+        return chunks
+    documents = len(chunks)
+    average = sum(c.length for c in chunks) / documents or 1.0
+    df: dict[str, int] = {}
+    for chunk in chunks:
+        for lexeme, _ in chunk.counts:
+            df[lexeme] = df.get(lexeme, 0) + 1
+    idf = {t: math.log(1.0 + (documents - n + 0.5) / (n + 0.5)) for t, n in df.items()}
+    scored = []
+    for chunk in chunks:
+        norm = K1 * (1 - B + B * chunk.length / average)
+        score = sum(idf[t] * tf * (K1 + 1) / (tf + norm) for t, tf in chunk.counts)
+        scored.append(replace(chunk, bm25=score))
+    return scored
+
+
+def _fused_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chunk]]:
+    """Within each paper, its chunks by cosine and by BM25 (those with a query word), fused by
+    reciprocal rank; ties go to the earlier chunk."""
+    by_paper: dict[int, list[Chunk]] = {}
+    for chunk in chunks:
+        by_paper.setdefault(chunk.paper_id, []).append(chunk)
+    ranked = {}
+    for paper, found in by_paper.items():
+        dense = sorted(found, key=lambda c: (-c.similarity, c.start))
+        lexical = sorted((c for c in found if c.bm25 > 0), key=lambda c: (-c.bm25, c.start))
+        fused = reciprocal_rank_fusion([
+            Ranked("dense", [c.passage_id for c in dense], [c.similarity for c in dense]),
+            Ranked("bm25", [c.passage_id for c in lexical], [c.bm25 for c in lexical]),
+        ])
+        by_id = {c.passage_id: c for c in found}
+        best = sorted(
+            # (fusion names every id `paper_id`: here they are the chunks' passage ids)
+            (replace(by_id[f.paper_id], score=f.score) for f in fused),
+            key=lambda c: (-c.score, c.start),
+        )
+        ranked[paper] = best[:per_paper]
+    return ranked
 
 
 def _normalised(values: list[float]) -> list[float]:
@@ -136,7 +217,7 @@ def _normalised(values: list[float]) -> list[float]:
     return [(v - low) / spread if spread > 0 else 1.0 for v in values]
 
 
-def _ranked_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chunk]]:
+def _mixed_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chunk]]:
     sims = _normalised([c.similarity for c in chunks])
     overlaps = _normalised([c.overlap for c in chunks]) if any(c.overlap for c in chunks) else [
         0.0
@@ -144,11 +225,7 @@ def _ranked_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chu
     share = CHUNK_DENSE_SHARE
     by_paper: dict[int, list[Chunk]] = {}
     for chunk, sim, overlap in zip(chunks, sims, overlaps, strict=True):
-        scored = Chunk(
-            chunk.passage_id, chunk.paper_id, chunk.text, chunk.page, chunk.page_end,
-            chunk.section, chunk.start, chunk.end, chunk.similarity, chunk.overlap,
-            score=share * sim + (1 - share) * overlap,
-        )
+        scored = replace(chunk, score=share * sim + (1 - share) * overlap)
         by_paper.setdefault(chunk.paper_id, []).append(scored)
     return {
         paper: sorted(found, key=lambda c: (-c.score, c.start))[:per_paper]

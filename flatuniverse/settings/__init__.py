@@ -378,6 +378,9 @@ SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 b
 # How full-text chunks join the search (chat/retrieval/chunks.py): fused | papers_first | direct
 # | off; measured with `manage.py bench_fulltext` (docs/BENCHMARKS.md).
 FULLTEXT_RETRIEVAL = envstr("FULLTEXT_RETRIEVAL", "fused")
+# How a paper's chunks are ranked for a question: rrf (cosine and BM25 over the candidate chunks,
+# fused by reciprocal rank) | mix (cosine and ts_rank_cd, min-max mixed); bench_fulltext.
+FULLTEXT_CHUNK_RANKING = envstr("FULLTEXT_CHUNK_RANKING", "rrf")
 
 # --- Chat limits --------------------------------------------------------------------------------
 CHAT_MAX_QUESTION_CHARS = envint("CHAT_MAX_QUESTION_CHARS", 4000)

@@ -2,7 +2,7 @@
 
     manage.py bench_fulltext [--questions bench/fulltext_questions.jsonl] [--pdfs DIR]
                              [--variants fused,papers_first,direct,off] [--database NAME]
-                             [--fresh] [--verbose]
+                             [--chunk-rankings rrf,mix] [--fresh] [--verbose]
 
 The 28 PDFs of ../shared/data/arxiv-pdf and their catalogue records (metadata.jsonl) go into a
 scratch database (`bench_fulltext` on the same server, kept between runs) through the production
@@ -11,7 +11,9 @@ for each paper, fetched over real HTTP from a local server standing in for arxiv
 (tests/fakes/arxiv_pdfs.py). Then each question of bench/fulltext_questions.jsonl (answers in
 the papers' bodies, never in their abstracts; written by reading the PDFs' text) is asked through
 the API (POST /api/threads/<id>/messages/, a new thread each) with the configured answer backend
-(the offline extractive composer by default), once per FULLTEXT_RETRIEVAL variant.
+(the offline extractive composer by default), once per FULLTEXT_RETRIEVAL variant and
+FULLTEXT_CHUNK_RANKING. The scratch database is kept: a second run finds the PDFs read and only
+asks the questions (about a minute); `--fresh` reads them again.
 
 A question counts as answered when the answer cites a card of the right paper whose page span
 holds one of the pages the answer string is printed on and whose passage contains that string
@@ -59,14 +61,24 @@ class Command(BaseCommand):
         parser.add_argument("--questions", type=Path, default=QUESTIONS)
         parser.add_argument("--pdfs", type=Path, default=SHARED_DATA / "arxiv-pdf")
         parser.add_argument("--variants", default=",".join(VARIANTS))
+        parser.add_argument("--chunk-rankings", default="",
+                            help="FULLTEXT_CHUNK_RANKING values to compare (default: the setting)")
         parser.add_argument("--database", default="bench_fulltext")
         parser.add_argument("--fresh", action="store_true", help="rebuild the scratch database")
         parser.add_argument("--verbose", action="store_true", help="print every miss")
 
-    def handle(self, *args, questions, pdfs, variants, database, fresh, verbose, **options):
+    def handle(self, *args, questions, pdfs, variants, chunk_rankings, database, fresh, verbose,
+               **options):
+        from chat.retrieval.chunks import RANKINGS
+
         variants = [v.strip() for v in variants.split(",") if v.strip()]
         if unknown := set(variants) - set(VARIANTS):
             raise CommandError(f"unknown variants {sorted(unknown)}; use {', '.join(VARIANTS)}")
+        rankings = [r.strip() for r in chunk_rankings.split(",") if r.strip()] or [
+            settings.FULLTEXT_CHUNK_RANKING
+        ]
+        if unknown := set(rankings) - set(RANKINGS):
+            raise CommandError(f"unknown chunk rankings {sorted(unknown)}; use {', '.join(RANKINGS)}")
         if not (pdfs / "metadata.jsonl").is_file():
             raise CommandError(f"no metadata.jsonl in {pdfs}")
         cases = [json.loads(line) for line in questions.read_text().splitlines() if line.strip()]
@@ -74,17 +86,22 @@ class Command(BaseCommand):
             self._load(pdfs)
             results = {}
             for variant in variants:
-                with override_settings(FULLTEXT_RETRIEVAL=variant, CHAT_RATE_LIMIT_PER_MINUTE=0):
-                    results[variant] = self._ask_all(cases, variant, verbose)
+                for chunk_ranking in rankings:
+                    label = f"{variant}/{chunk_ranking}"
+                    with override_settings(
+                        FULLTEXT_RETRIEVAL=variant, FULLTEXT_CHUNK_RANKING=chunk_ranking,
+                        CHAT_RATE_LIMIT_PER_MINUTE=0,
+                    ):
+                        results[label] = self._ask_all(cases, label, verbose)
         self.stdout.write(
             f"\n{len(cases)} questions, backend {settings.LLM_BACKEND or 'extractive'}, "
             f"embedder {settings.EMBEDDING_BACKEND}"
         )
-        self.stdout.write(f"{'variant':14} {'answered':>12} {'retrieved':>12} {'s/question':>11}")
+        self.stdout.write(f"{'variant/ranking':20} {'answered':>12} {'retrieved':>12} {'s/question':>11}")
         for variant, (answered, retrieved, seconds) in results.items():
             n = len(cases)
             self.stdout.write(
-                f"{variant:14} {answered:>4}/{n} {answered / n:5.0%} {retrieved:>4}/{n} "
+                f"{variant:20} {answered:>4}/{n} {answered / n:5.0%} {retrieved:>4}/{n} "
                 f"{retrieved / n:5.0%} {seconds / n:10.2f}"
             )
 
