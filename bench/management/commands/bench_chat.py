@@ -70,6 +70,13 @@ class Command(BaseCommand):
             help="concurrent: daphne processes, clients spread over them (>1 needs REDIS_URL)",
         )
 
+        parser.add_argument(
+            "--profile",
+            action="store_true",
+            help="concurrent: run daphne under cProfile (its event loop thread), written to "
+            "bench-out/bench_chat_daphne-<port>.prof when it stops; read with pstats",
+        )
+
     def handle(self, *args, mode, **options):
         papers = Paper.objects.count()
         if not papers:
@@ -137,7 +144,7 @@ class Command(BaseCommand):
         return times
 
     # --- concurrent ---------------------------------------------------------------------------
-    def _concurrent(self, chats, tokens_per_second, answer_words, ramp, servers, **_):
+    def _concurrent(self, chats, tokens_per_second, answer_words, ramp, servers, profile, **_):
         from django.test import Client
 
         from tests.live_server import free_port
@@ -181,6 +188,8 @@ class Command(BaseCommand):
             subprocess.Popen(
                 [
                     sys.executable,
+                    *(("-m", "cProfile", "-o", str(out / f"bench_chat_daphne-{port}.prof"))
+                      if profile else ()),
                     "-m",
                     "daphne",
                     "-b",
