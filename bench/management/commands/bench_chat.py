@@ -10,8 +10,9 @@ overhead    Everything before the first token except the LLM's own latency: savi
 concurrent  N chats at once over real WebSockets: a daphne child process serves the app, a local
             OpenAI-compatible fake (tests/fakes/openai_chat.py) streams every answer at a fixed rate,
             and N aiohttp clients (one user and thread each) ask together. Reports time to first
-            token (socket send → first `token` frame), total time, errors, and checks that every
-            answer was saved complete with the streamed text.
+            token (socket send → first `token` frame), total time, errors, and checks, chat by
+            chat, that the answer `done` announced was saved complete and equals the text
+            streamed (bench/chat_tally.py), and who wrote it (the LLM, the gate, a fallback).
 
 Bench users are named `bench-chat-*` and deleted afterwards (with their threads).
 """
@@ -26,6 +27,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from bench import cpu
+from bench.chat_tally import fake_answer, tally
 from bench.evaluation import interpolated_percentile as percentile
 from bench.questions import QUESTIONS
 from chat import service
@@ -66,6 +68,13 @@ class Command(BaseCommand):
             type=int,
             default=1,
             help="concurrent: daphne processes, clients spread over them (>1 needs REDIS_URL)",
+        )
+
+        parser.add_argument(
+            "--profile",
+            action="store_true",
+            help="concurrent: run daphne under cProfile (its event loop thread), written to "
+            "bench-out/bench_chat_daphne-<port>.prof when it stops; read with pstats",
         )
 
     def handle(self, *args, mode, **options):
@@ -135,7 +144,7 @@ class Command(BaseCommand):
         return times
 
     # --- concurrent ---------------------------------------------------------------------------
-    def _concurrent(self, chats, tokens_per_second, answer_words, ramp, servers, **_):
+    def _concurrent(self, chats, tokens_per_second, answer_words, ramp, servers, profile, **_):
         from django.test import Client
 
         from tests.live_server import free_port
@@ -147,7 +156,7 @@ class Command(BaseCommand):
             client = Client()
             client.force_login(user)
             cookies.append(client.cookies[settings.SESSION_COOKIE_NAME].value)
-        text = " ".join(f"w{i}" for i in range(answer_words - 1)) + " [1]."
+        text = fake_answer(answer_words)
 
         out = settings.BASE_DIR / "bench-out"  # gitignored
         out.mkdir(exist_ok=True)
@@ -179,6 +188,8 @@ class Command(BaseCommand):
             subprocess.Popen(
                 [
                     sys.executable,
+                    *(("-m", "cProfile", "-o", str(out / f"bench_chat_daphne-{port}.prof"))
+                      if profile else ()),
                     "-m",
                     "daphne",
                     "-b",
@@ -212,10 +223,10 @@ class Command(BaseCommand):
         total = [r["total"] for r in results if r.get("total") is not None]
         errors = [r for r in results if r.get("error")]
         threads = threads[2:]
-        saved = Message.objects.filter(
-            thread__in=threads, role="assistant", status="complete", content__endswith="[1]."
-        ).count()
-        streamed_ok = sum(1 for r in results if r.get("text", "").endswith("[1]."))
+        answers = {
+            m.thread_id: m for m in Message.objects.filter(thread__in=threads, role="assistant")
+        }
+        kept = tally(results, answers)
         self.stdout.write(
             f"chats: {chats}, fake LLM {tokens_per_second:g} tokens/s, {answer_words} words each, "
             f"ramp {ramp:g} s, {servers} daphne process(es), channel layer "
@@ -225,10 +236,7 @@ class Command(BaseCommand):
             self.stdout.write(summary("ttft (socket send -> first token)", ttft))
         if total:
             self.stdout.write(summary("total (send -> done)", total))
-        self.stdout.write(
-            f"done events: {len(total)}/{chats}; full text streamed: {streamed_ok}/{chats}; "
-            f"saved complete: {saved}/{chats}; errors: {len(errors)}"
-        )
+        self.stdout.write(f"{kept.line()}; errors: {len(errors)}")
         for r in errors[:5]:
             self.stdout.write(f"  error: {r['error']}")
         # Where client and server clocks meet (one machine): socket send -> question row saved.
@@ -341,6 +349,7 @@ class Command(BaseCommand):
                             text += event["text"]
                         elif event["type"] == "done":
                             result["total"] = (time.perf_counter() - sent) * 1000
+                            result["done_content"] = event["content"]
                             break
                         elif event["type"] == "error":
                             result["error"] = f"{event.get('code')}: {event.get('message')}"
