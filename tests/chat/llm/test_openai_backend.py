@@ -257,3 +257,38 @@ async def test_get_llm_uses_the_settings(fake_openai, settings):
     [request] = fake_openai.chat_requests()
     assert request.body["model"] == "configured-model"
     assert request.headers["authorization"] == "Bearer from-settings"
+
+
+# --- the stream read without the SDK's per-chunk models (chat.llm.openai_backend._sse_chunks) ---
+def sse_body(body: bytes):
+    import httpx2
+
+    return httpx2.Response(200, content=body, request=httpx2.Request("POST", "http://llm/"))
+
+
+async def read_all(body: bytes) -> list:
+    from chat.llm.openai_backend import _sse_chunks
+
+    return [chunk async for chunk in _sse_chunks(sse_body(body))]
+
+
+async def test_sse_events_join_their_data_lines_and_stop_at_done():
+    body = (
+        b": a comment\n\ndata: {\"choices\": []}\n\n"
+        b"event: ignored\ndata: {\"a\":\ndata: 1}\n\n"
+        b"data: [DONE]\n\ndata: {\"after\": \"done\"}\n\n"
+    )
+    assert await read_all(body) == [{"choices": []}, {"a": 1}]
+
+
+async def test_an_error_event_in_the_stream_is_an_api_error_with_its_message():
+    import openai
+
+    body = b'data: {"choices": []}\n\ndata: {"error": {"message": "overloaded"}}\n\n'
+    with pytest.raises(openai.APIError, match="overloaded"):
+        await read_all(body)
+
+
+async def test_a_chunk_that_is_not_json_is_a_value_error():
+    with pytest.raises(ValueError):
+        await read_all(b"data: {not json\n\n")
