@@ -17,7 +17,9 @@ asks the questions (about a minute); `--fresh` reads them again.
 
 A question counts as answered when the answer cites a card of the right paper whose page span
 holds one of the pages the answer string is printed on and whose passage contains that string
-(case and spacing aside). "retrieved" counts the same among all cards, cited or not. Results in
+(case and spacing aside). "retrieved" counts the same among all cards, cited or not; "stated"
+the answered questions whose answer text itself says the answer string (the extractive composer
+may cite the right card for another of its sentences). Results in
 docs/BENCHMARKS.md.
 """
 
@@ -97,12 +99,15 @@ class Command(BaseCommand):
             f"\n{len(cases)} questions, backend {settings.LLM_BACKEND or 'extractive'}, "
             f"embedder {settings.EMBEDDING_BACKEND}"
         )
-        self.stdout.write(f"{'variant/ranking':20} {'answered':>12} {'retrieved':>12} {'s/question':>11}")
-        for variant, (answered, retrieved, seconds) in results.items():
+        self.stdout.write(
+            f"{'variant/ranking':20} {'answered':>12} {'retrieved':>12} {'stated':>12} "
+            f"{'s/question':>11}"
+        )
+        for variant, (answered, retrieved, stated, seconds) in results.items():
             n = len(cases)
             self.stdout.write(
                 f"{variant:20} {answered:>4}/{n} {answered / n:5.0%} {retrieved:>4}/{n} "
-                f"{retrieved / n:5.0%} {seconds / n:10.2f}"
+                f"{retrieved / n:5.0%} {stated:>4}/{n} {stated / n:5.0%} {seconds / n:10.2f}"
             )
 
     def _load(self, pdfs: Path) -> None:
@@ -134,7 +139,7 @@ class Command(BaseCommand):
                 f"({len(server.requests)} PDFs fetched this run)"
             )
 
-    def _ask_all(self, cases, variant: str, verbose: bool) -> tuple[int, int, float]:
+    def _ask_all(self, cases, variant: str, verbose: bool) -> tuple[int, int, int, float]:
         from django.contrib.auth import get_user_model
         from rest_framework.authtoken.models import Token
         from rest_framework.test import APIClient
@@ -145,7 +150,7 @@ class Command(BaseCommand):
         token, _ = Token.objects.get_or_create(user=user)
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-        answered = retrieved = 0
+        answered = retrieved = stated = 0
         started = time.perf_counter()
         for case in tqdm(cases, desc=variant, unit="question"):
             thread = Thread.objects.create(owner=user, title=f"bench {variant}")
@@ -159,6 +164,7 @@ class Command(BaseCommand):
             cited = [c for c in cards if c["number"] in set(answer["citations"])]
             ok = any(holds_answer(c, case) for c in cited)
             answered += ok
+            stated += ok and _norm(case["answer"]) in _norm(answer["content"])
             retrieved += any(holds_answer(c, case) for c in cards)
             if verbose and not ok:
                 where = [(c["number"], c["arxiv_id"], c.get("pages")) for c in cards]
@@ -166,4 +172,4 @@ class Command(BaseCommand):
                     f"MISS [{variant}] {case['arxiv_id']} p{case['pages']} {case['question']}\n"
                     f"     cards {where}\n     answer: {answer['content'][:300]!r}"
                 )
-        return answered, retrieved, time.perf_counter() - started
+        return answered, retrieved, stated, time.perf_counter() - started
