@@ -40,6 +40,7 @@ from .extractive import (
     _idf,
     _list_words,
     _Sentence,
+    answering_sentences,
     compose_answer,
 )
 from .meaning import similarities
@@ -329,13 +330,29 @@ def _greedy(scored: list[tuple[float, _Sentence]], limit: int) -> list[_Sentence
 
 
 def _grouped(chosen: list[_Sentence]) -> list[str]:
-    """Quotes grouped under their paper, papers in source order, quotes in abstract order."""
+    """Quotes grouped under their paper (several full-text chunks of one paper are several
+    sources: one heading for all), papers in source order, quotes in reading order."""
+    papers: dict[str, list[_Sentence]] = {}
+    for s in sorted(chosen, key=lambda s: (s.source.number, s.position)):
+        papers.setdefault(s.source.arxiv_id or f"#{s.source.number}", []).append(s)
     lines: list[str] = []
-    for number in sorted({s.source.number for s in chosen}):
-        mine = sorted((s for s in chosen if s.source.number == number), key=lambda s: s.position)
+    for mine in papers.values():
         lines += [_label(mine[0].source)] + [T.QUOTE_ITEM.format(quote=_quote(s)) for s in mine]
         lines.append("")
     return lines[:-1]
+
+
+def _body_answer(request: AnswerRequest, scorer: _Scorer) -> _Sentence | None:
+    """When the best source is a chunk of a paper's body, the sentence its card highlights (the
+    one that answers by words: "What default stepsize does AdaMax use?" -> "Good default settings
+    ... are α = 0.002 ..."), which choosing by meaning and role alone, tuned on abstracts, misses
+    for questions after one fact."""
+    top = request.sources[0] if request.sources else None
+    if top is None or not top.where:
+        return None
+    quote = answering_sentences(request.question, request.sources).get(top.number)
+    own = scorer.by_source.get(top.number, [])
+    return next((s for s in own if s.text == quote), None)
 
 
 def _shortlist(scorer: _Scorer, lex: dict[int, float], size: int) -> list[_Sentence]:
@@ -366,6 +383,9 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     ) or _greedy(scored, OVERVIEW_SENTENCES)
     if not chosen:
         return None
+    lead = _body_answer(request, scorer)
+    if lead is not None and lead not in chosen:
+        chosen = [lead, *chosen[: OVERVIEW_SENTENCES - 1]]
     lines = [T.LEAD_IN, ""] + _grouped(chosen)
     missing = _missing_words(request.sources, topic)
     if missing:
