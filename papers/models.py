@@ -5,7 +5,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchQuery, SearchVectorField
 from django.core.exceptions import ImproperlyConfigured
-from django.db import models
+from django.db import connection, models, transaction
 from django.db.models import Exists, OuterRef, Q
 from pgvector.django import CosineDistance, HnswIndex, VectorField
 
@@ -78,15 +78,21 @@ class PaperQuerySet(models.QuerySet):
         if anchor is None:
             return []
         # Several passages of one paper can be near: over-fetch, keep each paper's best.
-        nearest = (
+        query = (
             Passage.objects.abstracts()
             .filter(model=model)
             .exclude(paper_id=paper.pk)
-            .alias(distance=CosineDistance("embedding", anchor))
+            .annotate(distance=CosineDistance("embedding", anchor))
             .order_by("distance")
-            .values_list("paper_id", flat=True)[: limit * 4]
+            .values_list("paper_id", "distance")[: limit * 4]
         )
-        ranked = list(dict.fromkeys(nearest))
+        with transaction.atomic(), connection.cursor() as cursor:
+            # The HNSW scan keeps going until enough rows qualify (as chat.retrieval.dense
+            # does): otherwise vectors of other models and dead rows left by re-embedding use
+            # up ef_search and the page shows no similar papers. Relaxed order: sorted below.
+            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+            nearest = sorted(query, key=lambda row: row[1])
+        ranked = list(dict.fromkeys(paper_id for paper_id, _ in nearest))
         found = self.filter(pk__in=ranked).in_bulk()
         return [found[pk] for pk in ranked if pk in found][:limit]
 
