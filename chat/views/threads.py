@@ -169,6 +169,8 @@ def thread_page(request, pk):
     if pending_question:
         request.session[PENDING_KEY] = pending
     scope = scope_of(thread)
+    # Before the thread list is read: opening the thread clears its badge there too.
+    follow = seen_updates(thread)
     return render(
         request,
         "chat/thread.html",
@@ -184,7 +186,7 @@ def thread_page(request, pk):
                 .order_by("-updated_at")[:30],
                 title_chars=48,
             ),
-            "follow": seen_updates(thread),  # followed: opening the thread clears its badge
+            "follow": follow,
             "pending_question": pending_question,
             "max_chars": settings.CHAT_MAX_QUESTION_CHARS,
             # "Search arXiv for this" under answers the catalogue had nothing for.
