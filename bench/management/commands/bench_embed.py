@@ -31,6 +31,7 @@ from papers.indexing.passages import document_text, split_passages
 from papers.indexing.vectors import embed_missing
 from papers.ingest.snapshot import open_snapshot, parse_snapshot_record
 from papers.ingest.upsert import upsert_papers
+from papers.management.arguments import positive_int
 from papers.models import Paper, Passage
 
 
@@ -38,25 +39,18 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
-
-
 class Command(BaseCommand):
     help = "Benchmark embed_missing against the raw MiniLM model on N sample papers."
 
     def add_arguments(self, parser):
-        parser.add_argument("--n", type=_positive, default=500, help="papers (default 500)")
+        parser.add_argument("--n", type=positive_int, default=500, help="papers (default 500)")
         parser.add_argument(
             "--path",
             type=Path,
             default=SHARED_DATA / "arxiv-snapshot/arxiv-sample.jsonl.gz",
             help="snapshot sample (default ../shared/data/arxiv-snapshot/arxiv-sample.jsonl.gz)",
         )
-        parser.add_argument("--batch-size", type=_positive, help="embed_missing batch size")
+        parser.add_argument("--batch-size", type=positive_int, help="embed_missing batch size")
         parser.add_argument(
             "--budgets",
             default="",

@@ -7,6 +7,7 @@ from papers.embeddings import BACKENDS, EmbeddingError, get_embedder
 from papers.indexing.run import run_indexing
 from papers.indexing.vectors import embed_missing, reembed_all
 from papers.ingest.runs import RunBusy, exclusive
+from papers.management.arguments import positive_int
 from papers.models import IngestRun
 
 # How often --wait looks whether the active run has finished.
@@ -21,13 +22,6 @@ def _shard(text: str) -> tuple[int, int]:
     return index, count
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
-
-
 class Command(BaseCommand):
     help = (
         "Index papers that lack BM25 entries or vectors for the active embedding model "
@@ -37,8 +31,8 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--limit", type=_positive, help="embed at most N papers")
-        parser.add_argument("--batch-size", type=_positive, help="papers per batch and commit")
+        parser.add_argument("--limit", type=positive_int, help="embed at most N papers")
+        parser.add_argument("--batch-size", type=positive_int, help="papers per batch and commit")
         parser.add_argument(
             "--backend", choices=BACKENDS, help="embedding backend (default EMBEDDING_BACKEND)"
         )

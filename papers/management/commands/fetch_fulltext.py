@@ -3,6 +3,7 @@ from datetime import UTC, datetime
 from django.core.management.base import BaseCommand, CommandError
 
 from papers.fulltext.runs import read_papers, select_papers
+from papers.management.arguments import positive_int
 
 
 def _date(text: str) -> datetime:
@@ -10,13 +11,6 @@ def _date(text: str) -> datetime:
         return datetime.fromisoformat(text).replace(tzinfo=UTC)
     except ValueError:
         raise ValueError(text) from None
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
 
 
 class Command(BaseCommand):
@@ -38,7 +32,7 @@ class Command(BaseCommand):
             metavar="CAT",
             help="only papers in this category (repeatable; an archive such as cs takes all)",
         )
-        parser.add_argument("--limit", type=_positive, help="read at most N papers")
+        parser.add_argument("--limit", type=positive_int, help="read at most N papers")
         parser.add_argument(
             "--retry-failed",
             action="store_true",
