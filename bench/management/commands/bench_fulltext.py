@@ -1,6 +1,6 @@
 """`manage.py bench_fulltext`: questions answered by the BODY of the shared arXiv PDFs.
 
-    manage.py bench_fulltext [--questions bench/fulltext_questions.jsonl] [--pdfs DIR]
+    manage.py bench_fulltext [--questions FILE.jsonl] [--pdfs DIR]
                              [--variants fused,papers_first,direct,off] [--database NAME]
                              [--chunk-rankings rrf,mix] [--fresh] [--verbose]
 
@@ -8,7 +8,7 @@ The 28 PDFs of ../shared/data/arxiv-pdf and their catalogue records (metadata.js
 scratch database (`bench_fulltext` on the same server, kept between runs) through the production
 code: upsert_papers, the BM25 index, the abstract vectors, then papers.fulltext.read.read_paper
 for each paper, fetched over real HTTP from a local server standing in for arxiv.org
-(tests/fakes/arxiv_pdfs.py). Then each question of bench/fulltext_questions.jsonl (answers in
+(tests/fakes/arxiv_pdfs.py). Then each question of bench/fulltext_questions.py (answers in
 the papers' bodies, never in their abstracts; written by reading the PDFs' text) is asked through
 the API (POST /api/threads/<id>/messages/, a new thread each) with the configured answer backend
 (the offline extractive composer by default), once per FULLTEXT_RETRIEVAL variant and
@@ -36,9 +36,9 @@ from django.test import override_settings
 from tqdm import tqdm
 
 from bench import SHARED_DATA
+from bench.fulltext_questions import QUESTIONS
 from bench.scratch_db import scratch_database
 
-QUESTIONS = Path(__file__).resolve().parents[2] / "fulltext_questions.jsonl"
 VARIANTS = ("fused", "papers_first", "direct", "off")
 
 
@@ -60,17 +60,23 @@ class Command(BaseCommand):
     help = "Full-text questions: share answered from the right page's chunk, per retrieval variant."
 
     def add_arguments(self, parser):
-        parser.add_argument("--questions", type=Path, default=QUESTIONS)
+        parser.add_argument(
+            "--questions", type=Path, help="JSON lines (default: bench/fulltext_questions.py)"
+        )
         parser.add_argument("--pdfs", type=Path, default=SHARED_DATA / "arxiv-pdf")
         parser.add_argument("--variants", default=",".join(VARIANTS))
-        parser.add_argument("--chunk-rankings", default="",
-                            help="FULLTEXT_CHUNK_RANKING values to compare (default: the setting)")
+        parser.add_argument(
+            "--chunk-rankings",
+            default="",
+            help="FULLTEXT_CHUNK_RANKING values to compare (default: the setting)",
+        )
         parser.add_argument("--database", default="bench_fulltext")
         parser.add_argument("--fresh", action="store_true", help="rebuild the scratch database")
         parser.add_argument("--verbose", action="store_true", help="print every miss")
 
-    def handle(self, *args, questions, pdfs, variants, chunk_rankings, database, fresh, verbose,
-               **options):
+    def handle(
+        self, *args, questions, pdfs, variants, chunk_rankings, database, fresh, verbose, **options
+    ):
         from chat.retrieval.chunks import RANKINGS
 
         variants = [v.strip() for v in variants.split(",") if v.strip()]
@@ -80,10 +86,16 @@ class Command(BaseCommand):
             settings.FULLTEXT_CHUNK_RANKING
         ]
         if unknown := set(rankings) - set(RANKINGS):
-            raise CommandError(f"unknown chunk rankings {sorted(unknown)}; use {', '.join(RANKINGS)}")
+            raise CommandError(
+                f"unknown chunk rankings {sorted(unknown)}; use {', '.join(RANKINGS)}"
+            )
         if not (pdfs / "metadata.jsonl").is_file():
             raise CommandError(f"no metadata.jsonl in {pdfs}")
-        cases = [json.loads(line) for line in questions.read_text().splitlines() if line.strip()]
+        cases = (
+            [json.loads(line) for line in questions.read_text().splitlines() if line.strip()]
+            if questions
+            else QUESTIONS
+        )
         with scratch_database(database, keep=not fresh):
             self._load(pdfs)
             results = {}
@@ -91,7 +103,8 @@ class Command(BaseCommand):
                 for chunk_ranking in rankings:
                     label = f"{variant}/{chunk_ranking}"
                     with override_settings(
-                        FULLTEXT_RETRIEVAL=variant, FULLTEXT_CHUNK_RANKING=chunk_ranking,
+                        FULLTEXT_RETRIEVAL=variant,
+                        FULLTEXT_CHUNK_RANKING=chunk_ranking,
                         CHAT_RATE_LIMIT_PER_MINUTE=0,
                     ):
                         results[label] = self._ask_all(cases, label, verbose)
@@ -124,8 +137,9 @@ class Command(BaseCommand):
         upsert_papers([parse_snapshot_record(json.loads(line)) for line in lines if line.strip()])
         index_missing()
         embed_missing()
-        with FakePdfServer(data_dir=pdfs) as server, override_settings(
-            ARXIV_PDF_URL=server.url_template, ARXIV_DELAY_SECONDS=0
+        with (
+            FakePdfServer(data_dir=pdfs) as server,
+            override_settings(ARXIV_PDF_URL=server.url_template, ARXIV_DELAY_SECONDS=0),
         ):
             started = time.perf_counter()
             papers = list(Paper.objects.order_by("arxiv_id"))
@@ -158,7 +172,9 @@ class Command(BaseCommand):
                 f"/api/threads/{thread.pk}/messages/", {"text": case["question"]}, format="json"
             )
             if response.status_code != 201:
-                raise CommandError(f"the API refused {case['question']!r}: {response.content[:300]}")
+                raise CommandError(
+                    f"the API refused {case['question']!r}: {response.content[:300]}"
+                )
             answer = response.json()["answer"]
             cards = answer["sources"]
             cited = [c for c in cards if c["number"] in set(answer["citations"])]
