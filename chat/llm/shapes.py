@@ -213,7 +213,11 @@ def _join(names) -> str:
 
 def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     intent = request.intent
-    sources = list(request.sources)
+    # A list names papers: several full-text chunks of one paper are one item, its best-ranked.
+    firsts: dict[str, SourceText] = {}
+    for source in request.sources:
+        firsts.setdefault(source.arxiv_id or f"#{source.number}", source)
+    sources = list(firsts.values())
     authors = _analysis(request, "authors", [])
     categories = _analysis(request, "categories", [])
     # The composer is given the question when the analysis found no topic ("papers by X"):
