@@ -236,6 +236,10 @@ class Passage(models.Model):
     page = models.PositiveSmallIntegerField(null=True, blank=True)
     page_end = models.PositiveSmallIntegerField(null=True, blank=True)
     section = models.CharField(max_length=200, blank=True, default="", db_default="")
+    # Full-text chunks only: the chunk's words as the catalogue's BM25 tokenises them
+    # (to_tsvector('english')), written with the chunk (papers.fulltext.read): what finds a
+    # paper by a rare word of its body ("label smoothing") across all chunks.
+    lexemes = SearchVectorField(null=True, editable=False)
     # Copied from the paper so filtered vector searches need no join.
     published = models.DateTimeField()
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
@@ -272,6 +276,10 @@ class Passage(models.Model):
             ),
             # "What lacks a vector for this model" (embed_papers) and per-model date filters.
             models.Index(fields=["model", "published"], name="papers_passage_model_pub_idx"),
+            # GIN, full-text chunks: the lexical chunk search (chat.retrieval.chunks).
+            GinIndex(
+                fields=["lexemes"], name="papers_chunk_lexemes_idx", condition=Q(kind="fulltext")
+            ),
         ]
 
     def __str__(self):

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from papers.embeddings import Embedder, EmbeddingError, get_embedder
@@ -115,6 +115,7 @@ def read_paper(
         # Every model's chunks index the old text: none of them is valid any more.
         Passage.objects.chunks().filter(paper=paper).delete()
         Passage.objects.bulk_create(passages)
+        _index_words(paper, parsed.text)
         fulltext.version = version
         fulltext.status = FullText.Status.OK
         fulltext.reason = ""
@@ -137,6 +138,20 @@ def read_paper(
         ", ".join(f"{k} {v:.2f}s" for k, v in timings.stages.items()),
     )
     return fulltext
+
+
+# Each chunk's words, tokenised in PostgreSQL as the catalogue's BM25 index is (the same
+# to_tsvector('english')), for the lexical chunk search (chat.retrieval.chunks).
+_INDEX_WORDS = """
+UPDATE papers_passage
+SET lexemes = to_tsvector('english', substr(%(text)s, start + 1, "end" - start))
+WHERE paper_id = %(paper)s AND kind = 'fulltext'
+"""
+
+
+def _index_words(paper: Paper, text: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(_INDEX_WORDS, {"text": text, "paper": paper.pk})
 
 
 def _failed(fulltext: FullText, reason: str) -> FullText:

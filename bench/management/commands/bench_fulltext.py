@@ -1,6 +1,6 @@
 """`manage.py bench_fulltext`: questions answered by the BODY of the shared arXiv PDFs.
 
-    manage.py bench_fulltext [--questions FILE.jsonl] [--pdfs DIR]
+    manage.py bench_fulltext [--questions FILE.jsonl] [--split tuning|held_out|all] [--pdfs DIR]
                              [--variants fused,papers_first,direct,off] [--database NAME]
                              [--chunk-rankings rrf,mix] [--fresh] [--verbose]
 
@@ -19,7 +19,8 @@ A question counts as answered when the answer cites a card of the right paper wh
 holds one of the pages the answer string is printed on and whose passage contains that string
 (case and spacing aside). "retrieved" counts the same among all cards, cited or not; "stated"
 the answered questions whose answer text itself says the answer string (the extractive composer
-may cite the right card for another of its sentences). Results in
+may cite the right card for another of its sentences). The tuning questions (QUESTIONS) and the
+held-out ones (HELD_OUT, never used to choose a change) are counted apart and together. Results in
 docs/BENCHMARKS.md.
 """
 
@@ -36,10 +37,11 @@ from django.test import override_settings
 from tqdm import tqdm
 
 from bench import SHARED_DATA
-from bench.fulltext_questions import QUESTIONS
+from bench.fulltext_questions import HELD_OUT, QUESTIONS
 from bench.scratch_db import scratch_database
 
 VARIANTS = ("fused", "papers_first", "direct", "off")
+SPLITS = {"tuning": QUESTIONS, "held_out": HELD_OUT}
 
 
 def _norm(text: str) -> str:
@@ -63,6 +65,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--questions", type=Path, help="JSON lines (default: bench/fulltext_questions.py)"
         )
+        parser.add_argument(
+            "--split",
+            choices=[*SPLITS, "all"],
+            default="all",
+            help="which questions of bench/fulltext_questions.py (default: both splits)",
+        )
         parser.add_argument("--pdfs", type=Path, default=SHARED_DATA / "arxiv-pdf")
         parser.add_argument("--variants", default=",".join(VARIANTS))
         parser.add_argument(
@@ -75,7 +83,17 @@ class Command(BaseCommand):
         parser.add_argument("--verbose", action="store_true", help="print every miss")
 
     def handle(
-        self, *args, questions, pdfs, variants, chunk_rankings, database, fresh, verbose, **options
+        self,
+        *args,
+        questions,
+        split,
+        pdfs,
+        variants,
+        chunk_rankings,
+        database,
+        fresh,
+        verbose,
+        **options,
     ):
         from chat.retrieval.chunks import RANKINGS
 
@@ -91,11 +109,12 @@ class Command(BaseCommand):
             )
         if not (pdfs / "metadata.jsonl").is_file():
             raise CommandError(f"no metadata.jsonl in {pdfs}")
-        cases = (
-            [json.loads(line) for line in questions.read_text().splitlines() if line.strip()]
-            if questions
-            else QUESTIONS
-        )
+        if questions:
+            lines = questions.read_text().splitlines()
+            cases = [{"split": "file", **json.loads(line)} for line in lines if line.strip()]
+        else:
+            chosen = SPLITS if split == "all" else {split: SPLITS[split]}
+            cases = [{"split": name, **case} for name, rows in chosen.items() for case in rows]
         with scratch_database(database, keep=not fresh):
             self._load(pdfs)
             results = {}
@@ -113,15 +132,21 @@ class Command(BaseCommand):
             f"embedder {settings.EMBEDDING_BACKEND}"
         )
         self.stdout.write(
-            f"{'variant/ranking':20} {'answered':>12} {'retrieved':>12} {'stated':>12} "
-            f"{'s/question':>11}"
+            f"{'variant/ranking':20} {'split':9} {'answered':>12} {'retrieved':>12} "
+            f"{'stated':>12} {'s/question':>11}"
         )
-        for variant, (answered, retrieved, stated, seconds) in results.items():
-            n = len(cases)
-            self.stdout.write(
-                f"{variant:20} {answered:>4}/{n} {answered / n:5.0%} {retrieved:>4}/{n} "
-                f"{retrieved / n:5.0%} {stated:>4}/{n} {stated / n:5.0%} {seconds / n:10.2f}"
-            )
+        splits = list(dict.fromkeys(case["split"] for case in cases))
+        for variant, outcomes in results.items():
+            for name in [*splits, "all"] if len(splits) > 1 else splits:
+                rows = [o for o in outcomes if name in ("all", o["split"])]
+                n = len(rows)
+                counts = [sum(o[key] for o in rows) for key in ("answered", "retrieved", "stated")]
+                seconds = sum(o["seconds"] for o in rows) / n
+                self.stdout.write(
+                    f"{variant:20} {name:9} "
+                    + " ".join(f"{count:>4}/{n} {count / n:5.0%}" for count in counts)
+                    + f" {seconds:10.2f}"
+                )
 
     def _load(self, pdfs: Path) -> None:
         """The papers, their BM25 and abstract vectors, and their full text read over HTTP."""
@@ -153,7 +178,8 @@ class Command(BaseCommand):
                 f"({len(server.requests)} PDFs fetched this run)"
             )
 
-    def _ask_all(self, cases, variant: str, verbose: bool) -> tuple[int, int, int, float]:
+    def _ask_all(self, cases, variant: str, verbose: bool) -> list[dict]:
+        """One outcome per question: its split, answered, retrieved, stated, seconds."""
         from django.contrib.auth import get_user_model
         from rest_framework.authtoken.models import Token
         from rest_framework.test import APIClient
@@ -164,9 +190,9 @@ class Command(BaseCommand):
         token, _ = Token.objects.get_or_create(user=user)
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-        answered = retrieved = stated = 0
-        started = time.perf_counter()
+        outcomes = []
         for case in tqdm(cases, desc=variant, unit="question"):
+            started = time.perf_counter()
             thread = Thread.objects.create(owner=user, title=f"bench {variant}")
             response = client.post(
                 f"/api/threads/{thread.pk}/messages/", {"text": case["question"]}, format="json"
@@ -179,13 +205,19 @@ class Command(BaseCommand):
             cards = answer["sources"]
             cited = [c for c in cards if c["number"] in set(answer["citations"])]
             ok = any(holds_answer(c, case) for c in cited)
-            answered += ok
-            stated += ok and _norm(case["answer"]) in _norm(answer["content"])
-            retrieved += any(holds_answer(c, case) for c in cards)
+            outcomes.append(
+                {
+                    "split": case["split"],
+                    "answered": ok,
+                    "retrieved": any(holds_answer(c, case) for c in cards),
+                    "stated": ok and _norm(case["answer"]) in _norm(answer["content"]),
+                    "seconds": time.perf_counter() - started,
+                }
+            )
             if verbose and not ok:
                 where = [(c["number"], c["arxiv_id"], c.get("pages")) for c in cards]
                 self.stdout.write(
-                    f"MISS [{variant}] {case['arxiv_id']} p{case['pages']} {case['question']}\n"
+                    f"MISS [{variant}] [{case['split']}] {case['arxiv_id']} p{case['pages']} {case['question']}\n"
                     f"     cards {where}\n     answer: {answer['content'][:300]!r}"
                 )
-        return answered, retrieved, stated, time.perf_counter() - started
+        return outcomes
