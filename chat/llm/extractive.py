@@ -20,6 +20,9 @@ from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from chat.understanding.quantity import NUMBER_WEIGHT, asks_for_quantity, states_new_number
+from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
+
 from .base import LLM_UNAVAILABLE, AnswerRequest, LLMError, LLMStream, SourceText, Usage
 from .sentences import content_words, split_sentences, stems, terms
 from .templates import LEAD_IN, NO_SOURCES, NOT_ENOUGH, PARTLY  # noqa: F401 (re-exported)
@@ -271,15 +274,29 @@ def answering_sentences(question: str, sources: list[SourceText]) -> dict[int, s
     composer would quote first from it (the same BM25 weights over the same sentences), so a
     card's highlighted quote is the sentence the answer cites. Sources with no sentence sharing
     a word with the question are left out."""
+    return {number: text for number, (_, text) in answering_scores(question, sources).items()}
+
+
+def answering_scores(question: str, sources: list[SourceText]) -> dict[int, tuple[float, str]]:
+    """answering_sentences with each sentence's score (comparable across the sources). For a
+    quantity question ("How many GPUs…") a sentence that states a number weighs NUMBER_WEIGHT
+    times more (chat.understanding.quantity): "trained on 8 NVIDIA P100 GPUs" before "GPUs made
+    this feasible"; one about another model size than the asked one less
+    (chat.understanding.variants)."""
     sentences = [s for s in _candidates(sources) if not s.is_title]
     query = list(dict.fromkeys(stems(list(dict.fromkeys(content_words(question))))))
     if not sentences or not query:
         return {}
     weights = _bm25_weights(query, _idf(query, sentences), sentences)
+    quantity = asks_for_quantity(question)
     best: dict[int, tuple[float, str]] = {}
     for sentence, weight in zip(sentences, weights, strict=True):
         score = sum(weight.values())
+        if score > 0 and quantity and states_new_number(sentence.text, question):
+            score *= NUMBER_WEIGHT
+        if score > 0 and about_other_size(sentence.text, question):
+            score *= OTHER_SIZE_WEIGHT  # "the big model used…" for a question on the base one
         number = sentence.source.number
         if score > 0 and score > best.get(number, (0.0, ""))[0]:
             best[number] = (score, sentence.text)
-    return {number: text for number, (_, text) in best.items()}
+    return best

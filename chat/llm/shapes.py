@@ -28,6 +28,7 @@ from collections import Counter
 from datetime import date
 
 from chat.understanding import intent as intents
+from chat.understanding.quantity import asks_for_quantity, states_new_number
 
 from . import templates as T
 from .base import AnswerRequest, SourceText
@@ -40,7 +41,7 @@ from .extractive import (
     _idf,
     _list_words,
     _Sentence,
-    answering_sentences,
+    answering_scores,
     compose_answer,
 )
 from .meaning import similarities
@@ -333,11 +334,16 @@ def _greedy(scored: list[tuple[float, _Sentence]], limit: int) -> list[_Sentence
     return chosen
 
 
-def _grouped(chosen: list[_Sentence]) -> list[str]:
+def _grouped(chosen: list[_Sentence], first: _Sentence | None = None) -> list[str]:
     """Quotes grouped under their paper (several full-text chunks of one paper are several
-    sources: one heading for all), papers in source order, quotes in reading order."""
+    sources: one heading for all), papers in source order, quotes in reading order; `first`
+    (the sentence that answers) opens the answer, its paper's other quotes after it."""
     papers: dict[str, list[_Sentence]] = {}
-    for s in sorted(chosen, key=lambda s: (s.source.number, s.position)):
+    ordered = sorted(chosen, key=lambda s: (s.source.number, s.position))
+    if first is not None and first in ordered:
+        ordered.remove(first)
+        ordered.insert(0, first)
+    for s in ordered:
         papers.setdefault(s.source.arxiv_id or f"#{s.source.number}", []).append(s)
     lines: list[str] = []
     for mine in papers.values():
@@ -354,8 +360,15 @@ def _body_answer(request: AnswerRequest, scorer: _Scorer) -> _Sentence | None:
     top = request.sources[0] if request.sources else None
     if top is None or not top.where:
         return None
-    quote = answering_sentences(request.question, request.sources).get(top.number)
-    own = scorer.by_source.get(top.number, [])
+    # Among the top paper's chunks (cards of their own), the best answering sentence: the
+    # retrieval's first chunk may only set the scene for the one after it.
+    mine = {s.number for s in request.sources if s.where and s.arxiv_id == top.arxiv_id}
+    scored = answering_scores(request.question, request.sources)
+    quotes = [(score, number, text) for number, (score, text) in scored.items() if number in mine]
+    if not quotes:
+        return None
+    _, number, quote = max(quotes, key=lambda q: (q[0], -q[1]))
+    own = scorer.by_source.get(number, [])
     return next((s for s in own if s.text == quote), None)
 
 
@@ -390,7 +403,10 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     lead = _body_answer(request, scorer)
     if lead is not None and lead not in chosen:
         chosen = [lead, *chosen[: OVERVIEW_SENTENCES - 1]]
-    lines = [T.LEAD_IN, ""] + _grouped(chosen)
+    opening = T.LEAD_IN
+    if asks_for_quantity(topic) and not any(states_new_number(s.text, topic) for s in chosen):
+        opening = T.NO_NUMBER  # never a topical sentence passed off as the number asked for
+    lines = [opening, ""] + _grouped(chosen, first=lead)
     missing = _missing_words(request.sources, topic)
     if missing:
         lines += ["", T.PARTLY.format(words=_list_words(missing))]

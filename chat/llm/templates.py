@@ -17,6 +17,10 @@ NOT_ENOUGH = (
     "Try other words or a wider time window."
 )
 PARTLY = "None of these papers mentions {words}, so they answer the question only in part."
+# A question after a number ("How many GPUs…") whose quoted sentences state none.
+NO_NUMBER = (
+    "The passages found do not state the number asked for; the closest ones are quoted below."
+)
 
 # One paper with what it says about the question (overview and named paper), then its quotes.
 PAPER_LABEL = "**{title}** ({published}):"

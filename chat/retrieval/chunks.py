@@ -8,10 +8,12 @@ docs/BENCHMARKS.md):
 
 - "fused" (default): the direct chunk search (dense over every chunk, HNSW on
   papers_chunk_hnsw_idx, one best chunk per paper) is a third ranked list beside the abstracts'
-  dense and BM25 lists, so a paper whose body, not its abstract, matches is still found; then
-  the best chunks of each paper kept;
+  dense and BM25 lists, and the chunk word search (BM25 over every chunk's words, GIN on
+  papers_chunk_lexemes_idx, a paper scored by its best chunk; settings.FULLTEXT_CHUNK_WORDS) a
+  fourth, so a paper whose body, not its abstract, matches is still found, by meaning or by a
+  rare word ("label smoothing"); then the best chunks of each paper kept;
 - "papers_first": today's search over abstracts picks the papers; then their best chunks;
-- "direct": the chunk list alone ranks the papers (abstract results follow, for papers without
+- "direct": the chunk lists alone rank the papers (abstract results follow, for papers without
   full text);
 - "off": abstracts only, as before full text.
 
@@ -36,9 +38,12 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 
+from chat.llm.sentences import split_sentences, terms
+from chat.understanding.quantity import NUMBER_WEIGHT, states_new_number
+from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
 from papers.indexing.lexical import K1, B
 
-from .dense import DenseResult, dense_search, vector_literal
+from .dense import DenseResult, dense_search, passage_where, vector_literal
 from .filters import SearchFilters
 from .fusion import Ranked, reciprocal_rank_fusion
 
@@ -54,6 +59,12 @@ CHUNKS_PER_PAPER = 4
 # Reciprocal rank constant when fusing one paper's chunks by cosine and by BM25: lists of 40-200
 # chunks, where the catalogue's 60 flattens the head (bench_fulltext: docs/BENCHMARKS.md).
 CHUNK_RRF_K = 10
+# Each paper's best chunks (cosine and BM25 fused) that the sentence evidence then reorders: the
+# answer is rarely further down, and splitting every chunk into sentences costs ~0.3 ms a chunk.
+SENTENCE_POOL = 16
+# The sentence evidence's weight against the cosine-and-BM25 order in that reordering: a fact
+# sits in one sentence, so where the two disagree the sentence wins (bench_fulltext).
+SENTENCE_WEIGHT = 2.0
 
 _LEXEME = re.compile(r"^[a-z0-9]+$")
 
@@ -115,6 +126,92 @@ def chunk_search(cursor, vector, model: str, filters: SearchFilters, n: int) -> 
     return dense_search(cursor, vector, model, filters, n, kind="fulltext")
 
 
+# The chunk word search: a word's document frequency among all chunks, counted up to a cap (a
+# word in more chunks than that weighs next to nothing anyway, and counting it costs its
+# posting list), and the number of chunks. One statement, GIN bitmap counts.
+WORD_DF_CAP = 20_000
+# Chunks scored per query at most: the rarest words generate the candidates while their summed
+# frequency fits (MaxScore-style, as the catalogue's BM25: chat.retrieval.fulltext).
+WORD_CANDIDATE_CAP = 5_000
+
+_WORD_STATS = """
+SELECT (SELECT count(*) FROM papers_passage ps WHERE ps.kind = 'fulltext' AND ps.model = %(model)s),
+       w, (SELECT count(*) FROM (
+               SELECT 1 FROM papers_passage ps
+               WHERE ps.kind = 'fulltext' AND ps.model = %(model)s
+                 AND ps.lexemes @@ to_tsquery('simple', w)
+               LIMIT %(cap)s) x)
+FROM unnest(%(words)s::text[]) AS w
+"""
+
+# The candidates' tf of each query word (tsvector positions) and their length (distinct words),
+# within the filters; the papers table joined for hidden, withdrawn and categories.
+_WORD_CHUNKS = """
+SELECT ps.paper_id, ps.id, ps.published, length(ps.lexemes), t.lexemes, t.counts
+FROM papers_passage ps JOIN papers_paper p ON p.id = ps.paper_id
+CROSS JOIN LATERAL (
+    SELECT array_agg(u.lexeme) AS lexemes, array_agg(array_length(u.positions, 1)) AS counts
+    FROM unnest(ps.lexemes) AS u WHERE u.lexeme = ANY(%(words)s)
+) t
+WHERE {where} AND ps.lexemes @@ to_tsquery('simple', %(generator)s) AND {papers}
+LIMIT %(cap)s
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class WordHit:
+    paper_id: int
+    passage_id: int  # the paper's best chunk by words
+    score: float  # that chunk's BM25
+    published: object
+
+
+def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: int) -> list[WordHit]:
+    """The `n` papers whose best chunk scores highest by BM25 for the query's `lexemes` (as
+    to_tsvector('english') made them), within `filters`. The IDF is the chunks' own (a word in
+    every paper's method section, "learning", counts little; "smoothing" much); the rarest words
+    generate the candidates, all words score them."""
+    words = sorted({w for w in lexemes if _LEXEME.match(w)})
+    if n <= 0 or not words or (filters.paper_ids is not None and not filters.paper_ids):
+        return []
+    cursor.execute(_WORD_STATS, {"model": model, "words": words, "cap": WORD_DF_CAP})
+    rows = cursor.fetchall()
+    documents = rows[0][0] if rows else 0
+    df = {w: count for _, w, count in rows if count}
+    if not documents or not df:
+        return []
+    idf = {w: math.log(1.0 + (documents - d + 0.5) / (d + 0.5)) for w, d in df.items()}
+    generator, total = [], 0
+    for word in sorted(df, key=lambda w: (df[w], w)):
+        if generator and total + df[word] > WORD_CANDIDATE_CAP:
+            break
+        generator.append(word)
+        total += df[word]
+    params = {
+        "model": model,
+        "words": list(df),
+        "generator": " | ".join(generator),
+        "cap": WORD_CANDIDATE_CAP,
+    }
+    where = passage_where(filters, params, "fulltext")
+    papers, params = filters.paper_conditions("p", params)
+    cursor.execute(_WORD_CHUNKS.format(where=where, papers=papers), params)
+    found = cursor.fetchall()
+    if not found:
+        return []
+    average = sum(length for _, _, _, length, _, _ in found) / len(found) or 1.0
+    best: dict[int, WordHit] = {}
+    for paper_id, passage_id, published, length, words_in, counts in found:
+        norm = K1 * (1 - B + B * length / average)
+        score = sum(
+            idf[w] * tf * (K1 + 1) / (tf + norm)
+            for w, tf in zip(words_in or (), counts or (), strict=True)
+        )
+        if paper_id not in best or score > best[paper_id].score:
+            best[paper_id] = WordHit(paper_id, passage_id, score, published)
+    return sorted(best.values(), key=lambda h: (-h.score, h.paper_id))[:n]
+
+
 # Exact over the chunks of a few papers (tens of rows each): no index needed. The text is read
 # from FullText by the chunk's span, so it is never stored twice. Beside the cosine, what BM25
 # needs of each chunk: its length and the occurrences of the query's lexemes, tokenised as the
@@ -165,10 +262,13 @@ class RankedChunks:
 
 def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
                 per_paper: int = CHUNKS_PER_PAPER,
-                abstracts: dict[int, str] | None = None) -> RankedChunks:
+                abstracts: dict[int, str] | None = None,
+                question: str = "", quantity: bool = False) -> RankedChunks:
     """For each of `paper_ids` that has read full text, its best `per_paper` chunks for the
     query (`vector`, and `lexemes`: the query's stemmed words as BM25 saw them); `abstracts`
-    (paper id: text) stand for the papers without chunks in the evidence."""
+    (paper id: text) stand for the papers without chunks in the evidence. `quantity`: the
+    `question` asks for a number (chat.understanding.quantity), so a sentence stating one is
+    better evidence."""
     ids = [int(i) for i in paper_ids]
     if not ids or vector is None:
         return RankedChunks({}, {})
@@ -207,7 +307,13 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     evidence: dict[int, float] = {}
     for chunk in scored:
         evidence[chunk.paper_id] = max(evidence.get(chunk.paper_id, 0.0), chunk.bm25)
-    return RankedChunks(_fused_per_paper(scored[: len(chunks)], per_paper), evidence)
+    by_paper = _fused_per_paper(scored[: len(chunks)], SENTENCE_POOL)
+    idf = chunk_idf(scored[: len(chunks)])
+    by_paper = {
+        paper: _by_sentences(found, idf, question, quantity)[:per_paper]
+        for paper, found in by_paper.items()
+    }
+    return RankedChunks(by_paper, evidence)
 
 
 def reordered_by_evidence(paper_ids: list[int], evidence: dict[int, float]) -> list[int]:
@@ -226,18 +332,23 @@ def reordered_by_evidence(paper_ids: list[int], evidence: dict[int, float]) -> l
     return [f.paper_id for f in sorted(fused, key=lambda f: (-f.score, position[f.paper_id]))]
 
 
+def chunk_idf(chunks: list[Chunk]) -> dict[str, float]:
+    """BM25's IDF of each query lexeme, the chunks being the collection."""
+    df: dict[str, int] = {}
+    for chunk in chunks:
+        for lexeme, _ in chunk.counts:
+            df[lexeme] = df.get(lexeme, 0) + 1
+    documents = len(chunks)
+    return {t: math.log(1.0 + (documents - n + 0.5) / (n + 0.5)) for t, n in df.items()}
+
+
 def with_bm25(chunks: list[Chunk]) -> list[Chunk]:
     """The chunks with their BM25 score for the query, the candidates being the collection (the
     IDF and average length are theirs: what tells one chunk of these papers from another)."""
     if not chunks:
         return chunks
-    documents = len(chunks)
-    average = sum(c.length for c in chunks) / documents or 1.0
-    df: dict[str, int] = {}
-    for chunk in chunks:
-        for lexeme, _ in chunk.counts:
-            df[lexeme] = df.get(lexeme, 0) + 1
-    idf = {t: math.log(1.0 + (documents - n + 0.5) / (n + 0.5)) for t, n in df.items()}
+    average = sum(c.length for c in chunks) / len(chunks) or 1.0
+    idf = chunk_idf(chunks)
     scored = []
     for chunk in chunks:
         norm = K1 * (1 - B + B * chunk.length / average)
@@ -268,6 +379,53 @@ def _fused_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chun
         )
         ranked[paper] = best[:per_paper]
     return ranked
+
+
+def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity: bool) -> float:
+    """The best sentence of `text` for the query: the IDF of the query's words it holds
+    together (words of one sentence answer; the same words spread over a chunk often do not),
+    NUMBER_WEIGHT times more for a quantity question when it states a number, less when it is
+    about another model size than the asked one (chat.understanding.variants)."""
+    best = 0.0
+    for sentence in split_sentences(text):
+        words = set(terms(sentence))
+        score = sum(weight for lexeme, weight in idf.items() if lexeme in words)
+        if score > 0 and quantity and states_new_number(sentence, question):
+            score *= NUMBER_WEIGHT
+        if score > 0 and about_other_size(sentence, question):
+            score *= OTHER_SIZE_WEIGHT
+        best = max(best, score)
+    return best
+
+
+def _by_sentences(found: list[Chunk], idf, question: str, quantity: bool) -> list[Chunk]:
+    """One paper's pool of chunks (best first) reordered by reciprocal rank of that order and
+    their sentence evidence (weighted SENTENCE_WEIGHT)."""
+    if len(found) < 2 or not idf:
+        return found
+    evidence = {c.passage_id: sentence_evidence(c.text, idf, question, quantity) for c in found}
+    by_sentence = sorted(
+        (c for c in found if evidence[c.passage_id] > 0),
+        key=lambda c: (-evidence[c.passage_id], c.start),
+    )
+    fused = reciprocal_rank_fusion(
+        [
+            Ranked("chunks", [c.passage_id for c in found], [c.score for c in found]),
+            Ranked(
+                "sentences",
+                [c.passage_id for c in by_sentence],
+                [evidence[c.passage_id] for c in by_sentence],
+                SENTENCE_WEIGHT,
+            ),
+        ],
+        k=CHUNK_RRF_K,
+    )
+    by_id = {c.passage_id: c for c in found}
+    order = {c.passage_id: i for i, c in enumerate(found)}
+    return [
+        replace(by_id[f.paper_id], score=f.score)
+        for f in sorted(fused, key=lambda f: (-f.score, order[f.paper_id]))
+    ]
 
 
 def _normalised(values: list[float]) -> list[float]:

@@ -86,7 +86,7 @@ def vector_literal(vector) -> str:
 KIND_CLAUSES = {"abstract": "ps.kind = 'abstract'", "fulltext": "ps.kind = 'fulltext'"}
 
 
-def _passage_where(filters: SearchFilters, params: dict, kind: str = "abstract") -> str:
+def passage_where(filters: SearchFilters, params: dict, kind: str = "abstract") -> str:
     """Conditions on Passage columns only: kind, model, window, paper ids, exclusions."""
     clauses = [KIND_CLAUSES[kind], "ps.model = %(model)s", filters.date_conditions("ps.published", params)]
     if filters.paper_ids is not None:
@@ -213,7 +213,7 @@ def _exact(cursor, q: str, model: str, filters: SearchFilters, n: int,
     limit = n + MARGIN
     while True:
         params: dict = {"q": q, "model": model, "limit": limit}
-        cursor.execute(_EXACT.format(where=_passage_where(filters, params, kind)), params)
+        cursor.execute(_EXACT.format(where=passage_where(filters, params, kind)), params)
         rows = cursor.fetchall()
         hits = _visible(cursor, _best_per_paper(rows), filters)
         if len(hits) >= n or len(rows) < limit:
@@ -241,7 +241,7 @@ def _hnsw(cursor, q: str, model: str, filters: SearchFilters, n: int,
             [str(ef_search)],
         )
         params = {"q": q, "model": model, "limit": limit, **category_params}
-        where = _passage_where(filters, params, kind)
+        where = passage_where(filters, params, kind)
         if where_papers:
             where = f"{where} AND {where_papers}"
         cursor.execute(_HNSW.format(join=join, where=where), params)

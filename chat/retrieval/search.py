@@ -50,6 +50,7 @@ from chat.retrieval.rerank import get_reranker
 from chat.retrieval.snippets import make_snippet, matching_words
 from chat.understanding.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.understanding.llm_analysis import analyse_with_llm
+from chat.understanding.quantity import asks_for_quantity
 from chat.window import window_label
 from papers.catalogue import vectors_pending
 from papers.embeddings import get_embedder
@@ -170,6 +171,7 @@ class _Query:
     lexical: LexicalResult = field(default_factory=lambda: LexicalResult([]))
     dense: DenseResult | None = None
     chunks: DenseResult | None = None  # the direct chunk search (chat.retrieval.chunks)
+    chunk_words: list = field(default_factory=list)  # the chunk word search's WordHits
     fulltext: str = "off"  # settings.FULLTEXT_RETRIEVAL for this search
     published: dict[int, datetime] = field(default_factory=dict)  # of every candidate
     rewrites: list[str] = field(default_factory=list)  # multi-query: the LLM's rewrites
@@ -356,11 +358,24 @@ async def _retrieve(q: _Query) -> list[Ranked]:
     lists = _lists(q.dense, q.lexical, "")
     if q.fulltext in ("fused", "direct") and q.vector is not None and q.similar_to is None:
         q.chunks = await run_search_sql(_chunk_stage, q, parallel=q.parallel)
-        chunk_list = Ranked(
-            "chunks", [h.paper_id for h in q.chunks.hits], [h.similarity for h in q.chunks.hits],
-            list_weight("dense"),
-        )
-        lists = [chunk_list] if q.fulltext == "direct" else lists + [chunk_list]
+        chunk_lists = [
+            Ranked(
+                "chunks",
+                [h.paper_id for h in q.chunks.hits],
+                [h.similarity for h in q.chunks.hits],
+                list_weight("dense"),
+            )
+        ]
+        if q.chunk_words:
+            chunk_lists.append(
+                Ranked(
+                    "chunk_words",
+                    [h.paper_id for h in q.chunk_words],
+                    [h.score for h in q.chunk_words],
+                    list_weight("fulltext"),
+                )
+            )
+        lists = chunk_lists if q.fulltext == "direct" else lists + chunk_lists
     if rewriting is not None:
         lists += await _retrieve_rewrites(q, rewriting, embedder)
     return lists
@@ -461,13 +476,22 @@ def _prepare(q: _Query) -> None:
 
 
 def _chunk_stage(q: _Query) -> DenseResult:
-    """Database: the direct chunk search (papers whose full text matches) within the filters."""
+    """Database: the direct chunk search (papers whose full text matches) within the filters,
+    and the chunk word search beside it (`q.chunk_words`)."""
     step = time.perf_counter()
     with transaction.atomic(), connection.cursor() as cursor:
         result = fulltext_chunks.chunk_search(cursor, q.vector, q.model, q.filters, q.candidates)
     q.timings["chunks"] = _ms(step)
     q.plan["chunks"] = result.plan
     q.published.update({h.paper_id: h.published for h in result.hits})
+    if result.plan != "none" and settings.FULLTEXT_CHUNK_WORDS and q.lexical.lexemes:
+        step = time.perf_counter()
+        with connection.cursor() as cursor:
+            q.chunk_words = fulltext_chunks.chunk_word_search(
+                cursor, q.lexical.lexemes, q.model, q.filters, q.candidates
+            )
+        q.timings["chunk_words"] = _ms(step)
+        q.published.update({h.paper_id: h.published for h in q.chunk_words})
     return result
 
 
@@ -635,7 +659,14 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
         abstracts = {pid: document_text(row[2], row[7]) for pid, row in papers.items()}
         with connection.cursor() as cursor:
             ranked = fulltext_chunks.best_chunks(
-                cursor, ids, q.vector, q.model, lexemes, abstracts=abstracts
+                cursor,
+                ids,
+                q.vector,
+                q.model,
+                lexemes,
+                abstracts=abstracts,
+                question=q.text,
+                quantity=asks_for_quantity(q.text),
             )
         chunks = ranked.by_paper
         if q.sort == "relevance" and chunks:

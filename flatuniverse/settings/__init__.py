@@ -381,6 +381,9 @@ FULLTEXT_RETRIEVAL = envstr("FULLTEXT_RETRIEVAL", "fused")
 # How a paper's chunks are ranked for a question: rrf (cosine and BM25 over the candidate chunks,
 # fused by reciprocal rank) | mix (cosine and ts_rank_cd, min-max mixed); bench_fulltext.
 FULLTEXT_CHUNK_RANKING = envstr("FULLTEXT_CHUNK_RANKING", "rrf")
+# With "fused" or "direct": BM25 over every chunk's words (GIN on the chunks) as one more list of
+# papers, so a paper is found by a rare word of its body ("label smoothing"); bench_fulltext.
+FULLTEXT_CHUNK_WORDS = envbool("FULLTEXT_CHUNK_WORDS", True)
 
 # --- Chat limits --------------------------------------------------------------------------------
 CHAT_MAX_QUESTION_CHARS = envint("CHAT_MAX_QUESTION_CHARS", 4000)

@@ -115,7 +115,7 @@ def read_paper(
         # Every model's chunks index the old text: none of them is valid any more.
         Passage.objects.chunks().filter(paper=paper).delete()
         Passage.objects.bulk_create(passages)
-        _index_words(paper, parsed.text)
+        index_words(paper, parsed.text)
         fulltext.version = version
         fulltext.status = FullText.Status.OK
         fulltext.reason = ""
@@ -149,7 +149,8 @@ WHERE paper_id = %(paper)s AND kind = 'fulltext'
 """
 
 
-def _index_words(paper: Paper, text: str) -> None:
+def index_words(paper: Paper, text: str) -> None:
+    """Each of `paper`'s chunks gets the words of its span of `text` (its FullText.text)."""
     with connection.cursor() as cursor:
         cursor.execute(_INDEX_WORDS, {"text": text, "paper": paper.pk})
 

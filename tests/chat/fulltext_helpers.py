@@ -5,6 +5,7 @@ embedded with the configured embedder. Chunks here are paragraphs; the real chun
 from django.utils import timezone
 
 from papers.embeddings import get_embedder
+from papers.fulltext.read import index_words
 from papers.models import FullText, Passage
 
 
@@ -35,4 +36,5 @@ def add_fulltext(paper, pages: list[list[str]], section: str = "") -> FullText:
         )
         for position, ((start, end, page), vector) in enumerate(zip(spans, vectors, strict=True))
     )
+    index_words(paper, text)
     return fulltext

@@ -1,7 +1,15 @@
-"""Ranking a paper's chunks (chat.retrieval.chunks): BM25 over the candidate chunks, and the
-body's evidence reordering the page. The search itself is tested in test_chunks.py."""
+"""Ranking a paper's chunks (chat.retrieval.chunks): BM25 over the candidate chunks, the sentence
+evidence (numbers for quantity questions), and the body's evidence reordering the page. The
+search itself is tested in test_chunks.py."""
 
-from chat.retrieval.chunks import Chunk, reordered_by_evidence, with_bm25
+from chat.retrieval.chunks import (
+    Chunk,
+    _by_sentences,
+    reordered_by_evidence,
+    sentence_evidence,
+    with_bm25,
+)
+from chat.understanding.quantity import asks_for_quantity, states_new_number
 
 
 def test_bm25_over_chunks_counts_rare_words_more_than_common_ones():
@@ -21,3 +29,33 @@ def test_the_bodys_evidence_reorders_the_page_and_leaves_papers_without_it_in_pl
     # 40 holds the question's rare words in its body: it moves up; 20 and 30 have none.
     assert reordered_by_evidence(order, {10: 1.0, 40: 9.0}) == [10, 40, 20, 30]
     assert reordered_by_evidence(order, {}) == order
+
+
+def test_quantity_questions_and_sentences_stating_a_number():
+    assert asks_for_quantity("How many GPUs were used?")
+    assert asks_for_quantity("What dropout rate did the base model use?")
+    assert not asks_for_quantity("Which library indexes the dense vectors?")
+    assert states_new_number("We trained on 8 A100 GPUs.", "How many GPUs?")
+    assert states_new_number("Five researchers took part.", "How many researchers?")
+    # The number the question names itself ("ResNet-50") is not an answer.
+    assert not states_new_number("ResNet-50 is deep.", "How many GPUs trained ResNet-50?")
+
+
+def test_words_of_one_sentence_weigh_more_than_the_same_words_spread_over_a_chunk():
+    idf = {"gpus": 2.0, "train": 1.0, "student": 1.0}
+    question = "How many GPUs were used to train the student?"
+    spread = "The GPUs are listed later. We train it. The student is small."
+    together = "We train the student on GPUs."
+    assert sentence_evidence(together, idf, question, False) == 4.0
+    assert sentence_evidence(spread, idf, question, False) == 2.0
+    # A quantity question: the sentence stating a number weighs more.
+    numbered = "We train the student on 8 GPUs."
+    assert sentence_evidence(numbered, idf, question, True) == 1.5 * 4.0
+    assert sentence_evidence(together, idf, question, True) == 4.0
+
+    def chunk(pid, text):
+        return Chunk(pid, 1, text, pid, pid, "", pid, pid + 1, 0.5, 0.0)
+
+    # A pool ranked by cosine and BM25 (1 first) is reordered by its sentence evidence.
+    pool = [chunk(1, spread), chunk(2, "Nothing here."), chunk(3, numbered)]
+    assert [c.passage_id for c in _by_sentences(pool, idf, question, True)] == [3, 1, 2]

@@ -1,0 +1,53 @@
+"""Whether a question asks for a quantity, and whether a sentence states one.
+
+"How many GPUs…", "What learning rate…", "What batch size…" want a number; the sentence that
+answers them holds one ("trained on 8 NVIDIA P100 GPUs", "a rate of Pdrop = 0.1"). Retrieval
+prefers the chunk whose matching sentence states a number (chat.retrieval.chunks), and the
+offline composer says so plainly when the quoted sentences state none (chat.llm.shapes), rather
+than quote a topical sentence as if it answered.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FLAGS = re.IGNORECASE
+# "how many / much / long / often / large …", or a question after a measured property.
+_HOW = re.compile(
+    r"\bhow\s+(?:many|much|long|often|large|big|small|deep|wide|fast|high|low)\b", _FLAGS
+)
+_PROPERTY = re.compile(
+    r"\b(?:what|which)\b.*\b(?:rate|size|stepsize|value|number|dimension|dimensionality|count|"
+    r"ratio|length|temperature|threshold|steps?|decay|momentum|dropout|epsilon|alpha|beta\d?|"
+    r"accuracy|error|score|percentage|fraction|budget|width|depth|parameters?)\b",
+    _FLAGS,
+)
+# How much more a sentence with the question's words weighs when it also states a number, for a
+# quantity question (chunk ranking and the composer's quote alike).
+NUMBER_WEIGHT = 1.5
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+NUMBER_WORDS = frozenset(
+    """two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety
+    hundred thousand million billion trillion dozen half""".split()
+)
+_WORD = re.compile(r"[a-z]+")
+
+
+def asks_for_quantity(question: str) -> bool:
+    """True for "How many…" and for "What <measured property>…" questions."""
+    return bool(_HOW.search(question) or _PROPERTY.search(question))
+
+
+def numbers_in(text: str) -> set[str]:
+    """The numbers a text states: digit runs ("0.1", "21,015,324", the 28 of "28x28") and
+    number words ("five", "sixteen")."""
+    found = set(_DIGITS.findall(text))
+    found.update(w for w in _WORD.findall(text.lower()) if w in NUMBER_WORDS)
+    return found
+
+
+def states_new_number(sentence: str, question: str) -> bool:
+    """Whether `sentence` states a number the question does not already name (the "50" of
+    "ResNet-50" asked about is not an answer)."""
+    return bool(numbers_in(sentence) - numbers_in(question))

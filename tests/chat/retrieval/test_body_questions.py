@@ -1,0 +1,141 @@
+"""Questions answered by a paper's body (issue #12): the chunk word search that finds a paper by
+a rare word of its body, the sentence evidence that picks the chunk stating the asked-for number,
+and the offline composer that opens with the answering sentence or says the number is not
+stated. Against the real database; the last test reads two shared arXiv PDFs over HTTP."""
+
+from datetime import UTC, datetime
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connection
+
+from chat.llm import templates as T
+from chat.llm.extractive import ExtractiveBackend
+from chat.pipeline.answer import answer_events
+from chat.retrieval.chunks import chunk_word_search
+from chat.retrieval.filters import SearchFilters
+from chat.retrieval.fulltext import query_terms
+from chat.retrieval.search import search
+from papers.embeddings import get_embedder
+from papers.models import Paper, Passage
+from tests.chat.conftest import NOW
+from tests.chat.fulltext_helpers import add_fulltext
+
+# The fixtures of tests/papers/fulltext: a local arXiv PDF server over the shared PDFs.
+from tests.papers.fulltext.conftest import pdf_server, shared_papers  # noqa: F401
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+SETUP = (
+    "Setup. The student is trained with the consistency objective. The GPUs of the cluster and "
+    "the training schedule are described in the appendix. Training the student is cheap."
+)
+HARDWARE = "Hardware. We trained the student on 8 A100 GPUs for three days."
+SOURDOUGH = (
+    "As an aside, the sourdough starter was kept at 75 percent hydration and fed with rye flour "
+    "every twelve hours during the cryostat runs."
+)
+
+
+def _read():
+    add_fulltext(
+        Paper.objects.get(arxiv_id="2510.00003"), [[SETUP], ["Method overview."], [HARDWARE]]
+    )
+    add_fulltext(
+        Paper.objects.get(arxiv_id="9901.00007"),
+        [["We compute the concurrence of two-qubit Werner states."], [SOURDOUGH]],
+    )
+
+
+@pytest.fixture
+async def read_papers(catalogue):
+    await sync_to_async(_read)()
+
+
+def _word_search(text: str, filters: SearchFilters):
+    with connection.cursor() as cursor:
+        lexemes, _ = query_terms(cursor, text)
+        return chunk_word_search(cursor, lexemes, get_embedder().name, filters, 10)
+
+
+async def test_the_chunk_word_search_finds_a_paper_by_a_rare_word_of_its_body(read_papers):
+    hits = await sync_to_async(_word_search)("sourdough starter hydration", SearchFilters())
+    quantum = await Paper.objects.aget(arxiv_id="9901.00007")
+    chunk = await Passage.objects.chunks().filter(paper=quantum, page=2).aget()
+    assert [h.paper_id for h in hits] == [quantum.pk]
+    assert hits[0].passage_id == chunk.pk and hits[0].score > 0
+    # Every filter stays inside its SQL: another scope, or a window the paper is outside.
+    others = SearchFilters(paper_ids=(quantum.pk + 1000,))
+    assert await sync_to_async(_word_search)("sourdough starter", others) == []
+    window = SearchFilters(start=datetime(2020, 1, 1, tzinfo=UTC))
+    assert await sync_to_async(_word_search)("sourdough starter", window) == []
+
+
+async def test_the_chunk_word_search_is_one_more_list_of_the_search(read_papers):
+    response = await search("sourdough starter hydration", k=5, now=NOW)
+    assert "chunk_words" in response.timings
+    assert response.hits[0].arxiv_id == "9901.00007"
+    assert response.hits[0].passage_text == SOURDOUGH
+
+
+async def test_a_quantity_question_gets_the_chunk_whose_sentence_states_the_number(read_papers):
+    response = await search("How many GPUs were used to train the student?", k=5, now=NOW)
+    hit = next(h for h in response.hits if h.arxiv_id == "2510.00003")
+    assert hit.passage_text == HARDWARE and hit.page == 3
+
+
+async def _answer(question: str, **kwargs) -> tuple[list[dict], dict]:
+    events = [
+        e
+        async for e in answer_events(
+            question, now=NOW, backend=ExtractiveBackend(chunk_delay=0), **kwargs
+        )
+    ]
+    return next(e for e in events if e["type"] == "sources")["sources"], events[-1]
+
+
+async def test_the_sentence_stating_the_number_opens_the_answer(read_papers):
+    cards, done = await _answer("How many GPUs were used to train the student?")
+    lines = [line for line in done["content"].splitlines() if line.startswith("- ")]
+    assert lines[0].startswith("- We trained the student on 8 A100 GPUs for three days")
+    card = next(c for c in cards if c["passage"] == HARDWARE)
+    assert card["number"] in done["citations"] and card["pages"] == "p. 3"
+    assert done["content"].startswith(T.LEAD_IN)
+
+
+async def test_a_quantity_question_whose_quotes_state_no_number_says_so(catalogue):
+    consistency = await Paper.objects.aget(arxiv_id="2510.00003")
+    await sync_to_async(add_fulltext)(consistency, [[SETUP], ["Method overview."]])
+    _, done = await _answer(
+        "How many GPUs were used to train the student?", scope_ids=(consistency.pk,)
+    )
+    assert done["content"].startswith(T.NO_NUMBER)
+    assert "GPUs of the cluster" in done["content"]  # the closest passage, quoted as such
+
+
+@pytest.fixture
+def two_read_pdfs(pdf_server, shared_papers):  # noqa: F811
+    """The Transformer and the chain-of-thought distillation papers read over HTTP, the rest of
+    the shared catalogue records unread (their abstracts only)."""
+    from papers.fulltext.read import read_paper
+    from papers.indexing.vectors import embed_missing
+
+    embed_missing()
+    for arxiv_id in ("1706.03762", "2212.08410"):
+        assert read_paper(shared_papers[arxiv_id]).status == "ok"
+    return shared_papers
+
+
+async def test_body_questions_on_real_pdfs_cite_the_page_and_open_with_the_answer(two_read_pdfs):
+    assert not await Passage.objects.chunks().filter(lexemes__isnull=True).aexists()
+    cards, done = await _answer("What dropout rate did the Transformer base model use?")
+    cited = [c for c in cards if c["number"] in done["citations"]]
+    assert any(c["arxiv_id"] == "1706.03762" and "Pdrop = 0.1" in c["passage"] for c in cited)
+    first = next(line for line in done["content"].splitlines() if line.startswith("- "))
+    assert "For the base model, we use a rate of Pdrop = 0.1" in first
+
+    cards, done = await _answer(
+        "How many StrategyQA examples were used for chain-of-thought finetuning of T5?"
+    )
+    card = next(c for c in cards if c["arxiv_id"] == "2212.08410" and "1319" in c["passage"])
+    assert card["number"] in done["citations"] and card["page"] == 4
