@@ -14,8 +14,8 @@ new paper is grown from a paper of the sample (its "source"):
   identifier grammar is strict about which months have 4 or 5 digits, and ids play no part in
   ranking).
 
-The result is a snapshot file in the arXiv format, imported by the real `import_snapshot` and
-indexed by the real `papers.indexing.lexical`, so the benchmark measures the project's own path.
+The rows go into the catalogue in bulk (bench.text_scale: COPY, then the tsvector computed by
+PostgreSQL as the ingest computes it) and are indexed by the real `papers.indexing.lexical`.
 """
 
 from __future__ import annotations
@@ -24,11 +24,15 @@ import gzip
 import json
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime, parsedate_to_datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import numpy as np
+
+from papers.ingest.snapshot import MalformedRecord, parse_snapshot_record
+from papers.text import clean_title, tex_to_plain
 
 FIRST = datetime(1991, 8, 1, tzinfo=UTC)
 END = datetime(2026, 11, 21, tzinfo=UTC)
@@ -54,11 +58,17 @@ def _sample(snapshot: Path) -> list[dict]:
             parts = sentences(data.get("abstract") or "")
             if not parts or not (data.get("title") or "").strip():
                 continue
+            try:
+                names = parse_snapshot_record(data).authors
+            except MalformedRecord:
+                continue
             papers.append(
                 {
                     "title": data["title"],
                     "authors": data.get("authors") or "",
                     "authors_parsed": data.get("authors_parsed") or [],
+                    # As the ingest reads them (for the catalogue's authors_text).
+                    "author_names": names,
                     "categories": data.get("categories") or "cs.LG",
                     "primary": (data.get("categories") or "cs.LG").split()[0],
                     "sentences": parts,
@@ -77,41 +87,50 @@ def _identifier(i: int) -> str:
     return f"{15 + year:02d}{month + 1:02d}.{number + 1:05d}"
 
 
-def write_snapshot(snapshot: Path, n: int, out: Path, say, seed: int = 16) -> dict:
-    """Write `n` grown papers to `out` (gzip JSON lines). Returns what was written."""
+# One row a grown paper, in the order of `COLUMNS` (the COPY into the staging table).
+COLUMNS = (
+    "arxiv_id", "title", "abstract", "authors_text", "primary_category", "categories",
+    "published", "title_plain", "abstract_plain", "authors_plain",
+)  # fmt: skip
+
+
+def grow(snapshot: Path, n: int, say, seed: int = 16) -> Iterator[tuple]:
+    """`n` grown papers as rows of COLUMNS, with the text the ingest would store (titles and
+    names cleaned, TeX turned to plain words per sentence: each sentence once, not per paper)."""
     rng = np.random.default_rng(seed)
     sample = _sample(snapshot)
-    pools: dict[str, list[str]] = defaultdict(list)
+    pools: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    plain: dict[str, str] = {}
     for paper in sample:
-        pools[paper["primary"]].extend(paper["sentences"])
+        for sentence in paper["sentences"]:
+            if sentence not in plain:
+                plain[sentence] = tex_to_plain(sentence)
+            pools[paper["primary"]].append((sentence, plain[sentence]))
+        paper["title"] = clean_title(paper["title"])
+        paper["title_plain"] = tex_to_plain(paper["title"])
+        paper["authors_text"] = ", ".join(
+            clean_title(a)[:300] for a in paper["author_names"] if a.strip()
+        )
+        paper["authors_plain"] = tex_to_plain(paper["authors_text"])
+        paper["category_list"] = paper["categories"].split()
+    say(f"  {len(sample)} sample papers, {len(plain)} distinct sentences")
     sources = rng.integers(0, len(sample), n)
     shifts = rng.uniform(-JITTER_DAYS, JITTER_DAYS, n)
-    tmp = out.with_suffix(".partial")
-    with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=1) as file:
-        for i in range(n):
-            source = sample[sources[i]]
-            pool = pools[source["primary"]]
-            picks = rng.integers(0, len(pool), len(source["sentences"]))
-            created = source["created"] + timedelta(days=float(shifts[i]))
-            created = min(max(created, FIRST), END).replace(microsecond=0)
-            record = {
-                "id": _identifier(i),
-                "submitter": None,
-                "authors": source["authors"],
-                "title": source["title"],
-                "comments": None,
-                "journal-ref": None,
-                "doi": None,
-                "report-no": None,
-                "categories": source["categories"],
-                "license": None,
-                "abstract": " ".join(pool[j] for j in picks),
-                "versions": [{"version": "v1", "created": format_datetime(created, usegmt=True)}],
-                "update_date": created.date().isoformat(),
-                "authors_parsed": source["authors_parsed"],
-            }
-            file.write(json.dumps(record) + "\n")
-            if (i + 1) % 100_000 == 0:
-                say(f"  {i + 1}/{n} papers written")
-    tmp.rename(out)
-    return {"sample_papers": len(sample), "sentences": sum(len(p) for p in pools.values())}
+    for i in range(n):
+        source = sample[sources[i]]
+        pool = pools[source["primary"]]
+        picks = [pool[j] for j in rng.integers(0, len(pool), len(source["sentences"]))]
+        created = source["created"] + timedelta(days=float(shifts[i]))
+        created = min(max(created, FIRST), END).replace(microsecond=0)
+        yield (
+            _identifier(i),
+            source["title"],
+            " ".join(text for text, _ in picks),
+            source["authors_text"],
+            source["primary"],
+            source["category_list"],
+            created,
+            source["title_plain"],
+            " ".join(words for _, words in picks),
+            source["authors_plain"],
+        )
