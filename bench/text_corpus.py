@@ -24,12 +24,9 @@ import gzip
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-
-import numpy as np
 
 from papers.ingest.snapshot import MalformedRecord, parse_snapshot_record
 from papers.text import clean_title, tex_to_plain
@@ -78,59 +75,59 @@ def _sample(snapshot: Path) -> list[dict]:
     return papers
 
 
-def _identifier(i: int) -> str:
-    """The i-th id (from 0): 99,999 a month from January 2015 on."""
-    month, number = divmod(i, 99_999)
-    year, month = divmod(month, 12)
-    if year > 84:
-        raise ValueError("too many papers for the identifier space")
-    return f"{15 + year:02d}{month + 1:02d}.{number + 1:05d}"
-
-
-# One row a grown paper, in the order of `COLUMNS` (the COPY into the staging table).
-COLUMNS = (
-    "arxiv_id", "title", "abstract", "authors_text", "primary_category", "categories",
-    "published", "title_plain", "abstract_plain", "authors_plain",
-)  # fmt: skip
-
-
-def grow(snapshot: Path, n: int, say, seed: int = 16) -> Iterator[tuple]:
-    """`n` grown papers as rows of COLUMNS, with the text the ingest would store (titles and
-    names cleaned, TeX turned to plain words per sentence: each sentence once, not per paper)."""
-    rng = np.random.default_rng(seed)
+def sample_tables(snapshot: Path, say) -> tuple[list[tuple], list[tuple]]:
+    """The sample as two tables for growing papers inside PostgreSQL (GROW):
+    papers (sid, title, title_plain, authors_text, authors_plain, primary_category,
+    categories, created, sentences, pool_start, pool_length) and sentences (pos, text, plain),
+    each category's sentences contiguous from its pool_start. Text as the ingest stores it
+    (titles and names cleaned, TeX turned to plain words: per sentence, each sentence once)."""
     sample = _sample(snapshot)
-    pools: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    plain: dict[str, str] = {}
+    by_category: dict[str, list[str]] = defaultdict(list)
     for paper in sample:
-        for sentence in paper["sentences"]:
-            if sentence not in plain:
-                plain[sentence] = tex_to_plain(sentence)
-            pools[paper["primary"]].append((sentence, plain[sentence]))
-        paper["title"] = clean_title(paper["title"])
-        paper["title_plain"] = tex_to_plain(paper["title"])
-        paper["authors_text"] = ", ".join(
-            clean_title(a)[:300] for a in paper["author_names"] if a.strip()
-        )
-        paper["authors_plain"] = tex_to_plain(paper["authors_text"])
-        paper["category_list"] = paper["categories"].split()
-    say(f"  {len(sample)} sample papers, {len(plain)} distinct sentences")
-    sources = rng.integers(0, len(sample), n)
-    shifts = rng.uniform(-JITTER_DAYS, JITTER_DAYS, n)
-    for i in range(n):
-        source = sample[sources[i]]
-        pool = pools[source["primary"]]
-        picks = [pool[j] for j in rng.integers(0, len(pool), len(source["sentences"]))]
-        created = source["created"] + timedelta(days=float(shifts[i]))
-        created = min(max(created, FIRST), END).replace(microsecond=0)
-        yield (
-            _identifier(i),
-            source["title"],
-            " ".join(text for text, _ in picks),
-            source["authors_text"],
-            source["primary"],
-            source["category_list"],
-            created,
-            source["title_plain"],
-            " ".join(words for _, words in picks),
-            source["authors_plain"],
-        )
+        by_category[paper["primary"]].extend(paper["sentences"])
+    sentences, pools, plain = [], {}, {}
+    for category, texts in sorted(by_category.items()):
+        pools[category] = (len(sentences), len(texts))
+        for text in texts:
+            if text not in plain:
+                plain[text] = tex_to_plain(text)
+            sentences.append((len(sentences), text, plain[text]))
+    papers = []
+    for sid, paper in enumerate(sample):
+        title = clean_title(paper["title"])
+        authors = ", ".join(clean_title(a)[:300] for a in paper["author_names"] if a.strip())
+        start, length = pools[paper["primary"]]
+        papers.append((
+            sid, title, tex_to_plain(title), authors, tex_to_plain(authors), paper["primary"],
+            paper["categories"].split(), paper["created"], len(paper["sentences"]), start, length,
+        ))  # fmt: skip
+    say(f"  {len(papers)} sample papers, {len(sentences)} sentences ({len(plain)} distinct)")
+    return papers, sentences
+
+
+# Papers lo..hi-1 grown from the sample tables, as rows `v` for the catalogue's INSERT: a random
+# source paper (title, authors, categories, as many sentences), each sentence drawn from the
+# source's category pool, the date moved by up to JITTER_DAYS and clipped, the id from the row
+# number (99,999 a month from 1501.00001 on). Random draws from setseed() per chunk: the same N, the same papers.
+GROW = f"""
+SELECT
+    lpad((15 + r.i / 99999 / 12)::text, 2, '0') || lpad((mod(r.i / 99999, 12) + 1)::text, 2, '0')
+        || '.' || lpad((mod(r.i, 99999) + 1)::text, 5, '0') AS arxiv_id,
+    s.title, a.abstract, s.authors_text, s.primary_category, s.categories,
+    date_trunc('second', least(greatest(s.created + r.shift * interval '1 day',
+        '{FIRST.isoformat()}'::timestamptz), '{END.isoformat()}'::timestamptz)) AS published,
+    s.title_plain, a.abstract_plain, s.authors_plain
+FROM (
+    SELECT g AS i, floor(random() * %(sample)s)::int AS sid,
+           (random() * 2 - 1) * {JITTER_DAYS} AS shift
+    FROM generate_series(%(lo)s, %(hi)s - 1) AS g
+) r
+JOIN bench_sample s ON s.sid = r.sid
+CROSS JOIN LATERAL (
+    SELECT string_agg(x.text, ' ' ORDER BY k.k) AS abstract,
+           string_agg(x.plain, ' ' ORDER BY k.k) AS abstract_plain
+    FROM (SELECT k, s.pool_start + floor(random() * s.pool_length)::int AS pos
+          FROM generate_series(1, s.sentences) AS k) k
+    JOIN bench_sentence x ON x.pos = k.pos
+) a
+"""

@@ -310,6 +310,12 @@ FROM (
 WHERE t.id = f.term_id
 """
 
+_SECONDARY_INDEXES = """
+SELECT i.indexname, i.indexdef FROM pg_indexes i
+WHERE i.tablename IN ('papers_paperlexicon', 'papers_lexicalchampion')
+  AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)
+ORDER BY i.indexname
+"""
 REBUILD_CHUNK = 20_000
 FLOOR_SAMPLE = 20_000
 
@@ -335,6 +341,11 @@ def rebuild(progress=None, workers: int = 1) -> int:
         )
         cursor.execute("SELECT id FROM papers_paper ORDER BY id")
         ids = [row[0] for row in cursor.fetchall()]
+        # Secondary indexes are built once at the end (one sort, not a GIN insert a row).
+        cursor.execute(_SECONDARY_INDEXES)
+        indexes = cursor.fetchall()
+        for name, _ in indexes:
+            cursor.execute(f'DROP INDEX "{name}"')
     chunks = [ids[start : start + REBUILD_CHUNK] for start in range(0, len(ids), REBUILD_CHUNK)]
     total = len(ids)
 
@@ -378,6 +389,13 @@ def rebuild(progress=None, workers: int = 1) -> int:
         return len(chunk)
 
     _each(write, chunks, workers, progress and (lambda done: progress((total + done) // 2, total)))
+    with connection.cursor() as cursor:
+        # Inside a caller's transaction: check the deferred foreign keys first (no index is
+        # created over rows with pending trigger events).
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        for _, definition in indexes:
+            cursor.execute(definition)
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")  # Django's foreign keys, as they were
     add_champions()  # terms the sample missed
     log.info("lexical index rebuilt papers=%d", total)
     return total
