@@ -60,10 +60,13 @@ class LexicalResult:
     hits: list[LexicalHit]
     lexemes: list[str] = field(default_factory=list)  # every query lexeme (for highlighting)
     terms: list[QueryTerm] = field(default_factory=list)  # those the index knows
-    # "postings" (every term read whole), "champions" (common terms' best papers), "exhaustive"
-    # (every paper with a term: champions could not prove the head), "none"
+    # "postings" (every term read whole), "champions" (common terms' best papers proved the
+    # head), "essential" (+ every paper with one of the terms an unread paper would need),
+    # "exhaustive" (+ every paper with any term), "none"
     generator: str = "none"
     exact: bool = True  # the head of the ranking equals exhaustive BM25's
+    walks: int = 0  # champion walks (each 4x deeper than the last)
+    walked: int = 0  # champion postings read by the last walk
 
 
 _QUERY_TERMS = """
@@ -180,20 +183,42 @@ GROUP BY q.term
 _BOUND_MARGIN = 1e-5
 
 
-def _walk(cursor, walked, weights, depth, filters) -> tuple[set[int], float, bool]:
-    """(papers read, the most an unread paper can get from the walked terms, lists exhausted)."""
+def _walk(cursor, walked, weights, depth, filters) -> tuple[set[int], dict[int, float], bool]:
+    """(papers read, the most an unread paper can get from each walked term, lists exhausted)."""
     params = {"walked": [t.id for t in walked], "depth": depth}
     cursor.execute(_WALK.format(dates=filters.date_conditions("c.published", params)), params)
     floors = {t.id: t.floor for t in walked}
     papers: set[int] = set()
-    bound, exhausted = 0.0, True
+    bounds: dict[int, float] = {}
+    exhausted = True
     for term, count, lowest, ids in cursor.fetchall():
         papers.update(i for i in ids if i is not None)
         # Below the last paper read, or (list read to its end) below the floor.
         below = lowest if count == depth else floors[term]
         exhausted = exhausted and count < depth
-        bound += max(weights[term], 0.0) * below
-    return papers, bound, exhausted
+        bounds[term] = max(weights[term], 0.0) * below
+    return papers, bounds, exhausted
+
+
+def essential_terms(bounds: dict[int, float], threshold: float) -> list[int]:
+    """MaxScore: the walked terms an unread paper must contain to score above `threshold` (the
+    terms left once the smallest bounds summing below it are set aside)."""
+    ordered = sorted(bounds, key=lambda t: (bounds[t], t))
+    total = 0.0
+    for i, term in enumerate(ordered):
+        total += bounds[term]
+        if total * (1 + _BOUND_MARGIN) >= threshold:
+            return ordered[i:]
+    return []
+
+
+def _generator(whole: list[int], read: set[int]) -> tuple[str, dict]:
+    parts, params = [], {"gen": whole, "read": sorted(read)}
+    if whole:  # (an empty array would make GIN scan the whole index)
+        parts.append("l.terms && %(gen)s::int[]")
+    if read:
+        parts.append("l.paper_id = ANY(%(read)s::bigint[])")
+    return f"({' OR '.join(parts) or 'FALSE'})", params
 
 
 def rank_terms(
@@ -216,22 +241,25 @@ def rank_terms(
     selective, rest = split_selective(terms, cap)
     walked = [t for t in rest if t.floor is not None]
     # Rare terms, and common ones without champions yet (a new index), are read whole.
-    whole = {"gen": [t.id for t in selective] + [t.id for t in rest if t.floor is None]}
+    whole = [t.id for t in selective] + [t.id for t in rest if t.floor is None]
     if not walked:
-        hits = _rank(cursor, qv, "l.terms && %(gen)s::int[]", whole, filters, n)
+        hits = _rank(cursor, qv, *_generator(whole, set()), filters, n)
         return LexicalResult(hits, lexemes, terms, "postings", True)
     head = min(n, settings.LEXICAL_EXACT_HEAD)
-    depth = settings.LEXICAL_WALK_DEPTH
-    generator = "(l.terms && %(gen)s::int[] OR l.paper_id = ANY(%(read)s::bigint[]))"
+    df = {t.id: t.df for t in walked}
+    depth, walks = settings.LEXICAL_WALK_DEPTH, 0
     while True:
-        read, bound, exhausted = _walk(cursor, walked, weights, depth, filters)
-        hits = _rank(cursor, qv, generator, dict(whole, read=list(read)), filters, n)
-        if len(hits) >= head and hits[head - 1].score > bound * (1 + _BOUND_MARGIN):
-            return LexicalResult(hits, lexemes, terms, "champions", True)
-        if exhausted:
+        read, bounds, exhausted = _walk(cursor, walked, weights, depth, filters)
+        walks += 1
+        hits = _rank(cursor, qv, *_generator(whole, read), filters, n)
+        threshold = hits[head - 1].score if len(hits) >= head else 0.0
+        essential = essential_terms(bounds, threshold)
+        if not essential:  # no unread paper can enter the head
+            return LexicalResult(hits, lexemes, terms, "champions", True, walks, len(read))
+        # Read the essential terms whole when that costs less than walking 4x deeper.
+        if exhausted or sum(df[t] for t in essential) <= 4 * len(read):
             break
         depth *= 4
-    # Not provable from the champions (a narrow window, filters): every paper with any term.
-    hits = _rank(cursor, qv, "l.terms && %(gen)s::int[]", {"gen": [t.id for t in terms]},
-                 filters, n)  # fmt: skip
-    return LexicalResult(hits, lexemes, terms, "exhaustive", True)
+    hits = _rank(cursor, qv, *_generator(whole + essential, read), filters, n)
+    generator = "exhaustive" if len(essential) == len(walked) else "essential"
+    return LexicalResult(hits, lexemes, terms, generator, True, walks, len(read))

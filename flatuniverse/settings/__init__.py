@@ -372,7 +372,7 @@ DENSE_EXACT_MAX = envint("DENSE_EXACT_MAX", 5000)  # filtered dense: exact scan 
 # common terms are read from their champions, WALK_DEPTH papers each first (x4 until the bound
 # proves the first EXACT_HEAD results equal exhaustive BM25's).
 LEXICAL_CANDIDATE_CAP = envint("LEXICAL_CANDIDATE_CAP", 5000)
-LEXICAL_WALK_DEPTH = envint("LEXICAL_WALK_DEPTH", 500)
+LEXICAL_WALK_DEPTH = envint("LEXICAL_WALK_DEPTH", 100)
 LEXICAL_EXACT_HEAD = envint("LEXICAL_EXACT_HEAD", 10)
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused
 # Ranking refinements, comma-separated (chat/retrieval/refine.py): none by default, none won.
