@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('papers', '0011_ingestrun_fulltext_source'),
+        ('papers', '0012_passage_lexemes'),
     ]
 
     operations = [
