@@ -14,8 +14,8 @@ new paper is grown from a paper of the sample (its "source"):
   identifier grammar is strict about which months have 4 or 5 digits, and ids play no part in
   ranking).
 
-The result is a snapshot file in the arXiv format, imported by the real `import_snapshot` and
-indexed by the real `papers.indexing.lexical`, so the benchmark measures the project's own path.
+The rows go into the catalogue in bulk (bench.text_scale: COPY, then the tsvector computed by
+PostgreSQL as the ingest computes it) and are indexed by the real `papers.indexing.lexical`.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ import gzip
 import json
 import re
 from collections import defaultdict
-from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime, parsedate_to_datetime
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
-import numpy as np
+from papers.ingest.snapshot import MalformedRecord, parse_snapshot_record
+from papers.text import clean_title, tex_to_plain
 
 FIRST = datetime(1991, 8, 1, tzinfo=UTC)
 END = datetime(2026, 11, 21, tzinfo=UTC)
@@ -54,11 +55,17 @@ def _sample(snapshot: Path) -> list[dict]:
             parts = sentences(data.get("abstract") or "")
             if not parts or not (data.get("title") or "").strip():
                 continue
+            try:
+                names = parse_snapshot_record(data).authors
+            except MalformedRecord:
+                continue
             papers.append(
                 {
                     "title": data["title"],
                     "authors": data.get("authors") or "",
                     "authors_parsed": data.get("authors_parsed") or [],
+                    # As the ingest reads them (for the catalogue's authors_text).
+                    "author_names": names,
                     "categories": data.get("categories") or "cs.LG",
                     "primary": (data.get("categories") or "cs.LG").split()[0],
                     "sentences": parts,
@@ -68,50 +75,59 @@ def _sample(snapshot: Path) -> list[dict]:
     return papers
 
 
-def _identifier(i: int) -> str:
-    """The i-th id (from 0): 99,999 a month from January 2015 on."""
-    month, number = divmod(i, 99_999)
-    year, month = divmod(month, 12)
-    if year > 84:
-        raise ValueError("too many papers for the identifier space")
-    return f"{15 + year:02d}{month + 1:02d}.{number + 1:05d}"
-
-
-def write_snapshot(snapshot: Path, n: int, out: Path, say, seed: int = 16) -> dict:
-    """Write `n` grown papers to `out` (gzip JSON lines). Returns what was written."""
-    rng = np.random.default_rng(seed)
+def sample_tables(snapshot: Path, say) -> tuple[list[tuple], list[tuple]]:
+    """The sample as two tables for growing papers inside PostgreSQL (GROW):
+    papers (sid, title, title_plain, authors_text, authors_plain, primary_category,
+    categories, created, sentences, pool_start, pool_length) and sentences (pos, text, plain),
+    each category's sentences contiguous from its pool_start. Text as the ingest stores it
+    (titles and names cleaned, TeX turned to plain words: per sentence, each sentence once)."""
     sample = _sample(snapshot)
-    pools: dict[str, list[str]] = defaultdict(list)
+    by_category: dict[str, list[str]] = defaultdict(list)
     for paper in sample:
-        pools[paper["primary"]].extend(paper["sentences"])
-    sources = rng.integers(0, len(sample), n)
-    shifts = rng.uniform(-JITTER_DAYS, JITTER_DAYS, n)
-    tmp = out.with_suffix(".partial")
-    with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=1) as file:
-        for i in range(n):
-            source = sample[sources[i]]
-            pool = pools[source["primary"]]
-            picks = rng.integers(0, len(pool), len(source["sentences"]))
-            created = source["created"] + timedelta(days=float(shifts[i]))
-            created = min(max(created, FIRST), END).replace(microsecond=0)
-            record = {
-                "id": _identifier(i),
-                "submitter": None,
-                "authors": source["authors"],
-                "title": source["title"],
-                "comments": None,
-                "journal-ref": None,
-                "doi": None,
-                "report-no": None,
-                "categories": source["categories"],
-                "license": None,
-                "abstract": " ".join(pool[j] for j in picks),
-                "versions": [{"version": "v1", "created": format_datetime(created, usegmt=True)}],
-                "update_date": created.date().isoformat(),
-                "authors_parsed": source["authors_parsed"],
-            }
-            file.write(json.dumps(record) + "\n")
-            if (i + 1) % 100_000 == 0:
-                say(f"  {i + 1}/{n} papers written")
-    tmp.rename(out)
-    return {"sample_papers": len(sample), "sentences": sum(len(p) for p in pools.values())}
+        by_category[paper["primary"]].extend(paper["sentences"])
+    sentences, pools, plain = [], {}, {}
+    for category, texts in sorted(by_category.items()):
+        pools[category] = (len(sentences), len(texts))
+        for text in texts:
+            if text not in plain:
+                plain[text] = tex_to_plain(text)
+            sentences.append((len(sentences), text, plain[text]))
+    papers = []
+    for sid, paper in enumerate(sample):
+        title = clean_title(paper["title"])
+        authors = ", ".join(clean_title(a)[:300] for a in paper["author_names"] if a.strip())
+        start, length = pools[paper["primary"]]
+        papers.append((
+            sid, title, tex_to_plain(title), authors, tex_to_plain(authors), paper["primary"],
+            paper["categories"].split(), paper["created"], len(paper["sentences"]), start, length,
+        ))  # fmt: skip
+    say(f"  {len(papers)} sample papers, {len(sentences)} sentences ({len(plain)} distinct)")
+    return papers, sentences
+
+
+# Papers lo..hi-1 grown from the sample tables, as rows `v` for the catalogue's INSERT: a random
+# source paper (title, authors, categories, as many sentences), each sentence drawn from the
+# source's category pool, the date moved by up to JITTER_DAYS and clipped, the id from the row
+# number (99,999 a month from 1501.00001 on). Random draws from setseed() per chunk: the same N, the same papers.
+GROW = f"""
+SELECT
+    lpad((15 + r.i / 99999 / 12)::text, 2, '0') || lpad((mod(r.i / 99999, 12) + 1)::text, 2, '0')
+        || '.' || lpad((mod(r.i, 99999) + 1)::text, 5, '0') AS arxiv_id,
+    s.title, a.abstract, s.authors_text, s.primary_category, s.categories,
+    date_trunc('second', least(greatest(s.created + r.shift * interval '1 day',
+        '{FIRST.isoformat()}'::timestamptz), '{END.isoformat()}'::timestamptz)) AS published,
+    s.title_plain, a.abstract_plain, s.authors_plain
+FROM (
+    SELECT g AS i, floor(random() * %(sample)s)::int AS sid,
+           (random() * 2 - 1) * {JITTER_DAYS} AS shift
+    FROM generate_series(%(lo)s, %(hi)s - 1) AS g
+) r
+JOIN bench_sample s ON s.sid = r.sid
+CROSS JOIN LATERAL (
+    SELECT string_agg(x.text, ' ' ORDER BY k.k) AS abstract,
+           string_agg(x.plain, ' ' ORDER BY k.k) AS abstract_plain
+    FROM (SELECT k, s.pool_start + floor(random() * s.pool_length)::int AS pos
+          FROM generate_series(1, s.sentences) AS k) k
+    JOIN bench_sentence x ON x.pos = k.pos
+) a
+"""

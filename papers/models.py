@@ -389,6 +389,8 @@ class LexicalTerm(models.Model):
     id = models.AutoField(primary_key=True)  # int4: sparse vector dimensions are 32-bit
     lexeme = models.TextField()
     df = models.PositiveIntegerField(default=0, help_text="Papers containing the lexeme")
+    # Common lexemes only: LexicalChampion holds every posting whose weight is >= this floor.
+    champion_floor = models.FloatField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -429,6 +431,35 @@ class PaperLexicon(models.Model):
 
     def __str__(self):
         return f"lexicon of {self.paper_id}"
+
+
+class LexicalChampion(models.Model):
+    """A high-impact posting of a common lexeme: (term, paper) with its BM25 document weight.
+
+    For each lexeme with a `LexicalTerm.champion_floor`, this table holds *every* paper whose
+    weight for it is at least the floor (about `papers.indexing.lexical.CHAMPION_SHARE` of its
+    papers), so lexical search can read a common term's best papers in weight order and bound
+    what the papers it did not read can score (chat/retrieval/fulltext.py)."""
+
+    pk = models.CompositePrimaryKey("paper_id", "term_id")
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    term_id = models.IntegerField()
+    weight = models.FloatField()
+    # Copied from the paper so a windowed walk reads the index alone.
+    published = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # The walk: a term's postings by descending weight, window checked in the index.
+            models.Index(
+                fields=["term_id", "-weight"],
+                include=["paper", "published"],
+                name="papers_champion_walk_idx",
+            ),
+        ]
+
+    def __str__(self):
+        return f"term {self.term_id} in paper {self.paper_id}: {self.weight:.3f}"
 
 
 class LexicalStats(models.Model):

@@ -103,7 +103,8 @@ def active() -> Refinements:
 
 _DOC_WEIGHTS = "SELECT paper_id, weights::text FROM papers_paperlexicon WHERE paper_id = ANY(%s)"
 _TERMS = """
-SELECT t.id, t.lexeme, t.df, (SELECT documents FROM papers_lexicalstats WHERE id = 1)
+SELECT t.id, t.lexeme, t.df, t.champion_floor,
+       (SELECT documents FROM papers_lexicalstats WHERE id = 1)
 FROM papers_lexicalterm t WHERE t.id = ANY(%s)
 """
 
@@ -153,9 +154,9 @@ def expand_bm25(cursor, first: LexicalResult, feedback: dict[int, float], filter
     top_ids = [t for t, _ in sorted(model.items(), key=lambda i: (-i[1], i[0]))[:PRF_TERMS]]
     cursor.execute(_TERMS, [top_ids + [t.id for t in first.terms]])
     terms = {}
-    for term_id, lexeme, df, count in cursor.fetchall():
+    for term_id, lexeme, df, floor, count in cursor.fetchall():
         if df and count:
-            terms[term_id] = QueryTerm(term_id, lexeme, df, idf(df, count))
+            terms[term_id] = QueryTerm(term_id, lexeme, df, idf(df, count), floor)
     weights = expanded_weights(first.terms, model, {i: t.idf for i, t in terms.items()}, PRF_TERMS)
     used = [terms[i] for i in weights]
     result = rank_terms(cursor, first.lexemes, used, weights, filters, n)

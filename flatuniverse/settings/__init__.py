@@ -368,9 +368,12 @@ RERANKER = envstr("RERANKER", "fusion")
 # Retrieval internals (chat/retrieval): measured in docs/BENCHMARKS.md.
 SEARCH_FUSION = envstr("SEARCH_FUSION", "convex")  # dense + BM25 lists: convex | rrf
 DENSE_EXACT_MAX = envint("DENSE_EXACT_MAX", 5000)  # filtered dense: exact scan up to >= N papers
-LEXICAL_CANDIDATE_CAP = envint(
-    "LEXICAL_CANDIDATE_CAP", 5000
-)  # papers BM25 scores per query, at most
+# BM25 (chat/retrieval/fulltext.py): terms read whole while their papers sum to at most the cap;
+# common terms are read from their champions, WALK_DEPTH papers each first (x4 until the bound
+# proves the first EXACT_HEAD results equal exhaustive BM25's).
+LEXICAL_CANDIDATE_CAP = envint("LEXICAL_CANDIDATE_CAP", 5000)
+LEXICAL_WALK_DEPTH = envint("LEXICAL_WALK_DEPTH", 100)
+LEXICAL_EXACT_HEAD = envint("LEXICAL_EXACT_HEAD", 10)
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused
 # Ranking refinements, comma-separated (chat/retrieval/refine.py): none by default, none won.
 SEARCH_REFINE = envstr("SEARCH_REFINE", "")

@@ -27,7 +27,9 @@ Call `index_papers(ids)` after papers are inserted or updated (the ingest job do
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 from django.db import connection, transaction
 
@@ -41,6 +43,11 @@ TITLE_WEIGHT = 2
 # pgvector's largest sparsevec dimension; term ids are far below it.
 SPARSE_DIMENSIONS = 1_000_000_000
 INDEX_BATCH = 2000
+# Champions (LexicalChampion): a term in at least CHAMPION_MIN_DF papers keeps, in weight order,
+# every posting at or above a floor set near its best CHAMPION_SHARE; lexical search reads those
+# instead of all its papers. docs/BENCHMARKS.md measures the share against agreement and cost.
+CHAMPION_MIN_DF = 2000
+CHAMPION_SHARE = 0.05
 
 _ENSURE_STATS = (
     "INSERT INTO papers_lexicalstats (id, documents, total_length) VALUES (1, 0, 0)"
@@ -53,6 +60,8 @@ _FORGET = """
 WITH old AS (
     DELETE FROM papers_paperlexicon WHERE paper_id = ANY(%(ids)s)
     RETURNING terms, length
+), champions AS (
+    DELETE FROM papers_lexicalchampion WHERE paper_id = ANY(%(ids)s)
 ), df AS (
     UPDATE papers_lexicalterm t SET df = GREATEST(t.df - o.n, 0)
     FROM (SELECT unnest(terms) AS id, count(*) AS n FROM old GROUP BY 1) o
@@ -65,11 +74,12 @@ WHERE id = 1
 """
 
 # Weighted term frequencies of the papers' current text, one row per (paper, lexeme).
-_TERM_FREQUENCIES = """
+# tf = occurrences, title ones TITLE_WEIGHT times; 1 when the positions were stripped.
+_TF = """coalesce(nullif(cardinality(u.weights)
+    + (%(title_weight)s - 1) * cardinality(array_positions(u.weights, 'A')), 0), 1)"""
+_TERM_FREQUENCIES = f"""
 CREATE TEMP TABLE lexicon_tf ON COMMIT DROP AS
-SELECT p.id AS paper_id, u.lexeme,
-       coalesce((SELECT sum(CASE w WHEN 'A' THEN %(title_weight)s ELSE 1 END)
-                 FROM unnest(u.weights) AS w), 1)::real AS tf
+SELECT p.id AS paper_id, u.lexeme, {_TF}::real AS tf
 FROM papers_paper p CROSS JOIN LATERAL unnest(p.search_vector) AS u
 WHERE p.id = ANY(%(ids)s) AND p.search_vector IS NOT NULL
 """
@@ -89,32 +99,48 @@ FROM (SELECT lexeme, count(*) AS n FROM lexicon_tf GROUP BY lexeme) n
 WHERE t.lexeme = n.lexeme
 """
 
-# Collection stats first (the new average length includes these papers), then the weights.
-_WRITE = """
-WITH dl AS (
-    SELECT paper_id, sum(tf) AS length FROM lexicon_tf GROUP BY paper_id
-), stats AS (
-    UPDATE papers_lexicalstats SET
-        documents = documents + (SELECT count(*) FROM dl),
-        total_length = total_length + (SELECT coalesce(sum(length), 0) FROM dl)
-    WHERE id = 1
-    RETURNING total_length / GREATEST(documents, 1) AS avg_length
-)
-INSERT INTO papers_paperlexicon
-    (paper_id, published, length, terms, weights, indexed_at, source_version, source_modified)
-SELECT tf.paper_id, p.published, dl.length,
-       array_agg(t.id ORDER BY t.id),
-       format('{%%s}/%(dims)s', string_agg(
-           t.id || ':' || (tf.tf * (%(k1)s + 1)
-               / (tf.tf + %(k1)s * (1 - %(b)s + %(b)s * dl.length / GREATEST(stats.avg_length, 1)))
-           )::real, ',' ORDER BY t.id))::sparsevec,
-       now(), p.version, p.modified_at
+# Collection stats first: the average length used for these papers includes them.
+_COUNT_PAPERS = """
+WITH dl AS (SELECT paper_id, sum(tf) AS length FROM lexicon_tf GROUP BY paper_id)
+UPDATE papers_lexicalstats SET
+    documents = documents + (SELECT count(*) FROM dl),
+    total_length = total_length + (SELECT coalesce(sum(length), 0) FROM dl)
+WHERE id = 1
+RETURNING total_length / GREATEST(documents, 1)
+"""
+
+# The BM25 document side of each (paper, term), the one formula every writer uses.
+_WEIGHTS = """
+CREATE TEMP TABLE lexicon_w ON COMMIT DROP AS
+SELECT tf.paper_id, t.id AS term_id, dl.length,
+       (tf.tf * (%(k1)s + 1)
+        / (tf.tf + %(k1)s * (1 - %(b)s + %(b)s * dl.length / GREATEST(%(avg_length)s, 1))))::real
+       AS weight
 FROM lexicon_tf tf
 JOIN papers_lexicalterm t ON t.lexeme = tf.lexeme
-JOIN dl ON dl.paper_id = tf.paper_id
-JOIN papers_paper p ON p.id = tf.paper_id
-CROSS JOIN stats
-GROUP BY tf.paper_id, p.published, dl.length, p.version, p.modified_at
+JOIN (SELECT paper_id, sum(tf) AS length FROM lexicon_tf GROUP BY paper_id) dl
+  ON dl.paper_id = tf.paper_id
+"""
+
+_WRITE = """
+INSERT INTO papers_paperlexicon
+    (paper_id, published, length, terms, weights, indexed_at, source_version, source_modified)
+SELECT w.paper_id, p.published, max(w.length),
+       array_agg(w.term_id ORDER BY w.term_id),
+       format('{%%s}/%(dims)s', string_agg(w.term_id || ':' || w.weight, ',' ORDER BY w.term_id))
+           ::sparsevec,
+       now(), p.version, p.modified_at
+FROM lexicon_w w JOIN papers_paper p ON p.id = w.paper_id
+GROUP BY w.paper_id, p.published, p.version, p.modified_at
+"""
+
+# The new postings at or above their term's floor join its champions (the floor's invariant).
+_WRITE_CHAMPIONS = """
+INSERT INTO papers_lexicalchampion (paper_id, term_id, weight, published)
+SELECT w.paper_id, w.term_id, w.weight, p.published
+FROM lexicon_w w
+JOIN papers_lexicalterm t ON t.id = w.term_id AND w.weight >= t.champion_floor
+JOIN papers_paper p ON p.id = w.paper_id
 """
 
 # Papers without any lexeme still get a row, so `index_missing` does not pick them up forever.
@@ -147,6 +173,16 @@ def _params(ids: list[int]) -> dict:
     }
 
 
+def _write_weights(cursor, params: dict) -> None:
+    """Lexicon rows and champion postings of the papers in `lexicon_tf`, at `avg_length`."""
+    cursor.execute("DROP TABLE IF EXISTS lexicon_w")
+    cursor.execute(_WEIGHTS, params)
+    cursor.execute(_WRITE, params)
+    cursor.execute(_WRITE_CHAMPIONS)
+    cursor.execute("DROP TABLE lexicon_w")
+    cursor.execute("DROP TABLE lexicon_tf")
+
+
 def index_papers(paper_ids: Iterable[int]) -> int:
     """(Re)index these papers from their current `search_vector`. Returns how many were given.
 
@@ -167,9 +203,10 @@ def index_papers(paper_ids: Iterable[int]) -> int:
             cursor.execute(_TERM_FREQUENCIES, params)
             cursor.execute(_ADD_TERMS)
             cursor.execute(_COUNT_TERMS)
-            cursor.execute(_WRITE, params)
+            cursor.execute(_COUNT_PAPERS)
+            params["avg_length"] = cursor.fetchone()[0]
+            _write_weights(cursor, params)
             cursor.execute(_WRITE_EMPTY, params)
-            cursor.execute("DROP TABLE lexicon_tf")
     return len(ids)
 
 
@@ -181,11 +218,13 @@ def index_missing(batch: int = INDEX_BATCH) -> int:
             cursor.execute(_STALE, [batch])
             ids = [row[0] for row in cursor.fetchall()]
         if not ids:
-            return done
+            break
         index_papers(ids)
         done += len(ids)
         if len(ids) < batch:
-            return done
+            break
+    add_champions()
+    return done
 
 
 def has_stale() -> bool:
@@ -195,18 +234,192 @@ def has_stale() -> bool:
         return cursor.fetchone() is not None
 
 
-def rebuild() -> int:
-    """Drop the whole index and build it again (fresh df, fresh average length)."""
+# --- Champions: each common term's highest-weight papers, for exact top-k (fulltext.py) --------
+
+# The floor of a term reached by CHAMPION_MIN_DF papers: the weight its best CHAMPION_SHARE of
+# papers reach (at least CHAMPION_MIN_DF * CHAMPION_SHARE of them), from its current postings.
+_FLOORLESS = """
+SELECT id, df FROM papers_lexicalterm
+WHERE champion_floor IS NULL AND df >= %(min_df)s ORDER BY id
+"""
+
+_TERM_WEIGHTS = """
+SELECT l.paper_id, -(l.weights <#> %(unit)s::sparsevec) AS weight, l.published
+FROM papers_paperlexicon l WHERE l.terms @> ARRAY[%(term)s]::int[]
+"""
+
+_SET_FLOOR = """
+WITH postings AS ({weights}), floor AS (
+    SELECT weight FROM postings ORDER BY weight DESC OFFSET %(depth)s - 1 LIMIT 1
+), champions AS (
+    INSERT INTO papers_lexicalchampion (paper_id, term_id, weight, published)
+    SELECT paper_id, %(term)s, weight, published FROM postings
+    WHERE weight >= (SELECT weight FROM floor)
+)
+UPDATE papers_lexicalterm SET champion_floor = (SELECT weight FROM floor) WHERE id = %(term)s
+"""
+
+
+def _champion_depth(df: int) -> int:
+    return max(1, math.ceil(df * CHAMPION_SHARE))
+
+
+def add_champions() -> int:
+    """Give a floor and champions to every term that reached CHAMPION_MIN_DF papers without one
+    (one GIN read of its postings each). Returns how many terms got one."""
+    with connection.cursor() as cursor:
+        cursor.execute(_FLOORLESS, {"min_df": CHAMPION_MIN_DF})
+        terms = cursor.fetchall()
+    for term, df in terms:
+        params = {"term": term, "unit": f"{{{term}:1}}/{SPARSE_DIMENSIONS}"}
+        params["depth"] = _champion_depth(df)
+        with transaction.atomic(), connection.cursor() as cursor:
+            # The writers' lock: no paper is indexed between reading the postings and the floor.
+            cursor.execute(_ENSURE_STATS)
+            cursor.execute(_LOCK_STATS)
+            cursor.execute(
+                "SELECT 1 FROM papers_lexicalterm WHERE id = %s AND champion_floor IS NULL"
+                " FOR UPDATE",
+                [term],
+            )
+            if cursor.fetchone():
+                cursor.execute(_SET_FLOOR.format(weights=_TERM_WEIGHTS), params)
+    return len(terms)
+
+
+# --- Bulk rebuild: the whole catalogue in a few passes ----------------------------------------
+
+# Pass 1, chunk by chunk on any connection: each lexeme's papers and occurrences.
+_COUNT_CHUNK = f"""
+INSERT INTO papers_lexicon_rebuild (lexeme, df, tf)
+SELECT u.lexeme, count(*), sum({_TF})
+FROM papers_paper p CROSS JOIN LATERAL unnest(p.search_vector) AS u
+WHERE p.id = ANY(%(ids)s) AND p.search_vector IS NOT NULL
+GROUP BY u.lexeme
+"""
+
+# Floors from a sample of the papers (every `step`-th id): any floor keeps search exact, the
+# sample only sizes the champion lists near CHAMPION_SHARE.
+_SAMPLE_FLOORS = """
+UPDATE papers_lexicalterm t SET champion_floor = f.floor
+FROM (
+    SELECT w.term_id, percentile_disc(1 - %(share)s) WITHIN GROUP (ORDER BY w.weight) AS floor
+    FROM lexicon_w w JOIN papers_lexicalterm t ON t.id = w.term_id AND t.df >= %(min_df)s
+    GROUP BY w.term_id
+) f
+WHERE t.id = f.term_id
+"""
+
+_SECONDARY_INDEXES = """
+SELECT i.indexname, i.indexdef FROM pg_indexes i
+WHERE i.tablename IN ('papers_paperlexicon', 'papers_lexicalchampion')
+  AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)
+ORDER BY i.indexname
+"""
+REBUILD_CHUNK = 20_000
+FLOOR_SAMPLE = 20_000
+
+
+def rebuild(progress=None, workers: int = 1) -> int:
+    """Drop the whole index and build it again (fresh df, fresh average length), in bulk: a
+    pass for df and lengths, floors from a sample, a pass writing the papers, both in chunks of
+    REBUILD_CHUNK on `workers` connections (then each chunk commits on its own: only outside a
+    caller's transaction); `progress(done, total)` after each chunk. One average length for all."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(_ENSURE_STATS)
         cursor.execute(_LOCK_STATS)
-        # DELETE, not TRUNCATE: it also works inside a caller's transaction.
+        cursor.execute("DELETE FROM papers_lexicalchampion")
         cursor.execute("DELETE FROM papers_paperlexicon")
         cursor.execute("DELETE FROM papers_lexicalterm")
         cursor.execute(
             "SELECT setval(pg_get_serial_sequence('papers_lexicalterm', 'id'), 1, false)"
         )
         cursor.execute("UPDATE papers_lexicalstats SET documents = 0, total_length = 0")
-    count = index_missing()
-    log.info("lexical index rebuilt papers=%d", count)
-    return count
+        cursor.execute("DROP TABLE IF EXISTS papers_lexicon_rebuild")
+        cursor.execute(
+            "CREATE UNLOGGED TABLE papers_lexicon_rebuild (lexeme text, df int, tf real)"
+        )
+        cursor.execute("SELECT id FROM papers_paper ORDER BY id")
+        ids = [row[0] for row in cursor.fetchall()]
+        # Secondary indexes are built once at the end (one sort, not a GIN insert a row).
+        cursor.execute(_SECONDARY_INDEXES)
+        indexes = cursor.fetchall()
+        for name, _ in indexes:
+            cursor.execute(f'DROP INDEX "{name}"')
+    chunks = [ids[start : start + REBUILD_CHUNK] for start in range(0, len(ids), REBUILD_CHUNK)]
+    total = len(ids)
+
+    def count(chunk: list[int]) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(_COUNT_CHUNK, _params(chunk))
+        return len(chunk)
+
+    _each(count, chunks, workers, progress and (lambda done: progress(done // 2, total)))
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_LOCK_STATS)
+        cursor.execute(
+            "INSERT INTO papers_lexicalterm (lexeme, df) SELECT lexeme, sum(df)"
+            " FROM papers_lexicon_rebuild GROUP BY lexeme ORDER BY lexeme"
+        )
+        cursor.execute(
+            "UPDATE papers_lexicalstats SET total_length = (SELECT coalesce(sum(tf), 0)"
+            " FROM papers_lexicon_rebuild), documents = (SELECT count(*) FROM papers_paper"
+            " WHERE search_vector IS NOT NULL AND length(search_vector) > 0) WHERE id = 1"
+            " RETURNING total_length / GREATEST(documents, 1)"
+        )
+        avg_length = cursor.fetchone()[0]
+        cursor.execute("DROP TABLE papers_lexicon_rebuild")
+        # Floors from a sample of ~FLOOR_SAMPLE papers: any floor keeps search exact, the
+        # sample only sizes the lists near CHAMPION_SHARE.
+        params = dict(_params(ids[:: max(1, total // FLOOR_SAMPLE)]), avg_length=avg_length)
+        cursor.execute("DROP TABLE IF EXISTS lexicon_tf")
+        cursor.execute(_TERM_FREQUENCIES, params)
+        cursor.execute(_WEIGHTS, params)
+        cursor.execute(_SAMPLE_FLOORS, {"share": CHAMPION_SHARE, "min_df": CHAMPION_MIN_DF})
+        cursor.execute("DROP TABLE lexicon_w")
+        cursor.execute("DROP TABLE lexicon_tf")
+
+    def write(chunk: list[int]) -> int:
+        params = dict(_params(chunk), avg_length=avg_length)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS lexicon_tf")
+            cursor.execute(_TERM_FREQUENCIES, params)
+            _write_weights(cursor, params)
+            cursor.execute(_WRITE_EMPTY, params)
+        return len(chunk)
+
+    _each(write, chunks, workers, progress and (lambda done: progress((total + done) // 2, total)))
+    with connection.cursor() as cursor:
+        # Inside a caller's transaction: check the deferred foreign keys first (no index is
+        # created over rows with pending trigger events).
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        for _, definition in indexes:
+            cursor.execute(definition)
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")  # Django's foreign keys, as they were
+    add_champions()  # terms the sample missed
+    log.info("lexical index rebuilt papers=%d", total)
+    return total
+
+
+def _each(work, chunks: list, workers: int, progress) -> None:
+    """`work(chunk)` for every chunk, here or on `workers` threads with connections of their
+    own; `progress(papers done)` after each."""
+    done = 0
+
+    def in_thread(chunk) -> int:
+        try:
+            return work(chunk)
+        finally:
+            connection.close()
+
+    if workers > 1:
+        with ThreadPoolExecutor(workers) as pool:
+            for n in pool.map(in_thread, chunks):
+                done += n
+                if progress:
+                    progress(done)
+        return
+    for chunk in chunks:
+        done += work(chunk)
+        if progress:
+            progress(done)

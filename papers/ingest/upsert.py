@@ -182,7 +182,8 @@ _VALUES = """unnest(
        published, updated, doi, journal_ref, comments, license,
        withdrawn, title_plain, abstract_plain, authors_plain)"""
 
-_SEARCH_VECTOR = """
+# The catalogue's tsvector of a row `v` of plain texts (also bench.text_scale's bulk load).
+SEARCH_VECTOR = """
     setweight(to_tsvector('english', v.title_plain), 'A')
     || setweight(to_tsvector('english', v.abstract_plain), 'B')
     || setweight(to_tsvector('english', v.authors_plain), 'C')"""
@@ -228,7 +229,7 @@ def _insert_papers(cursor, records: list[PaperRecord]) -> dict[str, int]:
             search_vector, created_at, modified_at)
         SELECT v.arxiv_id, v.version, v.title, v.abstract, v.authors_text, v.primary_category,
                string_to_array(v.categories, ' '), v.published, v.updated, v.doi, v.journal_ref,
-               v.comments, v.license, v.withdrawn, false, {_SEARCH_VECTOR}, now(), now()
+               v.comments, v.license, v.withdrawn, false, {SEARCH_VECTOR}, now(), now()
         FROM {_VALUES}
         ON CONFLICT (arxiv_id) DO NOTHING
         RETURNING arxiv_id, id
@@ -249,7 +250,7 @@ def _update_papers(cursor, records: list[PaperRecord]) -> dict[str, int]:
             categories = string_to_array(v.categories, ' '), published = v.published,
             updated = v.updated, doi = v.doi, journal_ref = v.journal_ref,
             comments = v.comments, license = v.license, withdrawn = v.withdrawn,
-            search_vector = {_SEARCH_VECTOR}, modified_at = now()
+            search_vector = {SEARCH_VECTOR}, modified_at = now()
         FROM {_VALUES}
         WHERE p.arxiv_id = v.arxiv_id AND p.version < v.version
         RETURNING p.arxiv_id, p.id
@@ -321,7 +322,7 @@ def refresh_text_index(paper_ids: Iterable[int]) -> int:
         cursor.execute(
             f"""
             UPDATE papers_paper AS p SET authors_text = v.authors_text,
-                search_vector = {_SEARCH_VECTOR}, modified_at = now()
+                search_vector = {SEARCH_VECTOR}, modified_at = now()
             FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[])
                 AS v(id, authors_text, title_plain, abstract_plain, authors_plain)
             WHERE p.id = v.id

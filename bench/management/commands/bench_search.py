@@ -447,11 +447,14 @@ class Command(BaseCommand):
         queries = [f"{topic} {phrase}".strip() for phrase in PHRASES for topic in TOPICS]
         with scratch_database(database, keep=options["keep_db"]):
             setup = bench_text.load(n, options["snapshot"], model, self.say)
+            self.say(f"setup: {json.dumps(setup, default=str)}")  # a long run keeps it early
             result = {"setup": setup}
             result["correctness"], result["speed"] = self.run_queries(
                 now, options["k"], options["repeat"]
             )
+            self.say(f"speed: {json.dumps(result['speed'], default=str)}")
             result["bm25_agreement"] = bench_text.bm25_agreement(queries, now, self.say)
+            self.say(f"bm25: {json.dumps(result['bm25_agreement'])}")
             self.say("dense plans over windows at SEARCH_CANDIDATES papers")
             result["window_sweep"] = bench_text.window_sweep(model, self.say)
         if options["json"]:

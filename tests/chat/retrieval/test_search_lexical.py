@@ -141,17 +141,16 @@ def test_window_and_category_filters(corpus):
     assert {p.arxiv_id for p in papers.values()} == {"2512.00006", "2610.00008"}
 
 
-def test_common_words_only_are_capped_and_marked_inexact(corpus):
+def test_common_words_without_champions_are_read_whole_and_exact(corpus):
+    # Terms in fewer than CHAMPION_MIN_DF papers have no champions: beyond the cap they are
+    # still read whole (a tiny cap costs time, never relevance).
     with connection.cursor() as cursor:
-        capped = lexical_search(cursor, "diffusion models", SearchFilters(), 50, cap=3)
+        small = lexical_search(cursor, "diffusion models", SearchFilters(), 50, cap=3)
         full = lexical_search(cursor, "diffusion models", SearchFilters(), 50, cap=10**9)
 
-    assert capped.generator == "all" and not capped.exact
-    assert full.generator == "any" and full.exact
-    assert 0 < len(capped.hits) <= 3
-    scores = {h.paper_id: h.score for h in full.hits}
-    for hit in capped.hits:  # the same BM25 score, only fewer papers scored
-        assert hit.score == pytest.approx(scores[hit.paper_id])
+    assert small.generator == full.generator == "postings" and small.exact
+    assert [(h.paper_id, h.score) for h in small.hits] == [(h.paper_id, h.score) for h in full.hits]
+    assert len(full.hits) > 3
 
 
 def test_selective_terms_are_the_rarest_within_the_cap():
@@ -173,3 +172,19 @@ def test_unknown_words_find_nothing(corpus):
     result = search("zyxwvut")
 
     assert result.hits == [] and result.lexemes == ["zyxwvut"] and result.terms == []
+
+
+def test_bulk_rebuild_gives_the_same_counts_and_bm25_scores(corpus):
+    terms = dict(LexicalTerm.objects.values_list("lexeme", "df"))
+    stats = LexicalStats.objects.values_list("documents", "total_length").get()
+
+    assert lexical.rebuild() == Paper.objects.count()
+
+    assert dict(LexicalTerm.objects.values_list("lexeme", "df")) == terms
+    assert LexicalStats.objects.values_list("documents", "total_length").get() == stats
+    query = "quantum error correction surface codes diffusion"
+    got = {hit.paper_id: hit.score for hit in search(query).hits}
+    want = expected_bm25(query)
+    assert set(got) == set(want)
+    for paper_id, score in want.items():
+        assert got[paper_id] == pytest.approx(score, rel=1e-4)

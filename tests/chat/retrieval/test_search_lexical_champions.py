@@ -1,0 +1,183 @@
+"""Champions keep BM25 exact: lexical search that reads a common term's best papers in weight
+order (papers.indexing.lexical builds them, chat.retrieval.fulltext walks them) ranks as
+exhaustive BM25 does, on a slice of the real arXiv sample, as papers arrive and change."""
+
+import dataclasses
+import gzip
+import json
+from collections import Counter
+from datetime import UTC, datetime
+
+import pytest
+from django.db import connection
+
+from chat.retrieval.filters import SearchFilters
+from chat.retrieval.fulltext import lexical_search
+from papers.indexing import lexical
+from papers.ingest.snapshot import MalformedRecord, parse_snapshot_record
+from papers.ingest.upsert import upsert_papers
+from papers.models import LexicalChampion, LexicalTerm, Paper, PaperLexicon
+
+SLICE = 1200
+QUERIES = [
+    "quantum entanglement",
+    "neural network",
+    "learning",
+    "quantum state measurement",
+    "large language models reasoning",
+    "bell inequality violation",
+    "quantum key distribution protocol security",
+    "graph neural networks for molecules",
+]
+WINDOWS = [
+    (None, None),
+    ("2016-01-01", "2016-12-31"),
+    ("1995-01-01", "2009-12-31"),
+    ("2025-01-01", None),
+]
+
+
+def _day(text):
+    return datetime.fromisoformat(text).replace(tzinfo=UTC) if text else None
+
+
+def sample_records(shared_data, limit):
+    records = []
+    path = shared_data / "arxiv-snapshot" / "arxiv-sample.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        for number, line in enumerate(lines):
+            if number % 40:  # every 40th paper: quant-ph, cs and years mixed
+                continue
+            try:
+                records.append(parse_snapshot_record(json.loads(line)))
+            except MalformedRecord:
+                continue
+            if len(records) >= limit:
+                break
+    return records
+
+
+@pytest.fixture
+def catalogue(db, shared_data, settings, monkeypatch):
+    """SLICE real papers, champions for every term in 40+ of them, and a search that walks
+    them two papers at a time and reads whole only terms summing to 60 papers."""
+    monkeypatch.setattr(lexical, "CHAMPION_MIN_DF", 40)
+    monkeypatch.setattr(lexical, "CHAMPION_SHARE", 0.25)
+    settings.LEXICAL_CANDIDATE_CAP = 60
+    settings.LEXICAL_WALK_DEPTH = 2
+    settings.LEXICAL_EXACT_HEAD = 10
+    records = sample_records(shared_data, SLICE + 200)
+    upsert_papers(records[:SLICE])
+    lexical.rebuild()
+    return records
+
+
+def ranked(query, filters, n, **options):
+    with connection.cursor() as cursor:
+        return lexical_search(cursor, query, filters, n, **options)
+
+
+def test_champion_search_ranks_as_exhaustive_bm25(catalogue):
+    generators = Counter()
+    for query in QUERIES:
+        for start, end in WINDOWS:
+            filters = SearchFilters(start=_day(start), end=_day(end))
+
+            fast = ranked(query, filters, 10)
+            full = ranked(query, filters, 10, cap=10**9)  # every paper with a term scored
+
+            assert [h.paper_id for h in fast.hits] == [h.paper_id for h in full.hits], (
+                query,
+                start,
+                end,
+            )
+            assert fast.exact and full.generator == "postings"
+            generators[fast.generator] += 1
+    # Every path was taken: the walk alone, + the terms an unread paper would need, + all terms.
+    assert generators["champions"] >= 4 and generators["essential"] >= 4, generators
+
+
+def test_only_the_head_is_promised_beyond_it_scores_are_still_bm25(catalogue):
+    filters = SearchFilters()
+
+    fast = ranked("quantum entanglement", filters, 40)
+    full = ranked("quantum entanglement", filters, 40, cap=10**9)
+
+    assert fast.generator in ("champions", "essential")
+    assert [h.paper_id for h in fast.hits[:10]] == [h.paper_id for h in full.hits[:10]]
+    scores = {h.paper_id: h.score for h in full.hits}
+    for hit in fast.hits:
+        if hit.paper_id in scores:
+            assert hit.score == pytest.approx(scores[hit.paper_id])
+
+
+def champions() -> set[tuple[int, int, float]]:
+    return {
+        (paper, term, round(weight, 6))
+        for paper, term, weight in LexicalChampion.objects.values_list(
+            "paper_id", "term_id", "weight"
+        )
+    }
+
+
+def postings_at_or_above_floors() -> set[tuple[int, int, float]]:
+    """Every (paper, term) whose stored BM25 weight reaches the term's floor, from the lexicon."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT l.paper_id, t.id, w.weight
+            FROM papers_lexicalterm t
+            JOIN papers_paperlexicon l ON l.terms @> ARRAY[t.id]
+            CROSS JOIN LATERAL (SELECT -(l.weights <#> format('{%%s:1}/%s', t.id)::sparsevec)
+                                AS weight) w
+            WHERE t.champion_floor IS NOT NULL AND w.weight >= t.champion_floor
+            """,
+            [lexical.SPARSE_DIMENSIONS],
+        )
+        return {(paper, term, round(weight, 6)) for paper, term, weight in cursor.fetchall()}
+
+
+def test_champions_hold_every_posting_above_the_floor_as_papers_arrive_and_change(catalogue):
+    built = champions()
+    assert built == postings_at_or_above_floors()
+    assert LexicalTerm.objects.filter(champion_floor__isnull=False).count() >= 20
+    floored = LexicalTerm.objects.filter(champion_floor__isnull=False).values_list("df", flat=True)
+    assert len(built) < 0.3 * sum(floored)  # a share of the postings, not all of them
+
+    upsert_papers(catalogue[SLICE:])  # papers arrive
+    lexical.index_missing()
+    paper = Paper.objects.order_by("id").first()  # and one gets a new version
+    newer = dataclasses.replace(
+        catalogue[0],
+        version=catalogue[0].version + 1,
+        abstract="Quantum entanglement of neural network learning. " * 3,
+    )
+    upsert_papers([newer])
+    lexical.index_missing()
+
+    assert champions() == postings_at_or_above_floors()
+    assert champions() != built
+    assert {(p, t) for p, t, _ in champions() if p == paper.id} >= {
+        (paper.id, t.id)
+        for t in LexicalTerm.objects.filter(
+            lexeme__in=["quantum", "entangl"], champion_floor__isnull=False
+        )
+    }
+    # Terms that reached CHAMPION_MIN_DF papers since the rebuild got a floor too.
+    assert not LexicalTerm.objects.filter(
+        df__gte=lexical.CHAMPION_MIN_DF, champion_floor__isnull=True
+    ).exists()
+    published = dict(PaperLexicon.objects.values_list("paper_id", "published"))
+    for paper_id, when in LexicalChampion.objects.values_list("paper_id", "published"):
+        assert when == published[paper_id]
+
+
+def test_essential_terms_are_those_an_unread_paper_cannot_do_without():
+    from chat.retrieval.fulltext import essential_terms
+
+    bounds = {1: 0.5, 2: 1.0, 3: 4.0}  # the most an unread paper gets from each term
+
+    assert essential_terms(bounds, threshold=6.0) == []  # 5.5 at most: none can enter
+    assert essential_terms(bounds, threshold=5.0) == [3]  # without term 3, 1.5 at most
+    assert essential_terms(bounds, threshold=1.2) == [2, 3]
+    assert essential_terms(bounds, threshold=0.0) == [1, 2, 3]
