@@ -11,6 +11,7 @@ from django_q.tasks import async_task
 
 from papers.fulltext.read import read_paper
 from papers.fulltext.runs import read_papers, select_papers
+from papers.indexing.periods import ensure_year_indexes
 from papers.indexing.run import run_indexing
 from papers.ingest.arxiv_api import ingest_arxiv, refresh_papers
 from papers.models import Paper
@@ -77,6 +78,8 @@ def index_new_papers_job() -> dict:
     Queued jobs coalesce: while one runs, the others return at once ("busy") and leave their
     papers to it (papers.indexing.run)."""
     result = run_indexing()
+    if result.embedded:
+        ensure_year_indexes()  # a year that just reached DENSE_YEAR_INDEX_MIN abstracts
     if result.lexical or result.embedded:
         # Followed threads ask again (chat.watch): the new papers are searchable now.
         catalogue_indexed.send(sender=index_new_papers_job, result=result)

@@ -1,6 +1,6 @@
 """Dense retrieval: pgvector cosine distance over Passage rows of the active embedding model.
 
-One result per paper (its closest passage). Filters are applied inside the SQL. Two plans:
+One result per paper (its closest passage). Filters are applied inside the SQL. Three plans:
 
 - HNSW (`papers_passage_hnsw_idx`) with `hnsw.iterative_scan = relaxed_order`: the index keeps
   producing neighbours until enough rows pass the filters (model, window, ids) instead of
@@ -10,6 +10,11 @@ One result per paper (its closest passage). Filters are applied inside the SQL. 
   narrow window, a rare category or an author, where it is both exact and faster than walking
   the graph past thousands of filtered-out neighbours, and as the fallback whenever the index
   returns fewer papers than asked.
+- Years: the window cut at calendar years that have their own partial HNSW index
+  (papers.indexing.periods, built once a year holds DENSE_YEAR_INDEX_MIN abstracts); each
+  covered year is walked in its own small graph, the rest of the window scanned exactly, and
+  the lists merged (a paper lies in one year). For the windows in between, where both plans
+  above cost most.
 
 Which plan. An exact scan costs about one unit per passage in the window (W); an iterative HNSW
 scan visits about rows / selectivity = rows * N / W index tuples, each costing ~COST_RATIO units
@@ -21,6 +26,15 @@ planner's estimate (EXPLAIN, ~0.3 ms whatever the window; exact counting cost 3-
 N from pg_class (the entries of the abstracts' partial index, chunks not counted);
 `settings.DENSE_EXACT_MAX` is the threshold's floor. A wrong estimate costs
 time, never results: a short HNSW answer falls back to the exact scan.
+
+Both costs are largest where they meet: at 1M abstracts and 135 rows, sqrt(40 * 135 * 1M) = 73k
+passages, ~70 ms either way. A year's index removes the filtering: walking it for R rows costs
+about COST_RATIO * R / share units (share: the part of the year's time in the window), plus
+SEGMENT_COST a query, against the share * entries of an exact scan of that year. A window costs
+the sum over its years (each by the cheaper way) plus the exact scan of its unindexed rest; the
+plan with the lowest total runs. Measured on 200k and 1M synthetic vectors (docs/BENCHMARKS.md,
+"Dense windows per year"): COST_RATIO 20-30 at 200k and 40-55 at 1M for the catalogue-wide
+index, ~45 for an unfiltered walk of a year's index; 40 is used.
 
 What is filtered where. The window, the model and paper-id lists are columns of Passage and stay
 in the scan. Joining every scanned passage to its paper (a wide row) to read `hidden` cost more
@@ -36,19 +50,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from django.conf import settings
+
+from papers.indexing.periods import year_bounds_sql, year_indexes
 
 from .filters import SearchFilters
 
 # Extra rows asked for, beyond n papers: papers with several passages, and hidden papers.
 SLACK = 1.25
 MARGIN = 10
-# Cost of one tuple of an iterative HNSW scan, in rows of an exact scan (fitted on the 57k and 1M
-# benchmarks: the crossovers above).
-COST_RATIO = 25
+# Cost of one tuple of an iterative HNSW scan, in rows of an exact scan (fitted on the 200k and 1M
+# benchmarks: module docstring).
+COST_RATIO = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +102,14 @@ def vector_literal(vector) -> str:
 KIND_CLAUSES = {"abstract": "ps.kind = 'abstract'", "fulltext": "ps.kind = 'fulltext'"}
 
 
-def passage_where(filters: SearchFilters, params: dict, kind: str = "abstract") -> str:
-    """Conditions on Passage columns only: kind, model, window, paper ids, exclusions."""
+def passage_where(
+    filters: SearchFilters, params: dict, kind: str = "abstract", year: int | None = None
+) -> str:
+    """Conditions on Passage columns only: kind, model, window, paper ids, exclusions; with
+    `year`, that year's bounds spelt as its index's predicate (papers.indexing.periods)."""
     clauses = [KIND_CLAUSES[kind], "ps.model = %(model)s", filters.date_conditions("ps.published", params)]
+    if year is not None:
+        clauses.append(year_bounds_sql(year, "ps.published"))
     if filters.paper_ids is not None:
         params["f_paper_ids"] = list(filters.paper_ids)
         clauses.append("ps.paper_id = ANY(%(f_paper_ids)s)")
@@ -106,15 +127,18 @@ ORDER BY ps.embedding <=> %(q)s::vector
 LIMIT %(limit)s
 """
 
-# ORDER BY on DISTINCT ON (paper_id) cannot use the HNSW index: a true scan of the filtered rows.
+# OFFSET 0 fences the subquery, so the ORDER BY above it cannot be answered by the HNSW index: a
+# true scan of the filtered rows, kept by a top-N heap sort (a DISTINCT ON (paper_id) here sorted
+# the whole window: 10-25% slower at 12k-40k rows). Papers with several passages are merged in
+# Python (_best_per_paper), asking for more rows when that leaves fewer than n papers.
 _EXACT = """
 SELECT paper_id, passage_id, distance, published FROM (
-    SELECT DISTINCT ON (ps.paper_id) ps.paper_id, ps.id AS passage_id,
-           ps.embedding <=> %(q)s::vector AS distance, ps.published
+    SELECT ps.paper_id, ps.id AS passage_id, ps.embedding <=> %(q)s::vector AS distance,
+           ps.published
     FROM papers_passage ps
     WHERE {where}
-    ORDER BY ps.paper_id, distance
-) best
+    OFFSET 0
+) scanned
 ORDER BY distance, paper_id
 LIMIT %(limit)s
 """
@@ -153,11 +177,16 @@ def crossover(rows: int, entries: float, exact_max: int) -> float:
     return max(float(exact_max), math.sqrt(COST_RATIO * rows * max(entries, 0.0)))
 
 
-def exact_threshold(cursor, rows: int, exact_max: int) -> float:
-    """Up to how many passages an exact scan beats the index, for `rows` wanted rows."""
+def _index_entries(cursor) -> float:
+    """Abstracts in the catalogue-wide index (the table's rows before the first ANALYZE)."""
     cursor.execute(_INDEX_ENTRIES)
     index, table = cursor.fetchone()
-    return crossover(rows, float(index if index >= 0 else table), exact_max)
+    return float(index if index >= 0 else table)
+
+
+def exact_threshold(cursor, rows: int, exact_max: int) -> float:
+    """Up to how many passages an exact scan beats the index, for `rows` wanted rows."""
+    return crossover(rows, _index_entries(cursor), exact_max)
 
 
 def _category_papers(cursor, filters: SearchFilters, cap: int) -> tuple[int, ...] | None:
@@ -210,7 +239,7 @@ def _exact(cursor, q: str, model: str, filters: SearchFilters, n: int,
         if not ids:
             return []
         filters = replace(filters, categories=(), paper_ids=ids)
-    limit = n + MARGIN
+    limit = int(n * SLACK) + MARGIN
     while True:
         params: dict = {"q": q, "model": model, "limit": limit}
         cursor.execute(_EXACT.format(where=passage_where(filters, params, kind)), params)
@@ -218,12 +247,13 @@ def _exact(cursor, q: str, model: str, filters: SearchFilters, n: int,
         hits = _visible(cursor, _best_per_paper(rows), filters)
         if len(hits) >= n or len(rows) < limit:
             return hits[:n]
-        limit *= 4  # more hidden papers than the margin
+        limit *= 4  # papers with several passages, or more hidden papers than the margin
 
 
 def _hnsw(cursor, q: str, model: str, filters: SearchFilters, n: int,
-          kind: str = "abstract") -> list[DenseHit]:
-    """Up to `n` papers from the index (fewer when its iterative scan gave up)."""
+          kind: str = "abstract", year: int | None = None) -> list[DenseHit]:
+    """Up to `n` papers from the index (fewer when its iterative scan gave up); with `year`,
+    from that year's index."""
     limit = int(n * SLACK) + MARGIN
     join, where_papers, category_params = "", "", {}
     if filters.categories:  # broad categories (narrow ones went to the exact scan)
@@ -241,7 +271,7 @@ def _hnsw(cursor, q: str, model: str, filters: SearchFilters, n: int,
             [str(ef_search)],
         )
         params = {"q": q, "model": model, "limit": limit, **category_params}
-        where = passage_where(filters, params, kind)
+        where = passage_where(filters, params, kind, year)
         if where_papers:
             where = f"{where} AND {where_papers}"
         cursor.execute(_HNSW.format(join=join, where=where), params)
@@ -267,10 +297,11 @@ def dense_search(
     chunks) are closest to `vector`, within `filters`; each hit names its closest passage.
 
     Must run inside a transaction (the HNSW settings are transaction-local). When at least `n`
-    papers pass the filters, exactly `n` come back. `plan` forces "exact" or "hnsw" (benchmarks);
-    by default a bounded count against `exact_max` (settings.DENSE_EXACT_MAX) decides.
+    papers pass the filters, exactly `n` come back. `plan` forces "exact", "hnsw" or "years"
+    (benchmarks); by default the cost model of the module docstring decides, with `exact_max`
+    (settings.DENSE_EXACT_MAX) as the exact scan's floor.
     """
-    if plan not in (None, "exact", "hnsw"):
+    if plan not in (None, *PLANS):
         raise ValueError(f"unknown dense plan {plan!r}")
     if kind not in KIND_CLAUSES:
         raise ValueError(f"unknown passage kind {kind!r}")
@@ -285,9 +316,14 @@ def dense_search(
                 return DenseResult([], "exact")
             narrowed = replace(filters, categories=(), paper_ids=ids)
             return DenseResult(_exact(cursor, q, model, narrowed, n, kind), "exact")
-    if plan == "exact" or (
-        plan is None and not filters.categories and _small(cursor, model, filters, n, exact_max)
-    ):
+    if plan is None:
+        plan = _choose(cursor, model, filters, n, exact_max, kind)
+    if plan == "years":
+        years = _year_segments(cursor, filters, n, force=True) if kind == "abstract" else None
+        if years is not None:
+            return _by_year(cursor, q, model, filters, n, years)
+        plan = "hnsw"  # no year index (or not an abstracts' window): the catalogue-wide one
+    if plan == "exact":
         return DenseResult(_exact(cursor, q, model, filters, n, kind), "exact")
     hits = _hnsw(cursor, q, model, filters, n, kind)
     if len(hits) < n:
@@ -297,14 +333,125 @@ def dense_search(
     return DenseResult(hits, "hnsw")
 
 
-def _small(cursor, model: str, filters: SearchFilters, n: int, exact_max: int) -> bool:
-    """Whether so few passages pass the filters that an exact scan is cheaper (module doc)."""
+PLANS = ("exact", "hnsw", "years")
+
+
+def _choose(cursor, model: str, filters: SearchFilters, n: int, exact_max: int, kind: str) -> str:
+    """The cheapest plan by the module docstring's cost model."""
     if not filters.has_window and filters.paper_ids is None:
-        return False
-    threshold = exact_threshold(cursor, int(n * SLACK) + MARGIN, exact_max)
-    if filters.paper_ids is not None and len(filters.paper_ids) <= threshold:
-        return True
-    return filters.has_window and _window_estimate(cursor, model, filters) <= threshold
+        return "hnsw"
+    rows = int(n * SLACK) + MARGIN
+    if filters.paper_ids is not None and len(filters.paper_ids) <= exact_threshold(
+        cursor, rows, exact_max
+    ):
+        return "exact"
+    if not filters.has_window or filters.categories:
+        return "hnsw"
+    window = _window_estimate(cursor, model, filters)
+    if window <= exact_max:
+        return "exact"  # the floor: a few milliseconds whatever else it could cost
+    entries = _index_entries(cursor)
+    if window <= crossover(rows, entries, exact_max):
+        best, cost = "exact", window  # cheaper than the catalogue-wide index
+    else:
+        best, cost = "hnsw", window_hnsw_cost(rows, entries, window)
+    if kind == "abstract" and filters.paper_ids is None:
+        years = _year_segments(cursor, filters, n, window=window)
+        if years is not None and years.cost < cost:
+            return "years"
+    return best
+
+
+def window_hnsw_cost(rows: int, entries: float, window: float) -> float:
+    """Cost of the catalogue-wide index for a window, in rows of an exact scan: rows / share of
+    the catalogue in the window index tuples visited, COST_RATIO each."""
+    return COST_RATIO * rows * max(entries, 1.0) / max(window, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A stretch of the window answered by one query: a year's index, or an exact scan."""
+
+    start: datetime | None  # inclusive, like SearchFilters
+    end: datetime | None
+    year: int | None  # whose index answers it; None: exact scan
+
+
+@dataclass(frozen=True, slots=True)
+class YearPlan:
+    cost: float  # in rows of an exact scan
+    segments: tuple[Segment, ...]
+
+
+def _year_segments(cursor, filters: SearchFilters, n: int, *, window: float | None = None,
+                   force: bool = False) -> YearPlan | None:
+    """The window cut at the years that have an index worth walking (module docstring), and
+    the cost of answering it so; None when no year index serves it. `force`: every indexed
+    year by its index (benchmarks). Years are UTC calendar years, as the indexes'."""
+    indexed = {y: e for y, e in year_indexes(cursor).items() if e > 0}
+    if not indexed:
+        return None
+    rows = int(n * SLACK) + MARGIN
+    served: list[tuple[int, datetime, datetime]] = []
+    cost = covered = 0.0
+    for year in sorted(indexed):
+        first, after = _year_start(year), _year_start(year + 1)
+        start = max(filters.start or first, first)
+        end = min(filters.end or after, after)
+        share = (end - start) / (after - first)  # of the year's time, hence of its papers
+        if share <= 0:
+            continue
+        papers = indexed[year] * share
+        walk = COST_RATIO * rows / share + SEGMENT_COST
+        covered += papers
+        if force or walk < papers:
+            served.append((year, start, min(end, after - EPSILON)))
+            cost += walk
+        else:
+            cost += papers  # scanned exactly with its neighbours
+    if not served:
+        return None
+    segments: list[Segment] = []
+    before = filters.start  # the next instant not yet covered
+    for year, start, end in served:
+        if before is None or before < start:
+            segments.append(Segment(before, start - EPSILON, None))
+        segments.append(Segment(start, end, year))
+        before = end + EPSILON
+    if filters.end is None or before <= filters.end:
+        segments.append(Segment(before, filters.end, None))
+    exact_segments = sum(1 for s in segments if s.year is None)
+    if window is None:
+        window = covered
+    cost += max(window - covered, 0.0) + SEGMENT_COST * exact_segments
+    return YearPlan(cost, tuple(segments))
+
+
+def _by_year(cursor, q: str, model: str, filters: SearchFilters, n: int,
+             plan: YearPlan) -> DenseResult:
+    """Each segment's best n (a year's index, or an exact scan), merged: a paper's passages
+    share its date, so it lies in one segment only."""
+    hits: list[DenseHit] = []
+    for segment in plan.segments:
+        narrowed = replace(filters, start=segment.start, end=segment.end)
+        if segment.year is None:
+            hits += _exact(cursor, q, model, narrowed, n)
+            continue
+        found = _hnsw(cursor, q, model, narrowed, n, year=segment.year)
+        if len(found) < n:  # gave up, or the stretch holds fewer: exact over it tells
+            found = _exact(cursor, q, model, narrowed, n)
+        hits += found
+    hits.sort(key=lambda h: (h.distance, h.paper_id))
+    return DenseResult(hits[:n], "years")
+
+
+def _year_start(year: int) -> datetime:
+    return datetime(year, 1, 1, tzinfo=UTC)
+
+
+# One more query (a round trip, planning, starting an index walk), in rows of an exact scan.
+SEGMENT_COST = 500
+EPSILON = timedelta(microseconds=1)  # timestamptz resolution: inclusive ends of segments
 
 
 def paper_vector(cursor, paper_id: int, model: str) -> np.ndarray | None:

@@ -368,6 +368,9 @@ RERANKER = envstr("RERANKER", "fusion")
 # Retrieval internals (chat/retrieval): measured in docs/BENCHMARKS.md.
 SEARCH_FUSION = envstr("SEARCH_FUSION", "convex")  # dense + BM25 lists: convex | rrf
 DENSE_EXACT_MAX = envint("DENSE_EXACT_MAX", 5000)  # filtered dense: exact scan up to >= N papers
+# A partial HNSW index per publication year once it holds this many abstracts (windows answered
+# year by year: papers/indexing/periods.py); 0: none. Below it, scanning the year exactly is cheap.
+DENSE_YEAR_INDEX_MIN = envint("DENSE_YEAR_INDEX_MIN", 20000)
 # BM25 (chat/retrieval/fulltext.py): terms read whole while their papers sum to at most the cap;
 # common terms are read from their champions, WALK_DEPTH papers each first (x4 until the bound
 # proves the first EXACT_HEAD results equal exhaustive BM25's).

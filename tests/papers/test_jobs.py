@@ -63,3 +63,22 @@ def test_index_new_papers_embeds_and_indexes_what_is_missing(add_paper, settings
     assert Paper.objects.embedded_with("hashing-test").count() == 2
     again = index_new_papers_job()
     assert again["lexical"] == 0 and again["embedded"] == 0 and again["runs"] == []
+
+
+def test_index_new_papers_gives_a_year_with_enough_abstracts_its_own_index(add_paper, settings):
+    from django.db import connection
+
+    settings.EMBEDDING_BACKEND = "hashing"
+    settings.DENSE_YEAR_INDEX_MIN = 2
+    add_paper("2401.00001")
+    add_paper("2401.00002")
+    index_new_papers_job()
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname LIKE 'papers_passage_hnsw_y%'"
+        )
+        definitions = [row[0] for row in cursor.fetchall()]
+    assert len(definitions) == 1
+    year = Paper.objects.get(arxiv_id="2401.00001").published.year
+    assert f"'{year}-01-01 00:00:00+00'" in definitions[0] and "hnsw" in definitions[0]
