@@ -23,6 +23,7 @@ is shared.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import statistics
 import threading
@@ -299,3 +300,92 @@ def measure(model: str, info: dict, say, queries: int = 100, recall_queries: int
         "sweep": sweep,
     }
     return result
+
+
+# Windows ending today, as a share of the catalogue's span, and whole calendar years.
+WINDOW_SHARES = (0.005, 0.02, 0.06, 0.2, 0.5, 1.0)
+WINDOW_YEARS = (2016,)
+
+
+def build_year_indexes(minimum: int, say) -> dict:
+    """The partial HNSW index of every year with at least `minimum` abstracts, as the indexing
+    job makes them (papers.indexing.periods), reniced; build time and total size."""
+    from papers.indexing.periods import ensure_year_indexes
+
+    _Renicer()
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '1GB'")
+    say(f"building year indexes (years with >= {minimum} abstracts)")
+    started = time.perf_counter()
+    years = ensure_year_indexes(minimum)
+    info = {"year_indexes_built": years, "year_indexes_build_s": round(time.perf_counter() - started, 1)}
+    with connection.cursor() as cursor:
+        cursor.execute("RESET maintenance_work_mem")
+        cursor.execute(
+            "SELECT count(*), pg_size_pretty(sum(pg_relation_size(c.oid))) FROM pg_class c"
+            " WHERE c.relname LIKE 'papers_passage_hnsw_y%' AND c.relkind = 'i'"
+        )
+        info["year_indexes"], info["year_indexes_size"] = cursor.fetchone()
+    return info
+
+
+def _window_filters(share_or_year) -> tuple[str, SearchFilters]:
+    if isinstance(share_or_year, int):
+        year = share_or_year
+        return f"year {year}", SearchFilters(
+            start=datetime(year, 1, 1, tzinfo=UTC), end=datetime(year, 12, 31, 23, 59, 59, tzinfo=UTC)
+        )
+    if share_or_year >= 1:
+        return "everything", SearchFilters()
+    return f"last {share_or_year:.1%}", SearchFilters(start=END - (END - START) * share_or_year)
+
+
+def window_sweep(model: str, say, n: int, queries: int = 20) -> list[dict]:
+    """Per window: each plan forced and the automatic choice, the same queries interleaved (so a
+    noisy machine slows them alike); p50/p95, recall@10 against the exact scan, plans chosen."""
+    vectors = draw(queries, seed=7)
+    rows = []
+    for window in (*WINDOW_SHARES, *WINDOW_YEARS):
+        name, filters = _window_filters(window)
+        with connection.cursor() as cursor:
+            params: dict = {"model": model}
+            cursor.execute(
+                "SELECT count(*) FROM papers_passage ps WHERE ps.kind = 'abstract'"
+                f" AND ps.model = %(model)s AND {filters.date_conditions('ps.published', params)}",
+                params,
+            )
+            papers = cursor.fetchone()[0]
+        # Forcing "years" on the whole catalogue scans every unindexed year exactly: pointless.
+        plans = ("exact", "hnsw", "years", "auto") if filters.has_window else ("exact", "hnsw", "auto")
+        times: dict = {p: [] for p in plans}
+        recall: dict = {p: [] for p in plans}
+        chosen: dict = {}
+        say(f"window {name} ({papers} papers), {n} papers wanted")
+        for vector in vectors:
+            truth = None
+            for plan in plans:
+                with transaction.atomic(), connection.cursor() as cursor:
+                    started = time.perf_counter()
+                    found = dense_search(
+                        cursor, vector, model, filters, n, plan=None if plan == "auto" else plan
+                    )
+                    times[plan].append((time.perf_counter() - started) * 1000)
+                top = [h.paper_id for h in found.hits[:10]]
+                truth = top if truth is None else truth  # "exact" runs first
+                recall[plan].append(len(set(top) & set(truth)) / 10)
+                if plan == "auto":
+                    chosen[found.plan] = chosen.get(found.plan, 0) + 1
+        for plan in plans:
+            rows.append(
+                {
+                    "window": name,
+                    "papers": papers,
+                    "plan": plan,
+                    "p50_ms": round(statistics.median(times[plan]), 1),
+                    "p95_ms": round(percentile(times[plan], 95), 1),
+                    "recall@10": round(statistics.mean(recall[plan]), 3),
+                    **({"chosen": chosen} if plan == "auto" else {}),
+                }
+            )
+            say(f"  {plan:6s} {json.dumps(rows[-1])}")
+    return rows

@@ -26,6 +26,7 @@ Measured:
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 from datetime import UTC, date, datetime
@@ -123,6 +124,18 @@ class Command(BaseCommand):
             default=None,
             metavar="N",
             help="instead: dense retrieval over N synthetic vectors (database bench_scale)",
+        )
+        parser.add_argument(
+            "--windows",
+            action="store_true",
+            help="--scale: only the window sweep (every plan per window, recall vs exact)",
+        )
+        parser.add_argument(
+            "--year-indexes",
+            type=int,
+            default=0,
+            metavar="MIN",
+            help="--scale: first build the year indexes of years with >= MIN abstracts",
         )
         parser.add_argument(
             "--chunks",
@@ -399,6 +412,14 @@ class Command(BaseCommand):
         model = get_embedder().name
         with scratch_database(database, keep=options["keep_db"]):
             info = bench_scale.load(n, model, self.say)
+            if options["year_indexes"]:
+                info.update(bench_scale.build_year_indexes(options["year_indexes"], self.say))
+            if options["windows"]:
+                rows = bench_scale.window_sweep(model, self.say, settings.SEARCH_CANDIDATES)
+                info["load_average"] = os.getloadavg()
+                if options["json"]:
+                    self.stdout.write(json.dumps({"setup": info, "windows": rows}, indent=2))
+                return
             result = {"setup": info, **bench_scale.measure(model, info, self.say)}
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, default=str))
