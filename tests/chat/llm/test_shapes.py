@@ -26,6 +26,7 @@ from papers.indexing.vectors import embed_missing
 from papers.ingest.snapshot import parse_snapshot_record
 from papers.ingest.upsert import upsert_papers
 from papers.models import Author, Paper
+from tests.fakes import SHARED_DATA
 
 SLICE = 500
 _FIELD = re.compile(r"\\\{(\w+)\\\}")  # a {field} of a template, once re.escape'd
@@ -43,15 +44,33 @@ def _sample(shared_data, limit: int) -> list:
     return records
 
 
+OFFLINE = {"EMBEDDING_BACKEND": "hashing", "LLM_BACKEND": "extractive", "LLM_FALLBACK": ""}
+
+
+@pytest.fixture(scope="module")
+def _slice_in_database(django_db_setup, django_db_blocker):
+    """The slice, ingested and indexed once for the module (committed: the pipeline reads it on
+    threads of its own), and flushed after the module's last test as `transactional_db` would.
+    The tests only read it; building it per test cost 16 of this module's 17 setups."""
+    from django.core.management import call_command
+    from django.test import override_settings
+
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"needs the shared data folder at {SHARED_DATA} (absent in this checkout)")
+    with django_db_blocker.unblock(), override_settings(**OFFLINE):
+        upsert_papers(_sample(SHARED_DATA, SLICE))
+        # Both indexes, as the indexing job builds them: the relevance gate reads BM25 too.
+        index_missing()
+        embed_missing()
+    yield
+    with django_db_blocker.unblock():
+        call_command("flush", interactive=False, verbosity=0)
+
+
 @pytest.fixture
-def sample_catalogue(transactional_db, settings, shared_data):
-    settings.EMBEDDING_BACKEND = "hashing"
-    settings.LLM_BACKEND = "extractive"
-    settings.LLM_FALLBACK = ""
-    upsert_papers(_sample(shared_data, SLICE))
-    # Both indexes, as the indexing job builds them: the relevance gate reads BM25 too.
-    index_missing()
-    embed_missing()
+def sample_catalogue(_slice_in_database, db, settings):
+    for name, value in OFFLINE.items():
+        setattr(settings, name, value)
 
 
 # --- the verbatim check ---------------------------------------------------------------------------
