@@ -28,7 +28,7 @@ from collections import Counter
 from datetime import date
 
 from chat.understanding import intent as intents
-from chat.understanding.quantity import asks_for_quantity, states_new_number
+from chat.understanding.quantity import asked_things, asks_for_quantity, states_new_number
 
 from . import templates as T
 from .base import AnswerRequest, SourceText
@@ -46,7 +46,7 @@ from .extractive import (
 )
 from .meaning import similarities
 from .roles import BACKGROUND, BONUS, CONTRIBUTION, RESULT, role
-from .sentences import content_words, stems, terms
+from .sentences import STOPWORDS, content_words, stems, terms
 
 # Most sentences embedded for one answer (overview; a comparison embeds half per side, a list
 # only where the rules tie). Each costs ~10 ms on this CPU: 6 keeps the composer near 100 ms.
@@ -404,13 +404,27 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     if lead is not None and lead not in chosen:
         chosen = [lead, *chosen[: OVERVIEW_SENTENCES - 1]]
     opening = T.LEAD_IN
-    if asks_for_quantity(topic) and not any(states_new_number(s.text, topic) for s in chosen):
+    if asks_for_quantity(topic) and not _states_the_number(chosen, lead, request, topic):
         opening = T.NO_NUMBER  # never a topical sentence passed off as the number asked for
     lines = [opening, ""] + _grouped(chosen, first=lead)
     missing = _missing_words(request.sources, topic)
     if missing:
         lines += ["", T.PARTLY.format(words=_list_words(missing))]
     return lines
+
+
+def _states_the_number(chosen, lead, request: AnswerRequest, topic: str) -> bool:
+    """Whether a quoted sentence of the answer's first paper states a number with a word of what
+    was asked ("How many GPUs…": "8 NVIDIA P100 GPUs"; another paper's GPU count, or the
+    paper's "K = 5 steps", is not that number)."""
+    paper = (lead.source if lead is not None else request.sources[0]).arxiv_id
+    things = set(stems([w for w in asked_things(topic) if w not in STOPWORDS]))
+    return any(
+        s.source.arxiv_id == paper
+        and states_new_number(s.text, topic)
+        and (not things or things & set(s.term_counts))
+        for s in chosen
+    )
 
 
 def _enough(sources, topic, scorer: _Scorer, scored) -> bool:

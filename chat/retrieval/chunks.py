@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 
-from chat.llm.sentences import stems
+from chat.llm.sentences import split_sentences, terms
 from chat.understanding.quantity import NUMBER_WEIGHT, states_new_number
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
 from papers.indexing.lexical import K1, B
@@ -381,25 +381,15 @@ def _fused_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chun
     return ranked
 
 
-# A cheap sentence split (the composer's, chat.llm.sentences, masks TeX and abbreviations and
-# costs ~1 ms a chunk; only the words of each piece matter here) and word tokens.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_TOKEN = re.compile(r"[a-z0-9]+")
-
-
 def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity: bool) -> float:
     """The best sentence of `text` for the query: the IDF of the query's words it holds
     together (words of one sentence answer; the same words spread over a chunk often do not),
     NUMBER_WEIGHT times more for a quantity question when it states a number, less when it is
     about another model size than the asked one (chat.understanding.variants)."""
-    sentences = _SENTENCE_END.split(" ".join(text.split()))
-    tokens = [_TOKEN.findall(sentence.lower()) for sentence in sentences]
-    vocabulary = sorted({word for words in tokens for word in words})
-    stem_of = dict(zip(vocabulary, stems(vocabulary), strict=True))  # each word stemmed once
     best = 0.0
-    for sentence, words in zip(sentences, tokens, strict=True):
-        present = {stem_of[word] for word in words}
-        score = sum(weight for lexeme, weight in idf.items() if lexeme in present)
+    for sentence in split_sentences(text):
+        words = set(terms(sentence))
+        score = sum(weight for lexeme, weight in idf.items() if lexeme in words)
         if score > 0 and quantity and states_new_number(sentence, question):
             score *= NUMBER_WEIGHT
         if score > 0 and about_other_size(sentence, question):

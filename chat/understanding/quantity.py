@@ -39,6 +39,26 @@ def asks_for_quantity(question: str) -> bool:
     return bool(_HOW.search(question) or _PROPERTY.search(question))
 
 
+_COUNTED = re.compile(r"\bhow\s+(?:many|much)\s+([a-z][a-z0-9-]*)(?:\s+([a-z][a-z0-9-]*))?", _FLAGS)
+_MEASURED = re.compile(
+    r"\b(rate|size|stepsize|value|number|dimension|dimensionality|count|ratio|length|"
+    r"temperature|threshold|steps?|decay|momentum|dropout|epsilon|alpha|accuracy|error|"
+    r"score|percentage|fraction|budget|width|depth|parameters)\b",
+    _FLAGS,
+)
+
+
+def asked_things(question: str) -> list[str]:
+    """The words that may name what the asked number counts or measures: the two after "how
+    many" ("GPUs were", "training steps") or the measured property ("rate" of "What learning
+    rate…"), lower-cased; [] when none is named. A sentence answering names one of them."""
+    if match := _COUNTED.search(question):
+        return [w.lower() for w in match.groups() if w]
+    if _PROPERTY.search(question) and (match := _MEASURED.search(question)):
+        return [match.group(1).lower()]
+    return []
+
+
 def numbers_in(text: str) -> set[str]:
     """The numbers a text states: digit runs ("0.1", "21,015,324", the 28 of "28x28") and
     number words ("five", "sixteen")."""

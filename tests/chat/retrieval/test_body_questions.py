@@ -105,7 +105,9 @@ async def test_the_sentence_stating_the_number_opens_the_answer(read_papers):
 
 async def test_a_quantity_question_whose_quotes_state_no_number_says_so(catalogue):
     consistency = await Paper.objects.aget(arxiv_id="2510.00003")
-    await sync_to_async(add_fulltext)(consistency, [[SETUP], ["Method overview."]])
+    # A number, but not of GPUs: still not the number asked for.
+    epochs = "Schedule. We trained the student for 5 epochs."
+    await sync_to_async(add_fulltext)(consistency, [[SETUP], [epochs]])
     _, done = await _answer(
         "How many GPUs were used to train the student?", scope_ids=(consistency.pk,)
     )

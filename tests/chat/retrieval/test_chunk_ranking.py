@@ -9,7 +9,7 @@ from chat.retrieval.chunks import (
     sentence_evidence,
     with_bm25,
 )
-from chat.understanding.quantity import asks_for_quantity, states_new_number
+from chat.understanding.quantity import asked_things, asks_for_quantity, states_new_number
 
 
 def test_bm25_over_chunks_counts_rare_words_more_than_common_ones():
@@ -37,6 +37,10 @@ def test_quantity_questions_and_sentences_stating_a_number():
     assert not asks_for_quantity("Which library indexes the dense vectors?")
     assert states_new_number("We trained on 8 A100 GPUs.", "How many GPUs?")
     assert states_new_number("Five researchers took part.", "How many researchers?")
+    # What the number counts or measures: a sentence answering names it.
+    assert asked_things("How many GPUs were used?") == ["gpus", "were"]
+    assert asked_things("What dropout rate did the base model use?") == ["dropout"]
+    assert asked_things("Which library indexes the vectors?") == []
     # The number the question names itself ("ResNet-50") is not an answer.
     assert not states_new_number("ResNet-50 is deep.", "How many GPUs trained ResNet-50?")
 
