@@ -206,9 +206,6 @@ def load_chunks(n: int, model: str, say, compare: bool) -> dict:
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE papers_passage")
             cursor.execute("VACUUM ANALYZE papers_fulltext")
-    elif PRODUCT_INDEX not in _valid_indexes():
-        with connection.cursor() as cursor:  # the migration made it over an empty table, or
-            cursor.execute(f"DROP INDEX IF EXISTS {PRODUCT_INDEX}")  # a build was cut short
     for precision, index in indexes.items():
         if index.name not in _valid_indexes():
             with connection.cursor() as cursor:
@@ -218,7 +215,7 @@ def load_chunks(n: int, model: str, say, compare: bool) -> dict:
         cursor.execute("ANALYZE papers_passage")
         for precision, index in indexes.items():
             cursor.execute("SELECT pg_relation_size(%s::regclass)", [index.name])
-            info[f"{precision}_index_mb"] = round(cursor.fetchone()[0] / 2**20)
+            info[f"{precision}_index_mb"] = round(cursor.fetchone()[0] / 2**20, 1)
         cursor.execute(
             "SELECT pg_relation_size('papers_passage_hnsw_idx'),"
             " pg_total_relation_size('papers_passage'), pg_total_relation_size('papers_fulltext')"
@@ -231,13 +228,12 @@ def load_chunks(n: int, model: str, say, compare: bool) -> dict:
 
 
 def _valid_indexes() -> set[str]:
-    """Chunk indexes that exist, are valid and cover the chunks (built after they were
-    written: an index made by the migration over an empty table counts only if it has grown)."""
+    """Indexes of the passages that exist and are valid (a build cut short leaves none; the
+    migration's empty chunk index is dropped with the chunks before they are written)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
             " WHERE i.indrelid = 'papers_passage'::regclass AND i.indisvalid"
-            " AND pg_relation_size(c.oid) > 64 * 8192"
         )
         return {row[0] for row in cursor.fetchall()}
 
