@@ -261,65 +261,77 @@ def prime_query_vectors(queries: list[str], now, model: str) -> int:
     return len(texts)
 
 
-MODES = ("fused", "off")  # FULLTEXT_RETRIEVAL: the product's default, and abstracts only
+# Settings per mode: the product's default, the chunk search asking as many papers as the
+# abstracts' lists (as before FULLTEXT_CHUNK_CANDIDATES), and abstracts only (the baseline).
+MODES = {
+    "fused": {"FULLTEXT_RETRIEVAL": "fused"},
+    "fused_100": {"FULLTEXT_RETRIEVAL": "fused", "FULLTEXT_CHUNK_CANDIDATES": 100},
+    "off": {"FULLTEXT_RETRIEVAL": "off"},
+}
 
 
 def whole_search(queries: list[str], now, say, repeat: int) -> dict:
     run = async_to_sync(search)
+    names = list(MODES)
     say("warm-up")
-    for mode in MODES:
-        with override_settings(FULLTEXT_RETRIEVAL=mode):
+    for name in names:
+        with override_settings(**MODES[name]):
             for query in queries[:20]:
                 run(query, k=10, now=now)
-    times = {m: {"all": [], "window": [], "no window": []} for m in MODES}
-    stages: dict[str, dict[str, list[float]]] = {m: {} for m in MODES}
+    times = {m: {"all": [], "window": [], "no window": []} for m in names}
+    stages: dict[str, dict[str, list[float]]] = {m: {} for m in names}
     plans: dict[str, int] = {}
     meter = CpuMeter()
     overhead = meter.overhead()
-    cpu = {m: 0 for m in MODES}
+    cpu = {m: 0 for m in names}
     load = [os.getloadavg()]
-    say(f"whole search, {len(queries)} queries x {len(MODES)} modes x {repeat}")
+    say(f"whole search, {len(queries)} queries x {len(names)} modes x {repeat}")
     for number in range(repeat):
         for i, query in enumerate(queries):
-            # Alternate which mode goes first, so neither always finds the other's cache warm.
-            order = MODES if (i + number) % 2 == 0 else MODES[::-1]
-            for mode in order:
-                with override_settings(FULLTEXT_RETRIEVAL=mode):
+            # Rotate which mode goes first, so none always finds the others' caches warm.
+            shift = (i + number) % len(names)
+            for name in names[shift:] + names[:shift]:
+                with override_settings(**MODES[name]):
                     before = meter.read()
                     started = time.perf_counter()
                     response = run(query, k=10, now=now)
                     ms = (time.perf_counter() - started) * 1000
-                    cpu[mode] += (meter.read() - before - overhead).total_ns
+                    cpu[name] += (meter.read() - before - overhead).total_ns
                 windowed = response.analysis.start or response.analysis.end
-                times[mode]["all"].append(ms)
-                times[mode]["window" if windowed else "no window"].append(ms)
+                times[name]["all"].append(ms)
+                times[name]["window" if windowed else "no window"].append(ms)
                 for stage, value in response.timings.items():
-                    stages[mode].setdefault(stage, []).append(value)
-                if mode == "fused":
-                    plan = f"{response.plan.get('chunks', 'none')} ({'window' if windowed else 'no window'})"
+                    stages[name].setdefault(stage, []).append(value)
+                if name == "fused":
+                    where = "window" if windowed else "no window"
+                    plan = f"{response.plan.get('chunks', 'none')} ({where})"
                     plans[plan] = plans.get(plan, 0) + 1
         say(f"  pass {number + 1}/{repeat}")
     load.append(os.getloadavg())
     count = len(queries) * repeat
     result: dict = {"loadavg_start_end": [[round(x, 1) for x in la] for la in load]}
-    for mode in MODES:
-        result[mode] = {
+    for name in names:
+        result[name] = {
             group: {"n": len(values), "p50_ms": round(statistics.median(values), 1),
                     "p95_ms": round(percentile(values, 95), 1)}  # fmt: skip
-            for group, values in times[mode].items()
+            for group, values in times[name].items()
             if values
         }
-        result[mode]["cpu_ms_per_search"] = round(cpu[mode] / count / 1e6, 1)
-        result[mode]["stages_p50_ms"] = {
-            s: round(statistics.median(v), 1) for s, v in stages[mode].items()
+        result[name]["cpu_ms_per_search"] = round(cpu[name] / count / 1e6, 1)
+        result[name]["stages_p50_ms"] = {
+            s: round(statistics.median(v), 1) for s, v in stages[name].items()
         }
-        result[mode]["stages_p95_ms"] = {
-            s: round(percentile(v, 95), 1) for s, v in stages[mode].items()
+        result[name]["stages_p95_ms"] = {
+            s: round(percentile(v, 95), 1) for s, v in stages[name].items()
         }
-    result["fused_over_off"] = {
-        group: round(result["fused"][group]["p50_ms"] / result["off"][group]["p50_ms"], 2)
-        for group in result["off"]
-        if isinstance(result["off"][group], dict) and "p50_ms" in result["off"][group]
+    result["p50_over_off"] = {
+        name: {
+            group: round(result[name][group]["p50_ms"] / result["off"][group]["p50_ms"], 2)
+            for group in times["off"]
+            if times["off"][group]
+        }
+        for name in names
+        if name != "off"
     }
     result["chunk_plans"] = plans
     return result
@@ -336,36 +348,32 @@ def _dense(vector, model: str, n: int, filters=None, **options) -> tuple[list[in
 
 def recall(model: str, precisions: list[str], say, queries: int = 30) -> dict:
     """Recall of each precision's index (the product's HNSW plan) against the exact scan at full
-    precision, for 10 papers and for SEARCH_CANDIDATES papers, with their p50 times."""
-    wide = settings.SEARCH_CANDIDATES
+    precision, at 10 papers (the target), FULLTEXT_CHUNK_CANDIDATES (what the chunk stage asks)
+    and SEARCH_CANDIDATES, with the chunk search's time at each."""
+    sizes = sorted({10, settings.FULLTEXT_CHUNK_CANDIDATES, settings.SEARCH_CANDIDATES})
     say(f"recall of the chunk index vs the exact scan ({queries} queries)")
     vectors = bench_scale.draw(queries, seed=99)
     for vector in vectors[:5]:  # warm-up: the indexes' pages into memory
         for precision in precisions:
-            _dense(vector, model, wide, plan="hnsw", precision=precision)
+            _dense(vector, model, sizes[-1], plan="hnsw", precision=precision)
     exact_ms: list[float] = []
-    rows = {p: {"r10": [], "r100": [], "ms10": [], "ms100": []} for p in precisions}
+    found = {(p, n): ([], []) for p in precisions for n in sizes}  # (recalls, ms)
     for number, vector in enumerate(vectors, start=1):
-        truth, ms = _dense(vector, model, wide, plan="exact", precision="vector")
+        truth, ms = _dense(vector, model, sizes[-1], plan="exact", precision="vector")
         exact_ms.append(ms)
         for precision in precisions:
-            row = rows[precision]
-            found, ms = _dense(vector, model, 10, plan="hnsw", precision=precision)
-            row["r10"].append(len(set(truth[:10]).intersection(found)) / 10)
-            row["ms10"].append(ms)
-            found, ms = _dense(vector, model, wide, plan="hnsw", precision=precision)
-            row["r100"].append(len(set(truth).intersection(found)) / len(truth))
-            row["ms100"].append(ms)
+            for n in sizes:
+                papers, ms = _dense(vector, model, n, plan="hnsw", precision=precision)
+                found[precision, n][0].append(len(set(truth[:n]).intersection(papers)) / n)
+                found[precision, n][1].append(ms)
         say(f"  {number}/{queries}")
     result: dict = {"exact_scan_p50_ms": round(statistics.median(exact_ms), 1)}
-    for precision, row in rows.items():
-        result[precision] = {
-            "recall@10": round(statistics.mean(row["r10"]), 3),
-            "recall@10_min": round(min(row["r10"]), 2),
-            f"recall@{wide}": round(statistics.mean(row["r100"]), 3),
-            "p50_ms_10": round(statistics.median(row["ms10"]), 1),
-            f"p50_ms_{wide}": round(statistics.median(row["ms100"]), 1),
-            f"p95_ms_{wide}": round(percentile(row["ms100"], 95), 1),
+    for (precision, n), (recalls, times) in found.items():
+        result.setdefault(precision, {})[f"{n} papers"] = {
+            "recall": round(statistics.mean(recalls), 3),
+            "recall_min": round(min(recalls), 2),
+            "p50_ms": round(statistics.median(times), 1),
+            "p95_ms": round(percentile(times, 95), 1),
         }
     return result
 
