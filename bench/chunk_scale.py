@@ -10,7 +10,8 @@ abstract vector a paper and the abstracts' HNSW index, as `bench_search` builds 
   around two of its centres; written by binary COPY;
 - a FullText row (status ok) for each paper with chunks, whose text is its title and abstract
   repeated to the chunks' spans, so the product's best-chunk stage reads and tokenises real
-  English of a chunk's length (real bodies compress less: more TOAST to read);
+  English of a chunk's length (real bodies compress less: more TOAST to read), and each chunk's
+  words (Passage.lexemes) for the chunk word search;
 - the product's chunk index exactly as the model declares it (papers_chunk_hnsw_idx: halfvec,
   m=16, ef_construction=64, WHERE kind = 'fulltext'), and with --compare-precision the same
   index at the other precision (full `vector`), both built reniced with maintenance_work_mem
@@ -39,6 +40,7 @@ import statistics
 import time
 import zlib
 from datetime import UTC, datetime
+from importlib import import_module
 
 import numpy as np
 from asgiref.sync import async_to_sync
@@ -159,6 +161,8 @@ def write_chunks(n: int, model: str, say) -> int:
                     (paper_id, 1, "ok", "", text, starts, "[]", "", pages, 0, "synthetic",
                      now, now, now)
                 )  # fmt: skip
+        say("  the chunks' words (the migration's backfill), before any index over them")
+        cursor.execute(import_module("papers.migrations.0012_passage_lexemes").BACKFILL)
     if not raw.autocommit:
         raw.commit()
     return written
