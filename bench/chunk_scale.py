@@ -2,71 +2,110 @@
 
 Reading full text multiplies vectors by about 20 a paper. The scratch database (`bench_chunks`,
 reused with --keep-db) holds the 57k sample through the real import, BM25 index, one synthetic
-abstract vector a paper and the abstracts' HNSW index, as `bench_search` builds it; then N
-synthetic passages of kind 'fulltext' spread evenly over the papers (about N / 57k each, with
-positions, pages and spans; vectors from the same clustered distribution as bench.scale, another
-seed) and the production partial index `papers_chunk_hnsw_idx` (m=16, ef_construction=64,
-WHERE kind = 'fulltext').
+abstract vector a paper and the abstracts' HNSW index, as `bench_search` builds it; then:
 
-Measured, with query vectors drawn fresh from that distribution:
-- the direct chunk search (HNSW over the chunks, one best chunk a paper, `SEARCH_CANDIDATES`
-  papers, as doc-then-chunk retrieval asks it), p50/p95;
-- the whole search: `search()` over the 192 queries of the 57k benchmark (abstracts: BM25 and
-  dense) followed by that chunk search, p50/p95 of the sum (an upper bound: the app runs the
-  chunk search beside BM25);
-- recall@10 (papers) of the chunk index against the exact scan of the same run;
-- halfvec: a second partial index over `embedding::halfvec(384)`, its size, recall and speed.
+- N synthetic passages of kind 'fulltext' spread evenly over the papers (ceil(N / papers) each,
+  so the last papers have none, as unread papers do), with positions, pages and character spans;
+  vectors from the same clustered distribution as bench.scale (another seed), each paper's chunks
+  around two of its centres; written by binary COPY;
+- a FullText row (status ok) for each paper with chunks, whose text is its title and abstract
+  repeated to the chunks' spans, so the product's best-chunk stage reads and tokenises real
+  English of a chunk's length (real bodies compress less: more TOAST to read), and each chunk's
+  words (Passage.lexemes) for the chunk word search;
+- the product's chunk index exactly as the model declares it (papers_chunk_hnsw_idx: halfvec,
+  m=16, ef_construction=64, WHERE kind = 'fulltext'), and with --compare-precision the same
+  index at the other precision (full `vector`), both built reniced with maintenance_work_mem
+  large enough for the graph.
+
+Measured, all through the product's code (chat.retrieval.search.search, dense_search):
+- the whole search, `search()` over the 192 queries of the 57k benchmark (a topic x a date
+  phrase) with FULLTEXT_RETRIEVAL = "fused" (the default: BM25 and dense over abstracts, the
+  direct chunk search fused as a third list, the best chunks of the page's papers) against the
+  same search with "off" (abstracts only), alternating query by query in this process: p50/p95
+  of each, with and without a date window, the stages' times, and CPU-ms per search. The query
+  vectors are drawn from the stored vectors' distribution and handed to search() through the
+  query-vector cache (papers.embeddings.query_cache), so the chunk index sees the queries it
+  would see in production (a MiniLM vector of a topic is unrelated to synthetic vectors); the
+  embedding itself (~5 ms of MiniLM, cached for a repeated topic) is then absent from both;
+- recall of the chunk index (product plan "hnsw") against the exact scan at full precision in
+  the same run, at 10 papers (the target) and at SEARCH_CANDIDATES (what the chunk stage asks),
+  for each precision built, with their times.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import statistics
 import time
+import zlib
 from datetime import UTC, datetime
+from importlib import import_module
 
 import numpy as np
 from asgiref.sync import async_to_sync
 from django.conf import settings
+from django.contrib.postgres.indexes import OpClass
 from django.db import connection, transaction
+from django.db.models import Q
+from django.db.models.functions import Cast
+from django.test import override_settings
+from pgvector.django import HalfVectorField, HnswIndex
 
 from bench import scale as bench_scale
+from bench.cpu import CpuMeter
 from bench.evaluation import percentile
-from chat.retrieval.dense import vector_literal
+from chat.retrieval.dense import KIND_PRECISIONS, dense_search
+from chat.retrieval.filters import SearchFilters
 from chat.retrieval.search import search
+from chat.understanding.analysis import analyse
+from papers.embeddings.query_cache import query_vector
+from papers.models import Passage
 
 CHUNK_SEED = 1212
-HALFVEC_INDEX = "bench_chunk_halfvec_idx"
-# Nearest chunks per query, enough to cover n papers (a paper's chunks cluster together).
-_CHUNKS = """
-SELECT ps.paper_id, ps.embedding <=> %(q)s::vector AS distance
-FROM papers_passage ps
-WHERE ps.kind = 'fulltext' AND ps.model = %(model)s
-ORDER BY ps.embedding <=> %(q)s::vector
-LIMIT %(limit)s
-"""
-_CHUNKS_HALF = """
-SELECT ps.paper_id, ps.embedding::halfvec(384) <=> %(q)s::halfvec(384) AS distance
-FROM papers_passage ps
-WHERE ps.kind = 'fulltext' AND ps.model = %(model)s
-ORDER BY ps.embedding::halfvec(384) <=> %(q)s::halfvec(384)
-LIMIT %(limit)s
-"""
-_EXACT = """
-SELECT paper_id, min(ps.embedding <=> %(q)s::vector) AS distance
-FROM papers_passage ps
-WHERE ps.kind = 'fulltext' AND ps.model = %(model)s
-GROUP BY paper_id ORDER BY distance, paper_id LIMIT %(limit)s
-"""
+# A chunk's span and the step between chunks (an overlap of 100 characters), in FullText.text.
+CHUNK_CHARS = 1600
+CHUNK_STEP = 1500
+PRODUCT_INDEX = "papers_chunk_hnsw_idx"
+# The HNSW graph of 1M chunks must fit in memory during the build, or pgvector goes on
+# on disk many times slower (halfvec ~1.3 GB, vector ~2.1 GB at 1M).
+BUILD_MEMORY = "3GB"
+
+
+def product_precision() -> str:
+    return KIND_PRECISIONS["fulltext"]
+
+
+def other_precision() -> str:
+    return "vector" if product_precision() == "halfvec" else "halfvec"
+
+
+def chunk_indexes(compare: bool) -> dict[str, HnswIndex]:
+    """precision: index. The product's from the model; the other precision's built alike."""
+    product = next(i for i in Passage._meta.indexes if i.name == PRODUCT_INDEX)
+    indexes = {product_precision(): product}
+    if compare:
+        precision = other_precision()
+        options = dict(m=product.m, ef_construction=product.ef_construction,
+                       condition=Q(kind="fulltext"), name=f"bench_chunk_{precision}_idx")  # fmt: skip
+        if precision == "vector":
+            other = HnswIndex(fields=["embedding"], opclasses=["vector_cosine_ops"], **options)
+        else:
+            half = Cast("embedding", HalfVectorField(dimensions=settings.EMBEDDING_DIMENSIONS))
+            other = HnswIndex(OpClass(half, name="halfvec_cosine_ops"), **options)
+        indexes[precision] = other
+    return indexes
 
 
 def write_chunks(n: int, model: str, say) -> int:
-    """N fulltext passages spread over the papers, by binary COPY (no index yet)."""
+    """N fulltext passages spread over the papers, by binary COPY (no index yet), and the
+    FullText row each paper with chunks needs for its chunks' text."""
     from pgvector.psycopg import register_vector
 
     rng = np.random.default_rng(CHUNK_SEED)
     points = bench_scale.centres()
     with connection.cursor() as cursor:
-        cursor.execute("SELECT id, published FROM papers_paper ORDER BY id")
+        cursor.execute("SELECT id, published, title, abstract FROM papers_paper ORDER BY id")
         papers = cursor.fetchall()
     per_paper = -(-n // len(papers))
     raw = connection.connection
@@ -74,44 +113,69 @@ def write_chunks(n: int, model: str, say) -> int:
     columns = ["int8", "varchar", "varchar", "int2", "int4", "int4", "int2", "int2",
                "timestamptz", "vector", "timestamptz"]  # fmt: skip
     now = datetime.now(UTC)
-    # Chunks, paper by paper; a paper's chunks share a topic: each is drawn around one of two
-    # centres picked for that paper. Drawn in one numpy call per batch of papers.
-    plan = []  # (paper_id, published, position)
-    for paper_id, published in papers:
-        count = min(per_paper, n - len(plan))
-        if count <= 0:
-            break
-        plan.extend((paper_id, published, position) for position in range(count))
+    counts = [max(0, min(per_paper, n - i * per_paper)) for i in range(len(papers))]
+    written = 0
+    # A paper's chunks share a topic: each is drawn around one of two centres picked for it.
     pairs = rng.integers(0, len(points), (len(papers), 2))
-    paper_index = {paper_id: i for i, (paper_id, _) in enumerate(papers)}
     with raw.cursor() as cursor:
         with cursor.copy(
             'COPY papers_passage (paper_id, model, kind, position, start, "end", page, page_end,'
             " published, embedding, created_at) FROM STDIN (FORMAT BINARY)"
         ) as copy:
             copy.set_types(columns)
-            for offset in range(0, len(plan), bench_scale.BATCH):
-                batch = plan[offset : offset + bench_scale.BATCH]
-                rows = [paper_index[paper_id] for paper_id, _, _ in batch]
-                which = rng.integers(0, 2, len(batch))
+            batch_papers = max(1, bench_scale.BATCH // per_paper)
+            for first in range(0, len(papers), batch_papers):
+                rows = [i for i in range(first, min(first + batch_papers, len(papers)))
+                        for _ in range(counts[i])]  # fmt: skip
+                if not rows:
+                    break
+                which = rng.integers(0, 2, len(rows))
                 vectors = bench_scale.vectors_around(rng, points[pairs[rows, which]])
-                for (paper_id, published, position), vector in zip(batch, vectors, strict=True):
+                position, previous = 0, None
+                for i, vector in zip(rows, vectors, strict=True):
+                    position = position + 1 if i == previous else 0
+                    previous = i
+                    start = position * CHUNK_STEP
                     page = 1 + position // 2
-                    start = position * 1500
                     copy.write_row(
-                        (paper_id, model, "fulltext", position, start, start + 1600, page, page,
-                         published, vector, now)
+                        (papers[i][0], model, "fulltext", position, start, start + CHUNK_CHARS,
+                         page, page, papers[i][1], vector, now)
                     )  # fmt: skip
-                say(f"  {offset + len(batch)}/{len(plan)} chunk vectors")
+                written += len(rows)
+                say(f"  {written}/{n} chunk vectors")
+        say("  full texts of the papers with chunks")
+        with cursor.copy(
+            "COPY papers_fulltext (paper_id, version, status, reason, text, page_starts,"
+            " sections, sha256, pages, bytes, parser, requested_at, fetched_at, updated_at)"
+            " FROM STDIN"
+        ) as copy:
+            for (paper_id, _, title, abstract), count in zip(papers, counts, strict=True):
+                if not count:
+                    continue
+                length = (count - 1) * CHUNK_STEP + CHUNK_CHARS
+                base = f"{title}\n\n{abstract}\n\n"
+                text = (base * math.ceil(length / len(base)))[:length]
+                pages = 1 + (count - 1) // 2
+                starts = "{" + ",".join(str(p * 2 * CHUNK_STEP) for p in range(pages)) + "}"
+                copy.write_row(
+                    (paper_id, 1, "ok", "", text, starts, "[]", "", pages, 0, "synthetic",
+                     now, now, now)
+                )  # fmt: skip
+        say("  the chunks' words (the migration's backfill), before any index over them")
+        cursor.execute(import_module("papers.migrations.0012_passage_lexemes").BACKFILL)
     if not raw.autocommit:
         raw.commit()
-    return len(plan)
+    return written
 
 
-def _build(sql: str, say) -> float:
+def _build(index: HnswIndex, say) -> float:
+    """The index, built as the model (or the comparison) declares it; seconds."""
+    with connection.schema_editor(atomic=False) as editor:
+        sql = str(index.create_sql(Passage, editor))
+    say(f"building {index.name}: {sql}")
     renicer = bench_scale._Renicer()
     with connection.cursor() as cursor:
-        cursor.execute("SET maintenance_work_mem = '2GB'")
+        cursor.execute(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
         cursor.execute("SET max_parallel_maintenance_workers = 1")
         watcher = renicer.watch_workers()
         started = time.perf_counter()
@@ -123,130 +187,211 @@ def _build(sql: str, say) -> float:
         seconds = time.perf_counter() - started
         cursor.execute("RESET maintenance_work_mem")
         cursor.execute("RESET max_parallel_maintenance_workers")
+    say(f"built {index.name} in {seconds:.0f} s")
     return round(seconds, 1)
 
 
-def load_chunks(n: int, model: str, say, halfvec: bool) -> dict:
+def load_chunks(n: int, model: str, say, compare: bool) -> dict:
     info: dict = {"chunks": n}
+    indexes = chunk_indexes(compare)
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM papers_passage WHERE kind = 'fulltext'")
         have = cursor.fetchone()[0]
     if have != n:
         with connection.cursor() as cursor:
-            cursor.execute("DROP INDEX IF EXISTS papers_chunk_hnsw_idx")
-            cursor.execute(f"DROP INDEX IF EXISTS {HALFVEC_INDEX}")
+            for index in chunk_indexes(True).values():
+                cursor.execute(f"DROP INDEX IF EXISTS {index.name}")
             cursor.execute("DELETE FROM papers_passage WHERE kind = 'fulltext'")
+            cursor.execute("DELETE FROM papers_fulltext")
         say(f"writing {n} synthetic chunk vectors")
         started = time.perf_counter()
         write_chunks(n, model, say)
         info["chunks_write_s"] = round(time.perf_counter() - started, 1)
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE papers_passage")
+            cursor.execute("VACUUM ANALYZE papers_fulltext")
+    for precision, index in indexes.items():
+        if index.name not in _valid_indexes():
+            with connection.cursor() as cursor:
+                cursor.execute(f"DROP INDEX IF EXISTS {index.name}")
+            info[f"{precision}_build_s"] = _build(index, say)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT to_regclass('papers_chunk_hnsw_idx') IS NOT NULL")
-        if not cursor.fetchone()[0]:
-            say("building papers_chunk_hnsw_idx (m=16, ef_construction=64, kind = 'fulltext')")
-            info["chunk_hnsw_build_s"] = _build(
-                "CREATE INDEX papers_chunk_hnsw_idx ON papers_passage USING hnsw"
-                " (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-                " WHERE kind = 'fulltext'",
-                say,
-            )
-        cursor.execute(f"SELECT to_regclass('{HALFVEC_INDEX}') IS NOT NULL")
-        if halfvec and not cursor.fetchone()[0]:
-            say(f"building {HALFVEC_INDEX} (halfvec(384), same parameters)")
-            info["halfvec_build_s"] = _build(
-                f"CREATE INDEX {HALFVEC_INDEX} ON papers_passage USING hnsw"
-                " ((embedding::halfvec(384)) halfvec_cosine_ops)"
-                " WITH (m = 16, ef_construction = 64) WHERE kind = 'fulltext'",
-                say,
-            )
         cursor.execute("ANALYZE papers_passage")
+        for precision, index in indexes.items():
+            cursor.execute("SELECT pg_relation_size(%s::regclass)", [index.name])
+            info[f"{precision}_index_mb"] = round(cursor.fetchone()[0] / 2**20, 1)
         cursor.execute(
-            "SELECT pg_size_pretty(pg_relation_size('papers_chunk_hnsw_idx')),"
-            f" pg_size_pretty(coalesce(pg_relation_size(to_regclass('{HALFVEC_INDEX}')), 0)),"
-            " pg_size_pretty(pg_relation_size('papers_passage_hnsw_idx')),"
-            " pg_size_pretty(pg_total_relation_size('papers_passage'))"
+            "SELECT pg_relation_size('papers_passage_hnsw_idx'),"
+            " pg_total_relation_size('papers_passage'), pg_total_relation_size('papers_fulltext')"
         )
-        (
-            info["chunk_hnsw"],
-            info["chunk_halfvec_hnsw"],
-            info["abstract_hnsw"],
-            info["passages_total"],
-        ) = cursor.fetchone()
+        abstract, passages, fulltext = cursor.fetchone()
+    info["abstract_index_mb"] = round(abstract / 2**20)
+    info["passages_total_mb"] = round(passages / 2**20)
+    info["fulltext_total_mb"] = round(fulltext / 2**20)
     return info
 
 
-def chunk_papers(vector, model: str, n: int, *, half: bool = False) -> list[int]:
-    """The direct chunk search: n papers by their closest chunk (HNSW, iterative scan). No
-    hidden papers in this database, so no visibility check (the app's costs ~0.5 ms)."""
-    limit = int(n * 3) + 10
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT set_config('hnsw.ef_search', %s, true),"
-            " set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-            [str(min(1000, max(settings.HNSW_EF_SEARCH, limit)))],
-        )
-        cursor.execute(
-            _CHUNKS_HALF if half else _CHUNKS,
-            {"q": vector_literal(vector), "model": model, "limit": limit},
-        )
-        best: dict[int, float] = {}
-        for paper_id, distance in cursor.fetchall():
-            if paper_id not in best or distance < best[paper_id]:
-                best[paper_id] = distance
-    return sorted(best, key=lambda p: (best[p], p))[:n]
-
-
-def exact_papers(vector, model: str, n: int) -> list[int]:
+def _valid_indexes() -> set[str]:
+    """Indexes of the passages that exist and are valid (a build cut short leaves none; the
+    migration's empty chunk index is dropped with the chunks before they are written)."""
     with connection.cursor() as cursor:
-        cursor.execute(_EXACT, {"q": vector_literal(vector), "model": model, "limit": n})
-        return [row[0] for row in cursor.fetchall()]
+        cursor.execute(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            " WHERE i.indrelid = 'papers_passage'::regclass AND i.indisvalid"
+        )
+        return {row[0] for row in cursor.fetchall()}
 
 
-def measure(model: str, queries: list[str], now, say, recall_queries: int = 30) -> dict:
-    candidates = settings.SEARCH_CANDIDATES
-    vectors = bench_scale.draw(len(queries), seed=7)
-    say("warm-up")
-    for vector in vectors[:20]:
-        chunk_papers(vector, model, candidates)
+class SyntheticQueries:
+    """Query vectors from the stored vectors' distribution, one per text (seeded by it), under
+    the real embedder's name: put in the query-vector cache, search() takes them as the model's."""
+
+    def __init__(self, name: str, dimensions: int):
+        self.name, self.dimensions = name, dimensions
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return bench_scale.draw(1, seed=zlib.crc32(text.encode()))[0]
+
+
+def prime_query_vectors(queries: list[str], now, model: str) -> int:
+    """The texts search() will embed for `queries` (the topic, once the analysis has taken the
+    date phrase out), each given its synthetic vector through the cache."""
+    synthetic = SyntheticQueries(model, settings.EMBEDDING_DIMENSIONS)
+    texts = {analyse(query, now).query.strip() for query in queries}
+    if len(texts) > settings.QUERY_VECTOR_CACHE:
+        raise RuntimeError("QUERY_VECTOR_CACHE is smaller than the benchmark's query texts")
+    for text in texts:
+        query_vector(synthetic, text)
+    return len(texts)
+
+
+# Settings per mode: the product's default, the chunk search asking as many papers as the
+# abstracts' lists (as before FULLTEXT_CHUNK_CANDIDATES), and abstracts only (the baseline).
+MODES = {
+    "fused": {"FULLTEXT_RETRIEVAL": "fused"},
+    "fused_100": {"FULLTEXT_RETRIEVAL": "fused", "FULLTEXT_CHUNK_CANDIDATES": 100},
+    "off": {"FULLTEXT_RETRIEVAL": "off"},
+}
+
+
+def whole_search(queries: list[str], now, say, repeat: int) -> dict:
     run = async_to_sync(search)
-    chunk_ms, search_ms, whole_ms = [], [], []
-    say(f"whole search: search() + chunk search, {len(queries)} queries")
-    for query, vector in zip(queries, vectors, strict=True):
-        started = time.perf_counter()
-        run(query, k=10, now=now)
-        middle = time.perf_counter()
-        chunk_papers(vector, model, candidates)
-        ended = time.perf_counter()
-        search_ms.append((middle - started) * 1000)
-        chunk_ms.append((ended - middle) * 1000)
-        whole_ms.append((ended - started) * 1000)
-    result: dict = {
-        "chunk_search_p50_ms": round(statistics.median(chunk_ms), 1),
-        "chunk_search_p95_ms": round(percentile(chunk_ms, 95), 1),
-        "search_p50_ms": round(statistics.median(search_ms), 1),
-        "whole_p50_ms": round(statistics.median(whole_ms), 1),
-        "whole_p95_ms": round(percentile(whole_ms, 95), 1),
+    names = list(MODES)
+    say("warm-up")
+    for name in names:
+        with override_settings(**MODES[name]):
+            for query in queries[:20]:
+                run(query, k=10, now=now)
+    times = {m: {"all": [], "window": [], "no window": []} for m in names}
+    stages: dict[str, dict[str, list[float]]] = {m: {} for m in names}
+    plans: dict[str, int] = {}
+    meter = CpuMeter()
+    overhead = meter.overhead()
+    cpu = {m: 0 for m in names}
+    load = [os.getloadavg()]
+    say(f"whole search, {len(queries)} queries x {len(names)} modes x {repeat}")
+    for number in range(repeat):
+        for i, query in enumerate(queries):
+            # Rotate which mode goes first, so none always finds the others' caches warm.
+            shift = (i + number) % len(names)
+            for name in names[shift:] + names[:shift]:
+                with override_settings(**MODES[name]):
+                    before = meter.read()
+                    started = time.perf_counter()
+                    response = run(query, k=10, now=now)
+                    ms = (time.perf_counter() - started) * 1000
+                    cpu[name] += (meter.read() - before - overhead).total_ns
+                windowed = response.analysis.start or response.analysis.end
+                times[name]["all"].append(ms)
+                times[name]["window" if windowed else "no window"].append(ms)
+                for stage, value in response.timings.items():
+                    stages[name].setdefault(stage, []).append(value)
+                if name == "fused":
+                    where = "window" if windowed else "no window"
+                    plan = f"{response.plan.get('chunks', 'none')} ({where})"
+                    plans[plan] = plans.get(plan, 0) + 1
+        say(f"  pass {number + 1}/{repeat}")
+    load.append(os.getloadavg())
+    count = len(queries) * repeat
+    result: dict = {"loadavg_start_end": [[round(x, 1) for x in la] for la in load]}
+    for name in names:
+        result[name] = {
+            group: {"n": len(values), "p50_ms": round(statistics.median(values), 1),
+                    "p95_ms": round(percentile(values, 95), 1)}  # fmt: skip
+            for group, values in times[name].items()
+            if values
+        }
+        result[name]["cpu_ms_per_search"] = round(cpu[name] / count / 1e6, 1)
+        result[name]["stages_p50_ms"] = {
+            s: round(statistics.median(v), 1) for s, v in stages[name].items()
+        }
+        result[name]["stages_p95_ms"] = {
+            s: round(percentile(v, 95), 1) for s, v in stages[name].items()
+        }
+    result["p50_over_off"] = {
+        name: {
+            group: round(result[name][group]["p50_ms"] / result["off"][group]["p50_ms"], 2)
+            for group in times["off"]
+            if times["off"][group]
+        }
+        for name in names
+        if name != "off"
     }
-    say(f"recall@10 of the chunk index vs exact scan ({recall_queries} queries)")
-    exact_ms, recalls, half_recalls, half_ms = [], [], [], []
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT to_regclass('{HALFVEC_INDEX}') IS NOT NULL")
-        has_half = cursor.fetchone()[0]
-    for vector in bench_scale.draw(recall_queries, seed=99):
-        started = time.perf_counter()
-        truth = set(exact_papers(vector, model, 10))
-        exact_ms.append((time.perf_counter() - started) * 1000)
-        recalls.append(len(truth.intersection(chunk_papers(vector, model, 10))) / 10)
-        if has_half:
-            started = time.perf_counter()
-            found = chunk_papers(vector, model, 10, half=True)
-            half_ms.append((time.perf_counter() - started) * 1000)
-            half_recalls.append(len(truth.intersection(found)) / 10)
-    result["exact_scan_p50_ms"] = round(statistics.median(exact_ms), 1)
-    result["recall@10"] = round(statistics.mean(recalls), 3)
-    if has_half:
-        result["halfvec_recall@10"] = round(statistics.mean(half_recalls), 3)
-        result["halfvec_k10_p50_ms"] = round(statistics.median(half_ms), 1)
+    result["chunk_plans"] = plans
     return result
+
+
+def _dense(vector, model: str, n: int, filters=None, **options) -> tuple[list[int], float]:
+    with transaction.atomic(), connection.cursor() as cursor:
+        started = time.perf_counter()
+        found = dense_search(cursor, vector, model, filters or SearchFilters(), n,
+                             kind="fulltext", **options)  # fmt: skip
+        ms = (time.perf_counter() - started) * 1000
+    return [h.paper_id for h in found.hits], ms
+
+
+def recall(model: str, precisions: list[str], say, queries: int = 30) -> dict:
+    """Recall of each precision's index (the product's HNSW plan) against the exact scan at full
+    precision, at 10 papers (the target), FULLTEXT_CHUNK_CANDIDATES (what the chunk stage asks)
+    and SEARCH_CANDIDATES, with the chunk search's time at each."""
+    sizes = sorted({10, settings.FULLTEXT_CHUNK_CANDIDATES, settings.SEARCH_CANDIDATES})
+    say(f"recall of the chunk index vs the exact scan ({queries} queries)")
+    vectors = bench_scale.draw(queries, seed=99)
+    for vector in vectors[:5]:  # warm-up: the indexes' pages into memory
+        for precision in precisions:
+            _dense(vector, model, sizes[-1], plan="hnsw", precision=precision)
+    exact_ms: list[float] = []
+    found = {(p, n): ([], []) for p in precisions for n in sizes}  # (recalls, ms)
+    for number, vector in enumerate(vectors, start=1):
+        truth, ms = _dense(vector, model, sizes[-1], plan="exact", precision="vector")
+        exact_ms.append(ms)
+        for precision in precisions:
+            for n in sizes:
+                papers, ms = _dense(vector, model, n, plan="hnsw", precision=precision)
+                found[precision, n][0].append(len(set(truth[:n]).intersection(papers)) / n)
+                found[precision, n][1].append(ms)
+        say(f"  {number}/{queries}")
+    result: dict = {"exact_scan_p50_ms": round(statistics.median(exact_ms), 1)}
+    for (precision, n), (recalls, times) in found.items():
+        result.setdefault(precision, {})[f"{n} papers"] = {
+            "recall": round(statistics.mean(recalls), 3),
+            "recall_min": round(min(recalls), 2),
+            "p50_ms": round(statistics.median(times), 1),
+            "p95_ms": round(percentile(times, 95), 1),
+        }
+    return result
+
+
+def measure(model: str, queries: list[str], now, say, *, compare: bool, repeat: int = 1,
+            recall_queries: int = 30) -> dict:  # fmt: skip
+    primed = prime_query_vectors(queries, now, model)
+    result: dict = {"query_texts": primed, "uptime_start": _uptime()}
+    result["whole_search"] = whole_search(queries, now, say, repeat)
+    precisions = list(chunk_indexes(compare))
+    result["chunk_index"] = recall(model, precisions, say, recall_queries)
+    result["uptime_end"] = _uptime()
+    return result
+
+
+def _uptime() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg()) + f" at {datetime.now(UTC):%H:%M} UTC"

@@ -2,12 +2,13 @@
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
-from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchQuery, SearchVectorField
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, models, transaction
 from django.db.models import Exists, OuterRef, Q
-from pgvector.django import CosineDistance, HnswIndex, VectorField
+from django.db.models.functions import Cast
+from pgvector.django import CosineDistance, HalfVectorField, HnswIndex, VectorField
 
 from papers.embeddings import EmbeddingError, get_embedder
 from papers.identifiers import matching_categories
@@ -266,12 +267,17 @@ class Passage(models.Model):
                 condition=Q(kind="abstract"),
             ),
             # HNSW, cosine, full-text chunks: the direct chunk search of doc-then-chunk retrieval.
+            # Over the vectors at half precision (chat.retrieval.dense.DISTANCES): ~20 chunks a
+            # read paper make this the largest index; halfvec halves it at the same recall
+            # (1M chunks: docs/BENCHMARKS.md, "Full-text chunk vectors beside the papers").
             HnswIndex(
+                OpClass(
+                    Cast("embedding", HalfVectorField(dimensions=settings.EMBEDDING_DIMENSIONS)),
+                    name="halfvec_cosine_ops",
+                ),
                 name="papers_chunk_hnsw_idx",
-                fields=["embedding"],
                 m=16,
                 ef_construction=64,
-                opclasses=["vector_cosine_ops"],
                 condition=Q(kind="fulltext"),
             ),
             # "What lacks a vector for this model" (embed_papers) and per-model date filters.

@@ -134,14 +134,22 @@ WORD_DF_CAP = 20_000
 # frequency fits (MaxScore-style, as the catalogue's BM25: chat.retrieval.fulltext).
 WORD_CANDIDATE_CAP = 5_000
 
+# The number of chunks: counting them read the whole chunk index, ~1 s a search at 1M chunks
+# (bench_search --chunks, docs/BENCHMARKS.md); from that many on, the planner's count of the
+# chunk word index's entries stands in (an IDF barely moves with a few percent of N).
+CHUNKS_ESTIMATED_FROM = 100_000
 _WORD_STATS = """
-SELECT (SELECT count(*) FROM papers_passage ps WHERE ps.kind = 'fulltext' AND ps.model = %(model)s),
+SELECT CASE WHEN e.n >= %(estimated_from)s THEN e.n::bigint ELSE (
+           SELECT count(*) FROM papers_passage ps WHERE ps.kind = 'fulltext' AND ps.model = %(model)s
+       ) END,
        w, (SELECT count(*) FROM (
                SELECT 1 FROM papers_passage ps
                WHERE ps.kind = 'fulltext' AND ps.model = %(model)s
                  AND ps.lexemes @@ to_tsquery('simple', w)
                LIMIT %(cap)s) x)
-FROM unnest(%(words)s::text[]) AS w
+FROM unnest(%(words)s::text[]) AS w,
+     (SELECT coalesce((SELECT reltuples FROM pg_class
+                       WHERE oid = to_regclass('papers_chunk_lexemes_idx')), -1) AS n) e
 """
 
 # The candidates' tf of each query word (tsvector positions) and their length (distinct words),
@@ -174,7 +182,8 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
     words = sorted({w for w in lexemes if _LEXEME.match(w)})
     if n <= 0 or not words or (filters.paper_ids is not None and not filters.paper_ids):
         return []
-    cursor.execute(_WORD_STATS, {"model": model, "words": words, "cap": WORD_DF_CAP})
+    cursor.execute(_WORD_STATS, {"model": model, "words": words, "cap": WORD_DF_CAP,
+                                 "estimated_from": CHUNKS_ESTIMATED_FROM})  # fmt: skip
     rows = cursor.fetchall()
     documents = rows[0][0] if rows else 0
     df = {w: count for _, w, count in rows if count}

@@ -101,6 +101,22 @@ def vector_literal(vector) -> str:
 # for abstracts, papers_chunk_hnsw_idx for full-text chunks): never a parameter.
 KIND_CLAUSES = {"abstract": "ps.kind = 'abstract'", "fulltext": "ps.kind = 'fulltext'"}
 
+# The cosine distance as each precision's index is built (the expression must match the index's
+# for the planner to use it). Chunks are compared at half precision, as papers_chunk_hnsw_idx
+# holds them: half the index at the same recall (1M chunks, docs/BENCHMARKS.md).
+DISTANCES = {
+    "vector": "ps.embedding <=> %(q)s::vector",
+    "halfvec": "ps.embedding::halfvec({dims}) <=> %(q)s::halfvec({dims})",
+}
+KIND_PRECISIONS = {"abstract": "vector", "fulltext": "halfvec"}
+
+
+def distance_sql(kind: str, precision: str | None = None) -> str:
+    """The distance of `kind`'s passages to %(q)s, at `precision` (default: the kind's index's)."""
+    return DISTANCES[precision or KIND_PRECISIONS[kind]].format(
+        dims=settings.EMBEDDING_DIMENSIONS
+    )
+
 
 def passage_where(
     filters: SearchFilters, params: dict, kind: str = "abstract", year: int | None = None
@@ -120,10 +136,10 @@ def passage_where(
 
 
 _HNSW = """
-SELECT ps.paper_id, ps.id, ps.embedding <=> %(q)s::vector AS distance, ps.published
+SELECT ps.paper_id, ps.id, {distance} AS distance, ps.published
 FROM papers_passage ps {join}
 WHERE {where}
-ORDER BY ps.embedding <=> %(q)s::vector
+ORDER BY {distance}
 LIMIT %(limit)s
 """
 
@@ -133,8 +149,7 @@ LIMIT %(limit)s
 # Python (_best_per_paper), asking for more rows when that leaves fewer than n papers.
 _EXACT = """
 SELECT paper_id, passage_id, distance, published FROM (
-    SELECT ps.paper_id, ps.id AS passage_id, ps.embedding <=> %(q)s::vector AS distance,
-           ps.published
+    SELECT ps.paper_id, ps.id AS passage_id, {distance} AS distance, ps.published
     FROM papers_passage ps
     WHERE {where}
     OFFSET 0
@@ -145,7 +160,7 @@ LIMIT %(limit)s
 
 _ESTIMATE_WINDOW = """
 EXPLAIN (FORMAT JSON) SELECT 1 FROM papers_passage ps
-WHERE ps.kind = 'abstract' AND ps.model = %(model)s AND {dates}
+WHERE {kind} AND ps.model = %(model)s AND {dates}
 """
 # Bounded list: its cost grows with the cap, not with the catalogue.
 _CATEGORY_PAPERS = """
@@ -153,21 +168,23 @@ SELECT p.id FROM papers_paper p WHERE {dates} AND {papers} LIMIT %(cap)s
 """
 
 
-def _window_estimate(cursor, model: str, filters: SearchFilters) -> float:
-    """The planner's estimate of the passages of `model` in the window."""
+def _window_estimate(cursor, model: str, filters: SearchFilters, kind: str = "abstract") -> float:
+    """The planner's estimate of the passages of `model` (and `kind`) in the window."""
     params: dict = {"model": model}
     dates = filters.date_conditions("ps.published", params)
-    cursor.execute(_ESTIMATE_WINDOW.format(dates=dates), params)
+    cursor.execute(_ESTIMATE_WINDOW.format(kind=KIND_CLAUSES[kind], dates=dates), params)
     return float(cursor.fetchone()[0][0]["Plan"]["Plan Rows"])
 
 
-# N is the abstracts' index (partial: kind = 'abstract'), not the table: full-text chunks (~20 a
-# read paper) share the table, and counting them made every window of a 57k catalogue with 1M
-# chunks look like a 1M one, so all of them went to the exact scan (docs/BENCHMARKS.md, "chunk
-# vectors at scale"). reltuples is -1 until the first ANALYZE; then the table's count stands in.
+# N is the kind's own index (partial: kind = 'abstract', or 'fulltext'), not the table: full-text
+# chunks (~20 a read paper) share the table, and counting them made every window of a 57k
+# catalogue with 1M chunks look like a 1M one, so all of them went to the exact scan; and the
+# chunk search, judged by the abstracts' numbers, scanned exactly windows 18x too large
+# (docs/BENCHMARKS.md, "chunk vectors at scale"). reltuples is -1 until the first ANALYZE; then
+# the table's count stands in.
+KIND_INDEXES = {"abstract": "papers_passage_hnsw_idx", "fulltext": "papers_chunk_hnsw_idx"}
 _INDEX_ENTRIES = """
-SELECT coalesce((SELECT reltuples FROM pg_class WHERE oid = to_regclass('papers_passage_hnsw_idx')),
-                -1),
+SELECT coalesce((SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)), -1),
        (SELECT reltuples FROM pg_class WHERE oid = 'papers_passage'::regclass)
 """
 
@@ -177,16 +194,16 @@ def crossover(rows: int, entries: float, exact_max: int) -> float:
     return max(float(exact_max), math.sqrt(COST_RATIO * rows * max(entries, 0.0)))
 
 
-def _index_entries(cursor) -> float:
-    """Abstracts in the catalogue-wide index (the table's rows before the first ANALYZE)."""
-    cursor.execute(_INDEX_ENTRIES)
+def _index_entries(cursor, kind: str = "abstract") -> float:
+    """Passages in the kind's catalogue-wide index (the table's rows before the first ANALYZE)."""
+    cursor.execute(_INDEX_ENTRIES, [KIND_INDEXES[kind]])
     index, table = cursor.fetchone()
     return float(index if index >= 0 else table)
 
 
-def exact_threshold(cursor, rows: int, exact_max: int) -> float:
+def exact_threshold(cursor, rows: int, exact_max: int, kind: str = "abstract") -> float:
     """Up to how many passages an exact scan beats the index, for `rows` wanted rows."""
-    return crossover(rows, _index_entries(cursor), exact_max)
+    return crossover(rows, _index_entries(cursor, kind), exact_max)
 
 
 def _category_papers(cursor, filters: SearchFilters, cap: int) -> tuple[int, ...] | None:
@@ -233,7 +250,7 @@ def _visible(cursor, hits: list[DenseHit], filters: SearchFilters) -> list[Dense
 
 
 def _exact(cursor, q: str, model: str, filters: SearchFilters, n: int,
-           kind: str = "abstract") -> list[DenseHit]:
+           kind: str = "abstract", precision: str | None = None) -> list[DenseHit]:
     if filters.categories:  # the scan reads Passage only: categories become paper ids
         ids = _category_papers(cursor, filters, cap=10**9) or ()
         if not ids:
@@ -242,7 +259,8 @@ def _exact(cursor, q: str, model: str, filters: SearchFilters, n: int,
     limit = int(n * SLACK) + MARGIN
     while True:
         params: dict = {"q": q, "model": model, "limit": limit}
-        cursor.execute(_EXACT.format(where=passage_where(filters, params, kind)), params)
+        where = passage_where(filters, params, kind)
+        cursor.execute(_EXACT.format(where=where, distance=distance_sql(kind, precision)), params)
         rows = cursor.fetchall()
         hits = _visible(cursor, _best_per_paper(rows), filters)
         if len(hits) >= n or len(rows) < limit:
@@ -251,7 +269,8 @@ def _exact(cursor, q: str, model: str, filters: SearchFilters, n: int,
 
 
 def _hnsw(cursor, q: str, model: str, filters: SearchFilters, n: int,
-          kind: str = "abstract", year: int | None = None) -> list[DenseHit]:
+          kind: str = "abstract", year: int | None = None,
+          precision: str | None = None) -> list[DenseHit]:
     """Up to `n` papers from the index (fewer when its iterative scan gave up); with `year`,
     from that year's index."""
     limit = int(n * SLACK) + MARGIN
@@ -274,7 +293,8 @@ def _hnsw(cursor, q: str, model: str, filters: SearchFilters, n: int,
         where = passage_where(filters, params, kind, year)
         if where_papers:
             where = f"{where} AND {where_papers}"
-        cursor.execute(_HNSW.format(join=join, where=where), params)
+        distance = distance_sql(kind, precision)
+        cursor.execute(_HNSW.format(join=join, where=where, distance=distance), params)
         rows = cursor.fetchall()
         hits = _visible(cursor, _best_per_paper(rows), filters)
         if len(hits) >= n or len(rows) < limit or limit >= n * 8 + MARGIN:
@@ -292,6 +312,7 @@ def dense_search(
     exact_max: int | None = None,
     plan: str | None = None,
     kind: str = "abstract",
+    precision: str | None = None,
 ) -> DenseResult:
     """The `n` papers whose passages (of `model`, of `kind`: "abstract", or "fulltext" for
     chunks) are closest to `vector`, within `filters`; each hit names its closest passage.
@@ -299,12 +320,16 @@ def dense_search(
     Must run inside a transaction (the HNSW settings are transaction-local). When at least `n`
     papers pass the filters, exactly `n` come back. `plan` forces "exact", "hnsw" or "years"
     (benchmarks); by default the cost model of the module docstring decides, with `exact_max`
-    (settings.DENSE_EXACT_MAX) as the exact scan's floor.
+    (settings.DENSE_EXACT_MAX) as the exact scan's floor. `precision` ("vector" or "halfvec")
+    compares at another precision than the kind's index's (benchmarks: the exact truth at full
+    precision, an index of the other precision).
     """
     if plan not in (None, *PLANS):
         raise ValueError(f"unknown dense plan {plan!r}")
     if kind not in KIND_CLAUSES:
         raise ValueError(f"unknown passage kind {kind!r}")
+    if precision not in (None, *DISTANCES):
+        raise ValueError(f"unknown precision {precision!r}")
     if n <= 0 or (filters.paper_ids is not None and not filters.paper_ids):
         return DenseResult([], "none")
     q = vector_literal(vector)
@@ -315,7 +340,7 @@ def dense_search(
             if not ids:
                 return DenseResult([], "exact")
             narrowed = replace(filters, categories=(), paper_ids=ids)
-            return DenseResult(_exact(cursor, q, model, narrowed, n, kind), "exact")
+            return DenseResult(_exact(cursor, q, model, narrowed, n, kind, precision), "exact")
     if plan is None:
         plan = _choose(cursor, model, filters, n, exact_max, kind)
     if plan == "years":
@@ -324,12 +349,12 @@ def dense_search(
             return _by_year(cursor, q, model, filters, n, years)
         plan = "hnsw"  # no year index (or not an abstracts' window): the catalogue-wide one
     if plan == "exact":
-        return DenseResult(_exact(cursor, q, model, filters, n, kind), "exact")
-    hits = _hnsw(cursor, q, model, filters, n, kind)
+        return DenseResult(_exact(cursor, q, model, filters, n, kind, precision), "exact")
+    hits = _hnsw(cursor, q, model, filters, n, kind, precision=precision)
     if len(hits) < n:
         # The iterative scan gave up (hnsw.max_scan_tuples) before finding n papers, or the
         # catalogue has fewer: the exact scan tells which.
-        return DenseResult(_exact(cursor, q, model, filters, n, kind), "hnsw+exact")
+        return DenseResult(_exact(cursor, q, model, filters, n, kind, precision), "hnsw+exact")
     return DenseResult(hits, "hnsw")
 
 
@@ -342,15 +367,15 @@ def _choose(cursor, model: str, filters: SearchFilters, n: int, exact_max: int, 
         return "hnsw"
     rows = int(n * SLACK) + MARGIN
     if filters.paper_ids is not None and len(filters.paper_ids) <= exact_threshold(
-        cursor, rows, exact_max
+        cursor, rows, exact_max, kind
     ):
         return "exact"
     if not filters.has_window or filters.categories:
         return "hnsw"
-    window = _window_estimate(cursor, model, filters)
+    window = _window_estimate(cursor, model, filters, kind)
     if window <= exact_max:
         return "exact"  # the floor: a few milliseconds whatever else it could cost
-    entries = _index_entries(cursor)
+    entries = _index_entries(cursor, kind)
     if window <= crossover(rows, entries, exact_max):
         best, cost = "exact", window  # cheaper than the catalogue-wide index
     else:

@@ -5,8 +5,9 @@ Stages (each its own module):
 1. analysis (chat.understanding.analysis): topic, date window, recency weight, authors, categories,
    an arXiv id; the caller may pass its own analysis or overrides from the search page's chip;
 2. BM25 (chat.retrieval.fulltext) and, as soon as the query is embedded (a worker thread;
-   the model releases the GIL), dense retrieval (chat.retrieval.dense): at the same time, on
-   two database connections (chat.lanes.search_db_lanes), each with every filter inside its SQL;
+   the model releases the GIL), dense retrieval (chat.retrieval.dense) and the direct search
+   over full-text chunks (chat.retrieval.chunks): at the same time, on database connections of
+   their own (chat.lanes.search_db_lanes), each with every filter inside its SQL;
 3. for an author filter or "papers like <arXiv id>", one query first resolves the author's
    papers or the named paper's vector, which both retrievers need;
 4. fusion (chat.retrieval.fusion), then recency blending only when the analysis asks for
@@ -356,8 +357,10 @@ async def _retrieve(q: _Query) -> list[Ranked]:
     q.timings["retrieval"] = _ms(step)
     q.plan["lexical"] = {"generator": q.lexical.generator, "exact": q.lexical.exact}
     lists = _lists(q.dense, q.lexical, "")
-    if q.fulltext in ("fused", "direct") and q.vector is not None and q.similar_to is None:
-        q.chunks = await run_search_sql(_chunk_stage, q, parallel=q.parallel)
+    if q.chunks is not None:  # (the direct chunk search ran beside dense: _dense_after)
+        if q.chunks.plan != "none" and settings.FULLTEXT_CHUNK_WORDS and q.lexical.lexemes:
+            # The chunk word search needs BM25's lexemes: after it.
+            await run_search_sql(_chunk_words_stage, q, parallel=q.parallel)
         chunk_lists = [
             Ranked(
                 "chunks",
@@ -392,11 +395,19 @@ async def _embed(embedder, text: str, timings: dict):
 
 
 async def _dense_after(q: _Query, embedding) -> DenseResult | None:
+    """Dense retrieval once the query vector exists, and beside it the direct chunk search
+    (into q.chunks) when full text takes part: both wait for the vector, not for each other."""
     if embedding is not None:
         q.vector = await embedding
     if q.vector is None:
         return None
-    return await run_search_sql(_dense_stage, q, q.vector, "dense", parallel=q.parallel)
+    dense = run_search_sql(_dense_stage, q, q.vector, "dense", parallel=q.parallel)
+    if q.fulltext not in ("fused", "direct") or q.similar_to is not None:
+        return await dense
+    result, q.chunks = await asyncio.gather(
+        dense, run_search_sql(_chunk_stage, q, parallel=q.parallel)
+    )
+    return result
 
 
 def _lists(dense: DenseResult | None, lexical: LexicalResult, suffix: str) -> list[Ranked]:
@@ -476,23 +487,28 @@ def _prepare(q: _Query) -> None:
 
 
 def _chunk_stage(q: _Query) -> DenseResult:
-    """Database: the direct chunk search (papers whose full text matches) within the filters,
-    and the chunk word search beside it (`q.chunk_words`)."""
+    """Database: the direct chunk search (papers whose full text matches) within the filters."""
     step = time.perf_counter()
+    # Fewer papers than the abstracts' lists: a paper costs ~5 chunk rows of the index walk
+    # (FULLTEXT_CHUNK_CANDIDATES), and the list only adds papers whose body matches.
+    n = max(settings.FULLTEXT_CHUNK_CANDIDATES, q.offset + q.k)
     with transaction.atomic(), connection.cursor() as cursor:
-        result = fulltext_chunks.chunk_search(cursor, q.vector, q.model, q.filters, q.candidates)
+        result = fulltext_chunks.chunk_search(cursor, q.vector, q.model, q.filters, n)
     q.timings["chunks"] = _ms(step)
     q.plan["chunks"] = result.plan
     q.published.update({h.paper_id: h.published for h in result.hits})
-    if result.plan != "none" and settings.FULLTEXT_CHUNK_WORDS and q.lexical.lexemes:
-        step = time.perf_counter()
-        with connection.cursor() as cursor:
-            q.chunk_words = fulltext_chunks.chunk_word_search(
-                cursor, q.lexical.lexemes, q.model, q.filters, q.candidates
-            )
-        q.timings["chunk_words"] = _ms(step)
-        q.published.update({h.paper_id: h.published for h in q.chunk_words})
     return result
+
+
+def _chunk_words_stage(q: _Query) -> None:
+    """Database: the chunk word search (`q.chunk_words`) for BM25's lexemes, within the filters."""
+    step = time.perf_counter()
+    with connection.cursor() as cursor:
+        q.chunk_words = fulltext_chunks.chunk_word_search(
+            cursor, q.lexical.lexemes, q.model, q.filters, q.candidates
+        )
+    q.timings["chunk_words"] = _ms(step)
+    q.published.update({h.paper_id: h.published for h in q.chunk_words})
 
 
 def _lexical_stage(q: _Query, text: str) -> LexicalResult:

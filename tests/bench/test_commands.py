@@ -169,3 +169,29 @@ def test_bench_import_on_the_snapshot_head(shared_data):
     assert "re-run  0 new, 0 updated, 200 unchanged" in out.getvalue()
     assert connection.settings_dict["NAME"] == catalogue
     assert not Paper.objects.exists()
+
+
+def test_bench_search_chunks_measures_the_products_chunk_path(shared_data, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    snapshot = shared_data / "arxiv-snapshot" / "arxiv-metadata-oai-snapshot.head200.jsonl"
+    out = StringIO()
+
+    call_command(
+        "bench_search", "--snapshot", str(snapshot), "--chunks", "2000", "--compare-precision",
+        "--json", "--database", scratch_name("bench_chunks_t"), stdout=out,
+    )  # fmt: skip
+
+    data = json.loads(out.getvalue())
+    setup, whole = data["setup"], data["whole_search"]
+    assert setup["papers"] == 200 and setup["chunks"] == 2000
+    # The product's chunk index is the half-precision one, about half the full-precision size.
+    assert 0 < setup["halfvec_index_mb"] <= setup["vector_index_mb"]
+    # search() itself ran the chunk stages with full text on, and not with it off.
+    assert {"chunks", "best_chunks"} <= set(whole["fused"]["stages_p50_ms"])
+    assert not {"chunks", "best_chunks"} & set(whole["off"]["stages_p50_ms"])
+    assert any(plan.startswith(("hnsw", "exact")) for plan in whole["chunk_plans"])
+    assert whole["fused"]["all"]["n"] == whole["off"]["all"]["n"] == 192
+    assert set(whole["p50_over_off"]) == {"fused", "fused_100"}
+    index = data["chunk_index"]
+    for precision in ("halfvec", "vector"):
+        assert 0.5 <= index[precision]["10 papers"]["recall"] <= 1.0

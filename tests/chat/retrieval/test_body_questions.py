@@ -71,6 +71,24 @@ async def test_the_chunk_word_search_finds_a_paper_by_a_rare_word_of_its_body(re
     assert await sync_to_async(_word_search)("sourdough starter", window) == []
 
 
+async def test_many_chunks_are_counted_from_the_index_with_the_same_scores(
+    read_papers, monkeypatch
+):
+    from chat.retrieval import chunks
+
+    counted = await sync_to_async(_word_search)("sourdough starter hydration", SearchFilters())
+
+    def analyse_passages():
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE papers_passage")  # the chunk word index's entries: exact here
+
+    await sync_to_async(analyse_passages)()
+    monkeypatch.setattr(chunks, "CHUNKS_ESTIMATED_FROM", 1)  # as from 100k chunks on
+    estimated = await sync_to_async(_word_search)("sourdough starter hydration", SearchFilters())
+
+    assert estimated == counted and counted
+
+
 async def test_the_chunk_word_search_is_one_more_list_of_the_search(read_papers):
     response = await search("sourdough starter hydration", k=5, now=NOW)
     assert "chunk_words" in response.timings

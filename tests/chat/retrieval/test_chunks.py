@@ -136,6 +136,23 @@ async def test_until_a_full_text_is_read_the_chunk_search_is_skipped(catalogue):
     assert "9901.00007" in [h.arxiv_id for h in response.hits]
 
 
+async def test_the_direct_chunk_search_adds_its_own_few_papers_but_always_a_page(
+    read_papers, settings
+):
+    settings.FULLTEXT_RETRIEVAL = "direct"  # the chunk list alone ranks the papers it has
+    settings.FULLTEXT_CHUNK_CANDIDATES = 1
+
+    one = await search("sourdough starter hydration rye flour", k=1, now=NOW)
+    page = await search("sourdough starter hydration rye flour", k=5, now=NOW)
+
+    def matched(response):
+        return [h.arxiv_id for h in response.hits if any("full-text" in w for w in h.why)]
+
+    assert matched(one) == ["9901.00007"]
+    # Asked for a page of 5, the chunk search finds both read papers, not just one.
+    assert sorted(matched(page)) == ["2510.00003", "9901.00007"]
+
+
 DISTILLATION = [
     "Consistency distillation trains a one-step student from a pretrained diffusion teacher: "
     "the student maps any noisy point of the teacher's trajectory to its clean origin.",

@@ -113,3 +113,82 @@ def test_full_text_chunks_do_not_count_in_the_abstract_plan_choice(corpus):
     assert after == pytest.approx(before, rel=0.05)
     # Counting the table instead would have moved it by sqrt(41).
     assert after < before * 2, (abstracts, before, after)
+
+
+def _chunks_from_abstracts(copies: int = 3) -> None:
+    """Full-text chunks for every paper: its abstract's vector, `copies` times."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO papers_passage (paper_id, model, kind, position, start, \"end\","
+            " published, embedding, created_at)"
+            " SELECT paper_id, model, 'fulltext', g, 0, 0, published, embedding, now()"
+            f" FROM papers_passage, generate_series(0, {copies - 1}) AS g WHERE kind = 'abstract'"
+        )
+
+
+def chunks(text, n=5, plan=None, precision=None):
+    """The chunk search, and the indexes its queries' plans use."""
+    embedder = get_embedder("hashing")
+    queries = []
+
+    def capture(execute, sql, params, many, context):
+        queries.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Tiny tables make scanning and sorting cheapest: without those, only an index whose
+        # expression is the query's distance can give the order.
+        for plan_type in ("seqscan", "bitmapscan", "sort"):
+            cursor.execute(f"SET LOCAL enable_{plan_type} = off")
+        with connection.execute_wrapper(capture):
+            result = dense_search(
+                cursor, embedder.embed_query(text), embedder.name, SearchFilters(), n,
+                plan=plan, kind="fulltext", precision=precision,
+            )  # fmt: skip
+        plans = []
+        for sql, params in queries:
+            if "ORDER BY" in sql:
+                cursor.execute("EXPLAIN " + sql, params)
+                plans.append("\n".join(row[0] for row in cursor.fetchall()))
+    return result, plans
+
+
+def test_the_chunk_search_walks_the_half_precision_chunk_index(corpus):
+    _chunks_from_abstracts()
+
+    result, plans = chunks("quantum error correction surface codes", plan="hnsw")
+
+    assert result.plan == "hnsw" and len(result.hits) == 5
+    assert plans and all("papers_chunk_hnsw_idx" in plan for plan in plans), plans
+    # At full precision the same query cannot use that index (it holds halfvec).
+    _, plans = chunks("quantum error correction surface codes", plan="hnsw", precision="vector")
+    assert not any("papers_chunk_hnsw_idx" in plan for plan in plans), plans
+
+
+@pytest.mark.parametrize("plan", ["exact", "hnsw"])
+def test_chunks_rank_at_half_precision_as_at_full_precision(corpus, plan):
+    _chunks_from_abstracts()
+    truth, _ = chunks("diffusion models image generation", n=8, plan="exact", precision="vector")
+
+    half, _ = chunks("diffusion models image generation", n=8, plan=plan)
+
+    assert [h.paper_id for h in half.hits] == [h.paper_id for h in truth.hits]
+    assert [h.distance for h in half.hits] == pytest.approx(
+        [h.distance for h in truth.hits], abs=2e-3
+    )
+    with pytest.raises(ValueError, match="unknown precision"):
+        chunks("diffusion", precision="float8")
+
+
+def test_the_chunk_search_judges_a_window_by_the_chunks_own_numbers(corpus):
+    """40 chunks a paper: the chunks' index has 40x the entries, so the window up to which an
+    exact scan of chunks beats their index is sqrt(40)x the abstracts' (in chunk rows)."""
+    from chat.retrieval.dense import exact_threshold
+
+    _chunks_from_abstracts(copies=40)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE papers_passage")
+        abstracts = exact_threshold(cursor, rows=135, exact_max=0)
+        chunks = exact_threshold(cursor, rows=135, exact_max=0, kind="fulltext")
+
+    assert chunks == pytest.approx(abstracts * 40**0.5, rel=0.2)
