@@ -505,7 +505,7 @@ class Command(BaseCommand):
             f"{s} {speed['stages_p50_ms'][s]}/{speed['stages_p95_ms'][s]}"
             for s in speed["stages_p50_ms"]
         ))  # fmt: skip
-        out(f"BM25 cap vs exhaustive: {json.dumps(result['bm25_agreement'])}")
+        out(f"BM25 vs exhaustive BM25: {json.dumps(result['bm25_agreement'])}")
         sweep = result["window_sweep"]
         out(f"dense plans at {sweep['rows_wanted']} rows over {sweep['papers']} vectors:")
         for row in sweep["windows"]:
