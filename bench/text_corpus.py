@@ -105,10 +105,18 @@ def sample_tables(snapshot: Path, say) -> tuple[list[tuple], list[tuple]]:
     return papers, sentences
 
 
-# Papers lo..hi-1 grown from the sample tables, as rows `v` for the catalogue's INSERT: a random
-# source paper (title, authors, categories, as many sentences), each sentence drawn from the
-# source's category pool, the date moved by up to JITTER_DAYS and clipped, the id from the row
-# number (99,999 a month from 1501.00001 on). Random draws from setseed() per chunk: the same N, the same papers.
+# A pseudo-random number in [0, 1) from integers, by PostgreSQL's own 64-bit hash: random()
+# inside the per-paper subquery was cached by the planner (Memoize: the 1M papers of a first
+# build shared 144 abstracts a 20k), a hash of the paper number cannot be.
+def _uniform(expression: str) -> str:
+    return f"((hashint8({expression})::bigint + 2147483648) / 4294967296.0)"
+
+
+# Papers lo..hi-1 grown from the sample tables, as rows `v` for the catalogue's INSERT: a source
+# paper (title, authors, categories, as many sentences), each sentence drawn from the source's
+# category pool, the date moved by up to JITTER_DAYS and clipped, the id from the row number
+# (99,999 a month from 1501.00001 on). Draws are hashes of (paper number, draw): the same N
+# gives the same papers.
 GROW = f"""
 SELECT
     lpad((15 + r.i / 99999 / 12)::text, 2, '0') || lpad((mod(r.i / 99999, 12) + 1)::text, 2, '0')
@@ -118,15 +126,16 @@ SELECT
         '{FIRST.isoformat()}'::timestamptz), '{END.isoformat()}'::timestamptz)) AS published,
     s.title_plain, a.abstract_plain, s.authors_plain
 FROM (
-    SELECT g AS i, floor(random() * %(sample)s)::int AS sid,
-           (random() * 2 - 1) * {JITTER_DAYS} AS shift
+    SELECT g AS i, floor({_uniform("g::bigint * 4096")} * %(sample)s)::int AS sid,
+           ({_uniform("g::bigint * 4096 + 1")} * 2 - 1) * {JITTER_DAYS} AS shift
     FROM generate_series(%(lo)s, %(hi)s - 1) AS g
 ) r
 JOIN bench_sample s ON s.sid = r.sid
 CROSS JOIN LATERAL (
     SELECT string_agg(x.text, ' ' ORDER BY k.k) AS abstract,
            string_agg(x.plain, ' ' ORDER BY k.k) AS abstract_plain
-    FROM (SELECT k, s.pool_start + floor(random() * s.pool_length)::int AS pos
+    FROM (SELECT k, s.pool_start
+                 + floor({_uniform("r.i::bigint * 4096 + 2 + k")} * s.pool_length)::int AS pos
           FROM generate_series(1, s.sentences) AS k) k
     JOIN bench_sentence x ON x.pos = k.pos
 ) a

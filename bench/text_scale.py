@@ -137,7 +137,6 @@ def insert_papers(n: int, snapshot: Path, say) -> dict:
 
     def insert(lo: int) -> int:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT setseed(%s)", [(lo // INSERT_CHUNK % 1000) / 1000])
             cursor.execute(
                 _INSERT, {"lo": lo, "hi": min(lo + INSERT_CHUNK, n), "sample": len(papers)}
             )
