@@ -29,12 +29,12 @@ time, never results: a short HNSW answer falls back to the exact scan.
 
 Both costs are largest where they meet: at 1M abstracts and 135 rows, sqrt(40 * 135 * 1M) = 73k
 passages, ~70 ms either way. A year's index removes the filtering: walking it for R rows costs
-about COST_RATIO * R / share units (share: the part of the year's time in the window), plus
+about YEAR_WALK_RATIO * R / share units (share: the part of the year's time in the window), plus
 SEGMENT_COST a query, against the share * entries of an exact scan of that year. A window costs
 the sum over its years (each by the cheaper way) plus the exact scan of its unindexed rest; the
 plan with the lowest total runs. Measured on 200k and 1M synthetic vectors (docs/BENCHMARKS.md,
-"Dense windows per year"): COST_RATIO 20-30 at 200k and 40-55 at 1M for the catalogue-wide
-index, ~45 for an unfiltered walk of a year's index; 40 is used.
+"Dense windows year by year"): COST_RATIO 20-30 at 200k and 40-55 at 1M for the catalogue-wide
+index (40 is used), 45-100 for walks of year indexes (60 is used).
 
 What is filtered where. The window, the model and paper-id lists are columns of Passage and stay
 in the scan. Joining every scanned passage to its paper (a wide row) to read `hidden` cost more
@@ -427,7 +427,7 @@ def _year_segments(cursor, filters: SearchFilters, n: int, *, window: float | No
         if share <= 0:
             continue
         papers = indexed[year] * share
-        walk = COST_RATIO * rows / share + SEGMENT_COST
+        walk = YEAR_WALK_RATIO * rows / share + SEGMENT_COST
         covered += papers
         if force or walk < papers:
             served.append((year, start, min(end, after - EPSILON)))
@@ -476,6 +476,9 @@ def _year_start(year: int) -> datetime:
 
 # One more query (a round trip, planning, starting an index walk), in rows of an exact scan.
 SEGMENT_COST = 500
+# COST_RATIO of a year index's walk: measured 45-63 a tuple (200k and 1M, a year and a 6%
+# window) and ~100 when a window walks four years (their pages compete for shared buffers).
+YEAR_WALK_RATIO = 60
 EPSILON = timedelta(microseconds=1)  # timestamptz resolution: inclusive ends of segments
 
 

@@ -143,7 +143,7 @@ def test_year_by_year_finds_what_the_exact_scan_finds(three_years):
 
 
 def test_plan_choice_by_window_size(three_years):
-    """Per 5 papers (16 rows) on 4,500 abstracts: a fortnight is scanned exactly, a whole year
+    """Per 3 papers (13 rows) on 4,500 abstracts: a fortnight is scanned exactly, a whole year
     is walked in its own index, and the whole catalogue in the catalogue-wide one."""
     vector = three_years[0]
     fortnight = {"start": at(2024, 6), "end": at(2024, 6, 15)}
@@ -151,13 +151,13 @@ def test_plan_choice_by_window_size(three_years):
     everything = {"start": at(2000)}
 
     # Before any year has its index: a year (a third of the catalogue) is scanned exactly.
-    assert search(vector, n=5, **fortnight).plan == "exact"
-    assert search(vector, n=5, **year).plan == "exact"
+    assert search(vector, n=3, **fortnight).plan == "exact"
+    assert search(vector, n=3, **year).plan == "exact"
     ensure_year_indexes(minimum=1000)
 
-    assert search(vector, n=5, **fortnight).plan == "exact"
-    assert search(vector, n=5, **year).plan == "years"
-    assert search(vector, n=5, **everything).plan == "hnsw"
+    assert search(vector, n=3, **fortnight).plan == "exact"
+    assert search(vector, n=3, **year).plan == "years"
+    assert search(vector, n=3, **everything).plan == "hnsw"
 
 
 def test_no_year_index_means_the_forced_year_plan_uses_the_catalogue_index(three_years):
