@@ -102,6 +102,18 @@ STOPWORDS = frozenset(
     important idea ideas different various common kind kinds type types overview""".split()
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
+# Greek letters as the words a question types for them ("beta2" for the PDF's "β2", "epsilon"
+# for "ϵ"), so that a sentence and a question share the term. Applied after lower().
+_GREEK = str.maketrans(
+    dict(
+        zip(
+            "αβγδεϵζηθϑικλμνξοπρσςτυφϕχψω",
+            "alpha beta gamma delta epsilon epsilon zeta eta theta theta iota kappa lambda mu nu "
+            "xi omicron pi rho sigma sigma tau upsilon phi phi chi psi omega".split(),
+            strict=True,
+        )
+    )
+)
 
 
 @lru_cache(maxsize=1)
@@ -112,8 +124,9 @@ def _stemmer():
 
 
 def content_words(text: str) -> list[str]:
-    """Lower-cased words of a text that carry meaning (stopwords, TeX and 1-letter words out)."""
-    text = _TEX.sub(" ", text.lower())
+    """Lower-cased words of a text that carry meaning (stopwords, TeX and 1-letter words out),
+    Greek letters spelled out ("β2" -> "beta2")."""
+    text = _TEX.sub(" ", text.lower()).translate(_GREEK)
     return [w for w in _TOKEN.findall(text) if len(w) > 1 and w not in STOPWORDS]
 
 

@@ -360,11 +360,12 @@ def _body_answer(request: AnswerRequest, scorer: _Scorer) -> _Sentence | None:
     top = request.sources[0] if request.sources else None
     if top is None or not top.where:
         return None
-    # Among the top paper's chunks (cards of their own), the best answering sentence: the
-    # retrieval's first chunk may only set the scene for the one after it.
-    mine = {s.number for s in request.sources if s.where and s.arxiv_id == top.arxiv_id}
+    # Among all chunk cards, the best answering sentence by the same evidence as the cards'
+    # quotes: the retrieval's first chunk may only set the scene for the one after it, and the
+    # card that holds the answer may belong to the second paper found.
+    chunks = {s.number for s in request.sources if s.where}
     scored = answering_scores(request.question, request.sources)
-    quotes = [(score, number, text) for number, (score, text) in scored.items() if number in mine]
+    quotes = [(score, number, text) for number, (score, text) in scored.items() if number in chunks]
     if not quotes:
         return None
     _, number, quote = max(quotes, key=lambda q: (q[0], -q[1]))

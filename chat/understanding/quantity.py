@@ -25,7 +25,12 @@ _PROPERTY = re.compile(
 # How much more a sentence with the question's words weighs when it also states a number, for a
 # quantity question (chunk ranking and the composer's quote alike).
 NUMBER_WEIGHT = 1.5
-_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+# A digit run that stands alone: not an index or a name's digits ("β2", "P100", "T5": after a
+# letter or an underscore), and not a formula's constant ("1 − β1", "1 - p": before an operator
+# and a letter). The run is atomic so that "10 − β" does not yield its "1".
+_DIGITS = re.compile(
+    r"(?<![\w.,])(?>\d+(?:[.,]\d+)*)(?!\s*[−+]\s*[^\W\d_]|\s+-\s*[^\W\d_])"
+)
 NUMBER_WORDS = frozenset(
     """two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
     sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety
@@ -60,8 +65,8 @@ def asked_things(question: str) -> list[str]:
 
 
 def numbers_in(text: str) -> set[str]:
-    """The numbers a text states: digit runs ("0.1", "21,015,324", the 28 of "28x28") and
-    number words ("five", "sixteen")."""
+    """The numbers a text states: digit runs ("0.1", "21,015,324", the 28 of "28x28"; not the
+    2 of "β2" nor the 1 of "1 − β1") and number words ("five", "sixteen")."""
     found = set(_DIGITS.findall(text))
     found.update(w for w in _WORD.findall(text.lower()) if w in NUMBER_WORDS)
     return found

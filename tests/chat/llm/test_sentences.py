@@ -51,6 +51,12 @@ def test_terms_drop_question_words_and_stem():
     assert terms("diffusion models, a model of $x_t$") == ["diffus", "model", "model"]
 
 
+def test_greek_letters_are_the_words_a_question_types_for_them():
+    # "What beta2 value…" and the PDF's "β2 = 0.98" share the term; so do "epsilon" and "ϵ".
+    assert terms("Adam with β2 = 0.98 and ϵ = 10−9") == terms("Adam beta2 98 epsilon 10")
+    assert "beta2" in terms("What beta2 value did the Transformer use?")
+
+
 def test_real_abstracts_split_without_losing_text(shared_data):
     """Every character of 200 real abstracts (TeX, line breaks) lands in exactly one sentence,
     and no sentence ends on an abbreviation."""

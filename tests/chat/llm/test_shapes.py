@@ -364,3 +364,39 @@ def test_prompts_ask_a_model_for_the_same_shapes():
     assert "The user wants the latest work" in like[0]["content"]
     plain = prompts.answer_messages("q", [DIFFUSION_LM], today)
     assert "How to shape this answer" not in plain[0]["content"]
+
+
+def test_the_answer_opens_with_the_answering_sentence_of_any_paper_found(settings):
+    # The first paper found only sets the scene; the second paper's chunk card states the
+    # number asked for: its sentence opens the answer, its paper's heading first.
+    settings.EMBEDDING_BACKEND = "minilm"
+    setup = SourceText(
+        1,
+        "Consistency students",
+        "A. Author",
+        "2025-01-01",
+        "The student is trained with the consistency objective. The GPUs of the cluster and the "
+        "training schedule of the student are described in the appendix.",
+        arxiv_id="2501.00001",
+        where="p. 2, 3 Setup",
+    )
+    hardware = SourceText(
+        2,
+        "Distilling students at scale",
+        "B. Author",
+        "2024-06-01",
+        "Hardware. We trained the student on 8 A100 GPUs for three days.",
+        arxiv_id="2406.00002",
+        where="p. 5, 4 Experiments",
+    )
+    request = AnswerRequest(
+        question="How many GPUs were used to train the student?",
+        sources=[setup, hardware],
+        messages=[],
+        intent=Intent("overview"),
+    )
+    lines = compose_shaped(request).splitlines()
+
+    assert lines[0] == T.LEAD_IN
+    first = next(line for line in lines if line.startswith("- "))
+    assert first.startswith("- We trained the student on 8 A100 GPUs for three days")

@@ -43,6 +43,10 @@ def test_quantity_questions_and_sentences_stating_a_number():
     assert asked_things("Which library indexes the vectors?") == []
     # The number the question names itself ("ResNet-50") is not an answer.
     assert not states_new_number("ResNet-50 is deep.", "How many GPUs trained ResNet-50?")
+    # A formula's constant and an index are no stated number ("1 − β1", "β2"); the default is.
+    assert not states_new_number("The stepsize is bounded by α · (1 − β1).", "What stepsize?")
+    assert not states_new_number("Scale by β2 and the P100's memory.", "What stepsize?")
+    assert states_new_number("Good defaults are α = 0.002, β1 = 0.9.", "What stepsize?")
 
 
 def test_words_of_one_sentence_weigh_more_than_the_same_words_spread_over_a_chunk():
