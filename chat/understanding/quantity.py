@@ -28,9 +28,7 @@ NUMBER_WEIGHT = 1.5
 # A digit run that stands alone: not an index or a name's digits ("β2", "P100", "T5": after a
 # letter or an underscore), and not a formula's constant ("1 − β1", "1 - p": before an operator
 # and a letter). The run is atomic so that "10 − β" does not yield its "1".
-_DIGITS = re.compile(
-    r"(?<![\w.,])(?>\d+(?:[.,]\d+)*)(?!\s*[−+]\s*[^\W\d_]|\s+-\s*[^\W\d_])"
-)
+_DIGITS = re.compile(r"(?<![\w.,])(?>\d+(?:[.,]\d+)*)(?!\s*[−+]\s*[^\W\d_]|\s+-\s*[^\W\d_])")
 NUMBER_WORDS = frozenset(
     """two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
     sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety
