@@ -352,25 +352,30 @@ def _grouped(chosen: list[_Sentence], first: _Sentence | None = None) -> list[st
     return lines[:-1]
 
 
-def _body_answer(request: AnswerRequest, scorer: _Scorer) -> _Sentence | None:
-    """When the best source is a chunk of a paper's body, the sentence its card highlights (the
-    one that answers by words: "What default stepsize does AdaMax use?" -> "Good default settings
+def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
+    """When the best source is a chunk of a paper's body, the sentences its cards highlight (the
+    ones that answer by words: "What default stepsize does AdaMax use?" -> "Good default settings
     ... are α = 0.002 ..."), which choosing by meaning and role alone, tuned on abstracts, misses
-    for questions after one fact."""
+    for questions after one fact: the best answering sentence of all chunk cards first (the card
+    holding the answer may be the second paper's), then the top paper's best if another (a
+    stray word match in another paper must not push the paper found first out of the quotes)."""
     top = request.sources[0] if request.sources else None
     if top is None or not top.where:
-        return None
-    # Among all chunk cards, the best answering sentence by the same evidence as the cards'
-    # quotes: the retrieval's first chunk may only set the scene for the one after it, and the
-    # card that holds the answer may belong to the second paper found.
-    chunks = {s.number for s in request.sources if s.where}
+        return []
+    # Chunk cards of their own: the retrieval's first chunk may only set the scene for the next.
+    chunks = {s.number: s.arxiv_id for s in request.sources if s.where}
     scored = answering_scores(request.question, request.sources)
     quotes = [(score, number, text) for number, (score, text) in scored.items() if number in chunks]
-    if not quotes:
-        return None
-    _, number, quote = max(quotes, key=lambda q: (q[0], -q[1]))
-    own = scorer.by_source.get(number, [])
-    return next((s for s in own if s.text == quote), None)
+    picks = [max(quotes, key=lambda q: (q[0], -q[1]))] if quotes else []
+    mine = [q for q in quotes if chunks[q[1]] == top.arxiv_id]
+    if mine and (best_mine := max(mine, key=lambda q: (q[0], -q[1]))) not in picks:
+        picks.append(best_mine)
+    found = []
+    for _, number, quote in picks:
+        sentence = next((s for s in scorer.by_source.get(number, []) if s.text == quote), None)
+        if sentence is not None:
+            found.append(sentence)
+    return found
 
 
 def _shortlist(scorer: _Scorer, lex: dict[int, float], size: int) -> list[_Sentence]:
@@ -401,11 +406,13 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     ) or _greedy(scored, OVERVIEW_SENTENCES)
     if not chosen:
         return None
-    lead = _body_answer(request, scorer)
-    if lead is not None and lead not in chosen:
-        chosen = [lead, *chosen[: OVERVIEW_SENTENCES - 1]]
+    leads = _body_answers(request, scorer)
+    lead = leads[0] if leads else None
+    if leads:
+        others = [s for s in chosen if s not in leads]
+        chosen = [*leads, *others][: max(OVERVIEW_SENTENCES, len(leads))]
     opening = T.LEAD_IN
-    if asks_for_quantity(topic) and not _states_the_number(chosen, lead, request, topic):
+    if asks_for_quantity(topic) and not _states_the_number(chosen, leads, request, topic):
         opening = T.NO_NUMBER  # never a topical sentence passed off as the number asked for
     lines = [opening, ""] + _grouped(chosen, first=lead)
     missing = _missing_words(request.sources, topic)
@@ -414,14 +421,14 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     return lines
 
 
-def _states_the_number(chosen, lead, request: AnswerRequest, topic: str) -> bool:
-    """Whether a quoted sentence of the answer's first paper states a number with a word of what
-    was asked ("How many GPUs…": "8 NVIDIA P100 GPUs"; another paper's GPU count, or the
+def _states_the_number(chosen, leads, request: AnswerRequest, topic: str) -> bool:
+    """Whether a quoted sentence of a paper the answer leads with states a number with a word of
+    what was asked ("How many GPUs…": "8 NVIDIA P100 GPUs"; another paper's GPU count, or the
     paper's "K = 5 steps", is not that number)."""
-    paper = (lead.source if lead is not None else request.sources[0]).arxiv_id
+    papers = {s.source.arxiv_id for s in leads} or {request.sources[0].arxiv_id}
     things = set(stems([w for w in asked_things(topic) if w not in STOPWORDS]))
     return any(
-        s.source.arxiv_id == paper
+        s.source.arxiv_id in papers
         and states_new_number(s.text, topic)
         and (not things or things & set(s.term_counts))
         for s in chosen
