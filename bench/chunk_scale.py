@@ -387,8 +387,9 @@ def measure(model: str, queries: list[str], now, say, *, compare: bool, repeat: 
     primed = prime_query_vectors(queries, now, model)
     result: dict = {"query_texts": primed, "uptime_start": _uptime()}
     result["whole_search"] = whole_search(queries, now, say, repeat)
-    precisions = list(chunk_indexes(compare))
-    result["chunk_index"] = recall(model, precisions, say, recall_queries)
+    if recall_queries:
+        precisions = list(chunk_indexes(compare))
+        result["chunk_index"] = recall(model, precisions, say, recall_queries)
     result["uptime_end"] = _uptime()
     return result
 

@@ -42,10 +42,11 @@ class LiveServer:
     """One daphne process on a free loopback port; stopped (and waited for) on exit."""
 
     def __init__(
-        self, env: dict[str, str] | None = None, port: int | None = None, start_timeout: float = 60
+        self, env: dict[str, str] | None = None, port: int | None = None, start_timeout: float = 120
     ):
         self.port = port or free_port()
-        # Importing Django and the app takes 2 s on an idle machine, 10-30 s on a loaded one.
+        # Importing Django and the app takes 2 s on an idle machine, 10-30 s on a loaded one and
+        # over 60 s on a 2-core machine running several suites at once.
         self.start_timeout = start_timeout
         self.url = f"http://127.0.0.1:{self.port}"
         self.ws_url = f"ws://127.0.0.1:{self.port}"

@@ -224,7 +224,9 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
 # Exact over the chunks of a few papers (tens of rows each): no index needed. The text is read
 # from FullText by the chunk's span, so it is never stored twice. Beside the cosine, what BM25
 # needs of each chunk: its length and the occurrences of the query's lexemes, tokenised as the
-# catalogue's BM25 index tokenises (to_tsvector('english')).
+# catalogue's BM25 index tokenises (to_tsvector('english')): the words stored with the chunk
+# (Passage.lexemes, that very tsvector) when it has them, since tokenising the ~180 chunks of a
+# page's papers on every search was most of this query's time (bench_search --chunks).
 _CHUNKS = """
 SELECT ps.id, ps.paper_id, b.body, ps.page, ps.page_end, ps.section, ps.start, ps."end",
        1 - (ps.embedding <=> %(q)s::vector) AS similarity, t.length, t.lexemes, t.counts
@@ -236,7 +238,7 @@ CROSS JOIN LATERAL (
            array_agg(u.lexeme) FILTER (WHERE u.lexeme = ANY(%(words)s)) AS lexemes,
            array_agg(array_length(u.positions, 1)) FILTER (WHERE u.lexeme = ANY(%(words)s))
                AS counts
-    FROM unnest(to_tsvector('english', b.body)) AS u
+    FROM unnest(coalesce(ps.lexemes, to_tsvector('english', b.body))) AS u
 ) t
 WHERE ps.kind = 'fulltext' AND ps.model = %(model)s AND ps.paper_id = ANY(%(ids)s)
 """

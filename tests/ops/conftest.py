@@ -40,12 +40,16 @@ SERVER_APP_NAME = "ops-drill-daphne"
 
 def redis_for_this_run() -> str | None:
     """A Redis database for this test run (a number of its own, so parallel runs and a
-    developer's `scripts/run` do not share queues), or None when Redis does not answer."""
+    developer's `scripts/run` do not share queues or cached rate limits), or None when Redis
+    does not answer. The xdist workers of one run (children of one pytest) take neighbouring
+    numbers, never the same one."""
     import redis
 
     base = (os.environ.get("REDIS_URL") or DEFAULT_REDIS).rstrip("/")
     base = base.rsplit("/", 1)[0] if base.count("/") > 2 else base  # drop a /db suffix
-    url = f"{base}/{1 + os.getpid() % 15}"
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", ... under xdist
+    run = os.getppid() + int(worker[2:]) if worker.startswith("gw") else os.getpid()
+    url = f"{base}/{1 + run % 15}"
     try:
         redis.Redis.from_url(url, socket_connect_timeout=1).ping()
     except redis.RedisError:

@@ -145,6 +145,12 @@ class Command(BaseCommand):
             help="instead: N full-text chunk vectors beside the sample (database bench_chunks)",
         )
         parser.add_argument(
+            "--recall-queries",
+            type=int,
+            default=30,
+            help="--chunks: queries for the chunk index's recall (0: the whole search only)",
+        )
+        parser.add_argument(
             "--compare-precision",
             action="store_true",
             help="--chunks: also an index of the chunks at full precision (vector), to compare",
@@ -457,7 +463,8 @@ class Command(BaseCommand):
             compare = options["compare_precision"]
             setup.update(bench_chunks.load_chunks(n, model, self.say, compare))
             result = {"setup": setup, **bench_chunks.measure(
-                model, queries, now, self.say, compare=compare, repeat=options["repeat"]
+                model, queries, now, self.say, compare=compare, repeat=options["repeat"],
+                recall_queries=options["recall_queries"],
             )}  # fmt: skip
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, default=str))

@@ -17,7 +17,7 @@ from chat.retrieval.filters import SearchFilters
 from chat.retrieval.fulltext import query_terms
 from chat.retrieval.search import search
 from papers.embeddings import get_embedder
-from papers.models import Paper, Passage
+from papers.models import FullText, Paper, Passage
 from tests.chat.conftest import NOW
 from tests.chat.fulltext_helpers import add_fulltext
 
@@ -87,6 +87,34 @@ async def test_many_chunks_are_counted_from_the_index_with_the_same_scores(
     estimated = await sync_to_async(_word_search)("sourdough starter hydration", SearchFilters())
 
     assert estimated == counted and counted
+
+
+async def test_best_chunks_read_the_stored_words_of_a_chunk_as_its_text_would_give(read_papers):
+    from chat.retrieval.chunks import best_chunks
+    from papers.fulltext.read import index_words
+
+    quantum = await Paper.objects.aget(arxiv_id="9901.00007")
+    embedder = get_embedder()
+
+    def ranked():
+        with connection.cursor() as cursor:
+            lexemes, _ = query_terms(cursor, "sourdough starter hydration")
+            vector = embedder.embed_query("sourdough starter hydration")
+            found = best_chunks(cursor, [quantum.pk], vector, embedder.name, lexemes)
+        return [(c.passage_id, c.counts, c.length) for c in found.by_paper[quantum.pk]]
+
+    def store_words(text):
+        index_words(quantum, text)
+
+    tokenised = await sync_to_async(ranked)()
+    fulltext = await FullText.objects.aget(paper=quantum)
+    await sync_to_async(store_words)(fulltext.text)
+    stored = await sync_to_async(ranked)()
+    await sync_to_async(store_words)(SOURDOUGH * 40)  # words that are not the text's
+    other = await sync_to_async(ranked)()
+
+    assert stored == tokenised and any(counts for _, counts, _ in stored)
+    assert other != stored  # the stored words are what is counted
 
 
 async def test_the_chunk_word_search_is_one_more_list_of_the_search(read_papers):
