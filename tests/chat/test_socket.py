@@ -34,11 +34,12 @@ async def open_socket(thread, user):
     return comm
 
 
-async def events_until_end(comm, message_id=None) -> list[dict]:
-    """Every event up to and including the `done` or `error` that ends an answer."""
+async def events_until_end(comm, message_id=None, timeout=TIMEOUT) -> list[dict]:
+    """Every event up to and including the `done` or `error` that ends an answer (`timeout`:
+    the longest wait for one event)."""
     events = []
     while True:
-        event = await comm.receive_json_from(timeout=TIMEOUT)
+        event = await comm.receive_json_from(timeout=timeout)
         events.append(event)
         if event["type"] in ("done", "error") and event.get("message_id", message_id):
             return events
