@@ -318,7 +318,10 @@ def build_year_indexes(minimum: int, say) -> dict:
     say(f"building year indexes (years with >= {minimum} abstracts)")
     started = time.perf_counter()
     years = ensure_year_indexes(minimum)
-    info = {"year_indexes_built": years, "year_indexes_build_s": round(time.perf_counter() - started, 1)}
+    info = {
+        "year_indexes_built": years,
+        "year_indexes_build_s": round(time.perf_counter() - started, 1),
+    }
     with connection.cursor() as cursor:
         cursor.execute("RESET maintenance_work_mem")
         cursor.execute(
@@ -329,11 +332,22 @@ def build_year_indexes(minimum: int, say) -> dict:
     return info
 
 
+def timed_dense_search(vector, model: str, filters: SearchFilters, n: int, plan: str):
+    """One dense search with `plan` forced ("auto": the product's own choice), and its ms."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        started = time.perf_counter()
+        found = dense_search(
+            cursor, vector, model, filters, n, plan=None if plan == "auto" else plan
+        )
+        return found, (time.perf_counter() - started) * 1000
+
+
 def _window_filters(share_or_year) -> tuple[str, SearchFilters]:
     if isinstance(share_or_year, int):
         year = share_or_year
         return f"year {year}", SearchFilters(
-            start=datetime(year, 1, 1, tzinfo=UTC), end=datetime(year, 12, 31, 23, 59, 59, tzinfo=UTC)
+            start=datetime(year, 1, 1, tzinfo=UTC),
+            end=datetime(year, 12, 31, 23, 59, 59, tzinfo=UTC),
         )
     if share_or_year >= 1:
         return "everything", SearchFilters()
@@ -356,7 +370,9 @@ def window_sweep(model: str, say, n: int, queries: int = 20) -> list[dict]:
             )
             papers = cursor.fetchone()[0]
         # Forcing "years" on the whole catalogue scans every unindexed year exactly: pointless.
-        plans = ("exact", "hnsw", "years", "auto") if filters.has_window else ("exact", "hnsw", "auto")
+        plans = (
+            ("exact", "hnsw", "years", "auto") if filters.has_window else ("exact", "hnsw", "auto")
+        )
         times: dict = {p: [] for p in plans}
         recall: dict = {p: [] for p in plans}
         chosen: dict = {}
@@ -364,12 +380,8 @@ def window_sweep(model: str, say, n: int, queries: int = 20) -> list[dict]:
         for vector in vectors:
             truth = None
             for plan in plans:
-                with transaction.atomic(), connection.cursor() as cursor:
-                    started = time.perf_counter()
-                    found = dense_search(
-                        cursor, vector, model, filters, n, plan=None if plan == "auto" else plan
-                    )
-                    times[plan].append((time.perf_counter() - started) * 1000)
+                found, ms = timed_dense_search(vector, model, filters, n, plan)
+                times[plan].append(ms)
                 top = [h.paper_id for h in found.hits[:10]]
                 truth = top if truth is None else truth  # "exact" runs first
                 recall[plan].append(len(set(top) & set(truth)) / 10)

@@ -260,9 +260,7 @@ def window_sweep(model: str, say, queries: int = 15) -> dict:
     (chat.retrieval.dense.COST_RATIO): hnsw_ms / (rows * N / W)  over  exact_ms / W."""
     from datetime import timedelta
 
-    from django.db import transaction
-
-    from chat.retrieval.dense import MARGIN, SLACK, dense_search
+    from chat.retrieval.dense import MARGIN, SLACK
 
     n = settings.SEARCH_CANDIDATES
     rows_wanted = int(n * SLACK) + MARGIN
@@ -285,12 +283,8 @@ def window_sweep(model: str, say, queries: int = 15) -> dict:
         chosen: dict[str, int] = {}
         for plan in ("exact", "hnsw", "auto"):
             for vector in vectors:
-                with transaction.atomic(), connection.cursor() as cursor:
-                    started = time.perf_counter()
-                    found = dense_search(
-                        cursor, vector, model, filters, n, plan=None if plan == "auto" else plan
-                    )
-                    times[plan].append((time.perf_counter() - started) * 1000)
+                found, ms = bench_scale.timed_dense_search(vector, model, filters, n, plan)
+                times[plan].append(ms)
                 if plan == "auto":
                     chosen[found.plan] = chosen.get(found.plan, 0) + 1
         p50 = {plan: statistics.median(values) for plan, values in times.items()}
