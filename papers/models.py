@@ -439,6 +439,35 @@ class PaperLexicon(models.Model):
         return f"lexicon of {self.paper_id}"
 
 
+class PaperName(models.Model):
+    """A name the paper introduces ("Transformer", "Fusion-in-Decoder", "DPR"), derived from its
+    own title, abstract and full text by papers.indexing.names, rewritten whenever the lexical
+    index (re)indexes the paper or its full text is read. chat.retrieval.named looks a
+    question's words up here to find the paper a question names."""
+
+    class Strength(models.IntegerChoices):
+        BODY = 1, "introduced in the body"
+        PROPOSED = 2, "introduced in the abstract, or an acronym of the title"
+        TITLE = 3, "the title's 'NAME: …'"
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="names")
+    key = models.CharField(max_length=200, help_text="Lower case, hyphens as spaces")
+    name = models.CharField(max_length=200, help_text="As the paper writes it")
+    strength = models.PositiveSmallIntegerField(choices=Strength.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["paper", "key"], name="papers_unique_paper_name"),
+        ]
+        indexes = [
+            # A question's words -> the papers that introduce them (chat.retrieval.named).
+            models.Index(fields=["key"], name="papers_papername_key_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.name} ({self.paper_id})"
+
+
 class LexicalChampion(models.Model):
     """A high-impact posting of a common lexeme: (term, paper) with its BM25 document weight.
 

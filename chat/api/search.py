@@ -54,6 +54,11 @@ class SearchHitSerializer(serializers.Serializer):
     )
     why = serializers.ListField(child=serializers.CharField(),
                                 help_text="Why it matched, in words.")
+    named = serializers.CharField(
+        allow_blank=True,
+        help_text="The name by which the query names this paper, as the paper introduced it "
+        "(\"Transformer\"); empty otherwise. Named papers come first.",
+    )
     url = serializers.URLField(help_text="The paper's arXiv page.")
 
 
@@ -65,6 +70,11 @@ class SearchResultSerializer(serializers.Serializer):
     notices = serializers.ListField(child=serializers.CharField(),
                                     help_text="Things to know about this search.")
     plan = serializers.DictField(help_text="How the retrievers ran (for diagnosis).")
+    named = serializers.DictField(
+        help_text="`papers`: the papers the query names by what they introduced (arxiv_id, name, "
+        "asked); `unknown`: names of models the query asks about that no paper in the "
+        "catalogue introduces."
+    )
     vectors_pending = serializers.BooleanField(
         help_text="Some papers are not indexed for semantic search yet: they were matched by "
         "keywords (BM25) alone."

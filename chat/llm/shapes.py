@@ -11,7 +11,9 @@ sentences are chosen and how they are laid out:
 - named_paper: that paper's contribution and result sentences.
 - overview: sentences chosen by meaning (the embedder, chat.llm.meaning) on a shortlist picked
   by words and role (chat.llm.roles), contributions and results before background, grouped by
-  paper.
+  paper. When the question names a paper by what it introduced ("the Transformer",
+  chat.retrieval.named), only that paper's sentences are quoted, its answering one first; when it
+  names a model no paper introduces or mentions ("LLaMA-2"), the answer says so and quotes none.
 - compare: evidence for each side, labelled, then sentences that set the two side by side.
 - timeline: papers grouped by year (or five-year era), each period with its count and key papers.
 - freshness: a question for the latest work learns how old the newest paper is.
@@ -29,6 +31,7 @@ from datetime import date
 
 from chat.understanding import intent as intents
 from chat.understanding.quantity import asked_things, asks_for_quantity, states_new_number
+from papers.indexing.names import name_key
 
 from . import templates as T
 from .base import AnswerRequest, SourceText
@@ -359,11 +362,19 @@ def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
     for questions after one fact: the best answering sentence of all chunk cards first (the card
     holding the answer may be the second paper's), then the top paper's best if another (a
     stray word match in another paper must not push the paper found first out of the quotes)."""
-    top = request.sources[0] if request.sources else None
-    if top is None or not top.where:
-        return []
-    # Chunk cards of their own: the retrieval's first chunk may only set the scene for the next.
-    chunks = {s.number: s.arxiv_id for s in request.sources if s.where}
+    named = _named_papers(request)
+    if named:
+        # The question names a paper ("the Transformer"): only its cards may open the answer.
+        chunks = {s.number: s.arxiv_id for s in request.sources if s.arxiv_id in named}
+        top = next((s for s in request.sources if s.arxiv_id in named), None)
+        if top is None:
+            return []
+    else:
+        top = request.sources[0] if request.sources else None
+        if top is None or not top.where:
+            return []
+        # Chunk cards of their own: the retrieval's first chunk may only set the scene.
+        chunks = {s.number: s.arxiv_id for s in request.sources if s.where}
     scored = answering_scores(request.question, request.sources)
     quotes = [(score, number, text) for number, (score, text) in scored.items() if number in chunks]
     picks = [max(quotes, key=lambda q: (q[0], -q[1]))] if quotes else []
@@ -376,6 +387,25 @@ def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
         if sentence is not None:
             found.append(sentence)
     return found
+
+
+def _named_papers(request: AnswerRequest) -> set[str]:
+    """The arXiv ids of the papers the question names (chat.retrieval.named, via the analysis)."""
+    named = _analysis(request, "named", {})
+    return {p["arxiv_id"] for p in named.get("papers", []) if p.get("arxiv_id")}
+
+
+def _mentions_name(name: str, source: SourceText) -> bool:
+    return f" {name_key(name)} " in f" {name_key(f'{source.title} {source.text}')} "
+
+
+def _absent(request: AnswerRequest) -> list[str]:
+    """Names the question gives a paper by ("GPT-3") that no paper of the catalogue introduces
+    and no source found mentions: the catalogue cannot answer about them."""
+    unknown = _analysis(request, "named", {}).get("unknown", [])
+    return [
+        name for name in unknown if not any(_mentions_name(name, s) for s in request.sources)
+    ]
 
 
 def _shortlist(scorer: _Scorer, lex: dict[int, float], size: int) -> list[_Sentence]:
@@ -407,9 +437,18 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     if not chosen:
         return None
     leads = _body_answers(request, scorer)
+    named = _named_papers(request)
+    if named and not leads:
+        # No sentence of the named paper shares the question's words: its best one still
+        # opens the answer, never another paper's.
+        own = [s for s in scorer.sentences if s.source.arxiv_id in named and not s.is_title]
+        if own:
+            leads = [max(own, key=lambda s: (scorer.prelim(s), -s.source.number, -s.position))]
     lead = leads[0] if leads else None
     if leads:
         others = [s for s in chosen if s not in leads]
+        if named:  # only the named paper speaks: another paper's value is not its value
+            others = [s for s in others if s.source.arxiv_id in named]
         chosen = [*leads, *others][: max(OVERVIEW_SENTENCES, len(leads))]
     opening = T.LEAD_IN
     if asks_for_quantity(topic) and not _states_the_number(chosen, leads, request, topic):
@@ -586,6 +625,8 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
         if intent.kind == intents.SEED and arxiv_id:
             return T.SEED_MISSING_NOTHING.format(arxiv_id=arxiv_id)
         return T.NO_SOURCES
+    if absent := _absent(request):
+        return T.NAMED_ABSENT.format(names=_join(absent))
     scorer = _Scorer(sources, topic)
     kind = intent.kind
     body: list[str] | None = None
@@ -604,6 +645,8 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
         body = _overview(request, scorer, topic)
     if body is None:
         # Nothing to say by meaning either: the plain composer's answer (its refusal names the
-        # words no paper mentions).
-        return compose_answer(request.question, sources, max_words)
+        # words no paper mentions), from the named paper alone when the question names one.
+        named = _named_papers(request)
+        own = [s for s in sources if s.arxiv_id in named]
+        return compose_answer(request.question, own or sources, max_words)
     return "\n".join(_freshness(request, sources) + body)

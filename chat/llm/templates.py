@@ -22,6 +22,13 @@ NO_NUMBER = (
     "The passages found do not state the number asked for; the closest ones are quoted below."
 )
 
+# The question names a paper by what it introduced ("GPT-3") and the catalogue has none.
+NAMED_ABSENT = (
+    "No paper in the catalogue introduces {names}, and none of the papers found mentions it, "
+    "so this question cannot be answered from the catalogue: quoting other papers would "
+    "answer about them instead."
+)
+
 # One paper with what it says about the question (overview and named paper), then its quotes.
 PAPER_LABEL = "**{title}** ({published}):"
 

@@ -281,6 +281,9 @@ async def answer_events(
         analysis = understood.to_dict()
         analysis.update(_followup_fields(reference), triage=verdict.kind)
         analysis["vectors_pending"] = response.vectors_pending  # BM25 alone for unindexed papers
+        if response.named.papers or response.named.unknown:
+            # The papers the question names ("the Transformer"): the answer opens with theirs.
+            analysis["named"] = response.named.to_dict()
         if response.signals is not None:
             analysis["relevance"] = response.signals.to_dict()
         # A scoped thread's user chose its papers: what they hold is answered from, not gated.
@@ -329,8 +332,13 @@ async def answer_events(
         prompt_texts = await asyncio.to_thread(
             select_passages, topic, texts, settings.LLM_PROMPT_SENTENCES
         )
+    named = [
+        (paper["name"], [c["number"] for c in cards if c["arxiv_id"] == paper["arxiv_id"]])
+        for paper in analysis.get("named", {}).get("papers", [])
+    ]
     messages = prompts.answer_messages(
-        query, prompt_texts, now.date(), intent=intent, seed=seed_text
+        query, prompt_texts, now.date(), intent=intent, seed=seed_text,
+        named=[(name, numbers) for name, numbers in named if numbers],
     )
     request = AnswerRequest(
         question=topic, sources=texts, messages=messages,

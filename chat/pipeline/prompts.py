@@ -165,11 +165,20 @@ def intent_instructions(intent) -> str:
     return "\n\n".join(parts)
 
 
+# The question names a paper by what it introduced (chat.retrieval.named).
+NAMED_PAPER_RULE = (
+    "\nThe question asks about {name}, the work of sources {numbers}: answer from those "
+    "sources. If they do not state what is asked, say so; never give another paper's value "
+    "as {name}'s.\n"
+)
+
+
 def answer_messages(
-    question: str, sources: Sequence, today: date, *, intent=None, seed=None
+    question: str, sources: Sequence, today: date, *, intent=None, seed=None, named=()
 ) -> list[dict]:
     """Chat messages for an answer. `sources` have number, title, authors, published, text;
-    `intent` shapes the answer, `seed` is the paper of "papers like <id>" (same fields)."""
+    `intent` shapes the answer, `seed` is the paper of "papers like <id>" (same fields);
+    `named`: (name, its paper's source numbers) for each paper the question names."""
     body = "\n\n".join(
         format_source(s.number, s.title, s.authors, str(s.published), s.text, s.where)
         for s in sources
@@ -184,6 +193,10 @@ def answer_messages(
     shaping = intent_instructions(intent)
     if shaping:
         system = f"{system}\nHow to shape this answer:\n{shaping}\n"
+    for name, numbers in named:
+        system += NAMED_PAPER_RULE.format(
+            name=name, numbers=", ".join(f"[{n}]" for n in numbers)
+        )
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": ANSWER_USER.format(sources=body or NO_SOURCES, question=question)},

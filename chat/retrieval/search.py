@@ -45,6 +45,7 @@ from chat.retrieval.filters import SearchFilters, resolve_authors
 from chat.retrieval.fulltext import LexicalResult, lexical_search
 from chat.retrieval.fusion import Fused, Ranked, fuse, list_weight
 from chat.retrieval.multiquery import rewrite
+from chat.retrieval.named import Named, find_named, named_first
 from chat.retrieval.recency import blend
 from chat.retrieval.relevance import Signals, lexical_share, nothing_relevant
 from chat.retrieval.rerank import get_reranker
@@ -93,6 +94,7 @@ class SearchHit:
     page_end: int | None = None
     section: str = ""
     more_chunks: list = field(default_factory=list)
+    named: str = ""  # the name by which the question named this paper ("Transformer")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -115,6 +117,7 @@ class SearchHit:
             "section": self.section,
             "snippet_html": self.snippet_html,
             "why": list(self.why),
+            "named": self.named,
             "url": f"https://arxiv.org/abs/{self.arxiv_id}",
         }
 
@@ -133,6 +136,8 @@ class SearchResponse:
     vectors_pending: bool = False
     # How many papers passed every filter and were found, of which `hits` is one page.
     total: int = 0
+    # The papers the question names by what they introduced (chat.retrieval.named): first.
+    named: Named = field(default_factory=Named)
 
     @property
     def nothing_relevant(self) -> bool:
@@ -148,6 +153,7 @@ class SearchResponse:
             "notices": list(self.notices),
             "plan": dict(self.plan),
             "total": self.total,
+            "named": self.named.to_dict(),
         }
 
 
@@ -184,6 +190,7 @@ class _Query:
     offset: int = 0  # the page: hits offset .. offset + k of the ordered list
     sort: str = "relevance"  # or "date": the same relevant papers, newest first
     total: int = 0
+    named: Named = field(default_factory=Named)  # papers the question names: first
 
 
 # "Newest first" orders the papers found relevant, not every vector neighbour: those with a
@@ -296,7 +303,7 @@ async def search(
     if q.signals is not None:
         q.plan["relevance"] = q.signals.to_dict()
     return SearchResponse(analysis, hits, q.timings, q.notices, q.plan, q.signals, q.model,
-                          q.vectors_pending, q.total)
+                          q.vectors_pending, q.total, q.named)
 
 
 async def _analyse(text: str, now: datetime) -> QueryAnalysis:
@@ -343,6 +350,8 @@ async def _retrieve(q: _Query) -> list[Ranked]:
         if q.filters.authors or q.analysis.arxiv_id:
             # Both retrievers need these first: the author's papers, the named paper's vector.
             await run_search_sql(_prepare, q, parallel=q.parallel)
+        if q.text and not q.analysis.arxiv_id:
+            await run_search_sql(_named_stage, q, parallel=q.parallel)
         lexical = run_search_sql(_lexical_stage, q, q.text, parallel=q.parallel)
         if q.parallel:  # dense starts as soon as the query vector exists, beside BM25
             q.lexical, q.dense = await asyncio.gather(lexical, _dense_after(q, embedding))
@@ -486,6 +495,16 @@ def _prepare(q: _Query) -> None:
     q.timings["prepare"] = _ms(step)
 
 
+def _named_stage(q: _Query) -> None:
+    """Database: the papers the question names by what they introduced (one indexed lookup)."""
+    step = time.perf_counter()
+    with connection.cursor() as cursor:
+        q.named = find_named(cursor, q.analysis.original or q.text, q.filters)
+    q.timings["named"] = _ms(step)
+    if q.named.papers or q.named.unknown:
+        q.plan["named"] = q.named.to_dict()
+
+
 def _chunk_stage(q: _Query) -> DenseResult:
     """Database: the direct chunk search (papers whose full text matches) within the filters."""
     step = time.perf_counter()
@@ -555,6 +574,8 @@ async def _rank(q: _Query) -> list[SearchHit]:
             if f.ranks.get("fulltext") or (f.ranks.get("dense") or 10**9) <= DATE_SORT_DENSE_RANKS
         ]
         fused.sort(key=lambda f: (q.published[f.paper_id], f.paper_id), reverse=True)
+    elif q.named.papers:
+        fused = _named_on_top(fused, q.named.paper_ids)
     q.total = len(fused)
     q.timings["fusion"] = _ms(step)
     step = time.perf_counter()
@@ -620,6 +641,15 @@ def _signals(q: _Query) -> Signals:
         dense_top = chunk_top if dense_top is None else max(dense_top, chunk_top)
     top = q.lexical.hits[0].score if q.lexical.hits else None
     return Signals(dense_top, lexical_share(top, q.lexical.lexemes, q.lexical.terms))
+
+
+def _named_on_top(fused: list[Fused], paper_ids: list[int]) -> list[Fused]:
+    """The named papers first (found or not: "the Transformer" is its paper even when other
+    bodies match the question's words better), the rest in fused order."""
+    found = {f.paper_id for f in fused}
+    top = fused[0].score if fused else 0.0
+    missing = [Fused(pid, top) for pid in paper_ids if pid not in found]
+    return named_first(fused + missing, paper_ids)
 
 
 def _fuse(q: _Query, lists: list[Ranked]) -> list[Fused]:
@@ -691,7 +721,8 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
             # topic. Within the page only, so the next page is unchanged.
             order = fulltext_chunks.reordered_by_evidence(ids, ranked.evidence)
             by_id = {item.paper_id: item for item in pool}
-            pool = [by_id[pid] for pid in order]
+            # (The evidence reorders the others: the named papers stay first.)
+            pool = [by_id[pid] for pid in named_first(order, q.named.paper_ids, key=int)]
         q.timings["best_chunks"] = _ms(step)
     hits = []
     for item in pool:
@@ -722,6 +753,9 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
                 why=_why(q, item, title, abstract, published, lexemes),
                 version=row[8],
             )
+        )
+        hits[-1].named = next(
+            (p.name for p in q.named.papers if p.paper_id == paper_id), ""
         )
         if found := chunks.get(paper_id):
             best, hit = found[0], hits[-1]

@@ -23,6 +23,7 @@ from papers.fulltext import FullTextError
 from papers.fulltext.chunk import chunk_text
 from papers.fulltext.fetch import fetch_pdf
 from papers.fulltext.parse import parse_pdf
+from papers.indexing.names import name_papers
 from papers.models import FullText, Paper, Passage
 
 log = logging.getLogger("papers.fulltext")
@@ -128,6 +129,7 @@ def read_paper(
         fulltext.parser = parsed.parser
         fulltext.fetched_at = timezone.now()
         fulltext.save()
+        name_papers([paper.pk])  # names its body introduces ("we refer to it as …")
     timings.add("write", time.perf_counter() - t3)
     log.info(
         "read %s v%d: %d pages, %d chunks (%s)",

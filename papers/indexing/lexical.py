@@ -20,7 +20,8 @@ stemmer and stopwords. Title occurrences count TITLE_WEIGHT times: a cheap BM25F
 Writers hold a row lock on LexicalStats for the whole transaction, so concurrent ingests update
 document frequencies one after the other and never lose a count.
 
-Call `index_papers(ids)` after papers are inserted or updated (the ingest job does, via
+Each (re)indexed paper also gets the names it introduces (papers.indexing.names), so a question
+naming "the Transformer" finds its paper. Call `index_papers(ids)` after papers are inserted or updated (the ingest job does, via
 `index_missing()`), `rebuild()` after a bulk load into an empty catalogue or to refresh weights.
 """
 
@@ -32,6 +33,8 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from django.db import connection, transaction
+
+from papers.indexing.names import name_papers
 
 log = logging.getLogger("papers.indexing.lexical")
 
@@ -207,6 +210,7 @@ def index_papers(paper_ids: Iterable[int]) -> int:
             params["avg_length"] = cursor.fetchone()[0]
             _write_weights(cursor, params)
             cursor.execute(_WRITE_EMPTY, params)
+            name_papers(batch)  # the names they introduce, from the same text
     return len(ids)
 
 
@@ -386,6 +390,7 @@ def rebuild(progress=None, workers: int = 1) -> int:
             cursor.execute(_TERM_FREQUENCIES, params)
             _write_weights(cursor, params)
             cursor.execute(_WRITE_EMPTY, params)
+            name_papers(chunk)
         return len(chunk)
 
     _each(write, chunks, workers, progress and (lambda done: progress((total + done) // 2, total)))

@@ -1,0 +1,225 @@
+"""The papers a question names by what they introduced: "the Transformer", "Fusion-in-Decoder",
+"OPT-175B", "NG-Scope's decoding time".
+
+The names come from the catalogue itself (PaperName, written by papers.indexing.names from each
+paper's title, abstract and full text); here the question's words are looked up there, one
+indexed query. `search()` puts the papers found first on the first page and the composer opens
+the answer with their passages: another paper's number never answers a question about this one.
+
+Which words of the question can be a name:
+- runs of 1-4 words (a hyphenated word is one: "Fusion-in-Decoder"), longest first, no word
+  used twice; a one-word name only where the question writes it with a capital or a digit
+  ("the Transformer", not "a transformer model"), and not when it is only part of a longer
+  capitalised run the catalogue does not know ("Vision Transformer" is not "Transformer");
+- a model size or variant after a hyphen names the same paper ("OPT-175B", "ResNet-152",
+  "ViT-Huge", "RAG-Sequence"); another name after it does not ("Adam-FIPSO" is not Adam).
+
+A name several papers claim with the same strength names none of them ("QAOA" in a catalogue of
+QAOA papers). A name only the body of a paper introduces is dropped when an older paper's title
+or abstract already uses it ("we refer to it as ImageNet" does not make ImageNet that paper's).
+
+Words that look like a model's name ("GPT-3", "LLaMA-2") in a naming place ("train X", "X's",
+"does X use") that no paper of the catalogue introduces are returned as `unknown`, so the
+answer can say plainly that the catalogue does not hold that paper.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from chat.retrieval.filters import SearchFilters
+from chat.understanding.variants import SIZES
+from papers.indexing.names import name_key
+
+MAX_WORDS = 4
+
+_TOKEN = re.compile(r"[A-Za-z0-9][\w.+*]*(?:[-‐‑][A-Za-z0-9][\w.+*]*)*(?:['’]s\b)?")
+_QUESTION_WORDS = frozenset(
+    "what which who whom whose when where why how is are was were does do did can could should "
+    "would will may in on for of at to by from with and or the a an".split()
+)
+# A last part after a hyphen that names a variant of the same model: a number or size
+# ("175B", "152", "Huge", "base"), a capitalised word ("RAG-Sequence"); not another acronym.
+_VARIANT_TAIL = re.compile(r"[\w.]*\d[\w.]*|[A-Z][a-z]+")
+# Where a question puts the name of the model it asks about.
+_NAMING_PLACES = (
+    r"\btrain(?:ed|ing|s)?\s+(?:the\s+)?{x}",
+    r"{x}['’]s\b",
+    r"\b(?:does|did|do|is|was|were|can|could)\s+(?:the\s+)?{x}\s+[a-z]",
+    r"\b(?:the|in|of|for)\s+{x}\s+(?:paper|model|models|architecture|method|algorithm|"
+    r"training|pre-?training|authors)\b",
+)
+# Looks like a model's name: a capital after the first letter, or capitals with digits
+# ("GPT-3", "LLaMA", "ResNet", "T5"). Hardware and units are no paper.
+_NAME_LIKE = re.compile(r"[A-Za-z][a-z]*[A-Z][\w\-.]*|[A-Z][\w.]*-?\d[\w\-.]*")
+_NOT_PAPERS = frozenset(
+    "gpu gpus tpu tpus cpu cpus flop flops flops/s ram gb tb mb bleu f1 top-1 top-5 ms "
+    "qa nlp ml ai rl llm llms cnn cnns rnn rnns lstm mlp api url pdf faq id ids".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NamedPaper:
+    paper_id: int
+    arxiv_id: str
+    name: str  # as the paper writes it
+    asked: str  # as the question wrote it
+
+
+@dataclass
+class Named:
+    papers: list[NamedPaper] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+
+    @property
+    def paper_ids(self) -> list[int]:
+        return list(dict.fromkeys(p.paper_id for p in self.papers))
+
+    def to_dict(self) -> dict:
+        return {
+            "papers": [
+                {"arxiv_id": p.arxiv_id, "name": p.name, "asked": p.asked} for p in self.papers
+            ],
+            "unknown": list(self.unknown),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    key: str
+    asked: str
+    start: int  # first and last token index covered
+    end: int
+
+
+def _tokens(question: str) -> list[str]:
+    """Words, hyphenated ones whole, possessives cut ("PRIMERA's" -> "PRIMERA")."""
+    return [re.sub(r"['’]s$", "", m[0]) for m in _TOKEN.finditer(question)]
+
+
+def _capitalised(token: str) -> bool:
+    return any(ch.isupper() or ch.isdigit() for ch in token)
+
+
+def candidates(question: str) -> list[_Candidate]:
+    """Every phrase of the question that could be a name, longest first (pure)."""
+    tokens = _tokens(question)
+    found: list[_Candidate] = []
+    for size in range(MAX_WORDS, 0, -1):
+        for start in range(len(tokens) - size + 1):
+            words = tokens[start : start + size]
+            if words[0].lower() in _QUESTION_WORDS or words[-1].lower() in _QUESTION_WORDS:
+                continue
+            phrase = " ".join(words)
+            if size == 1 and not _capitalised(phrase):
+                continue
+            found.append(_Candidate(name_key(phrase), phrase, start, start + size - 1))
+    # "OPT-175B" names OPT: the head of a hyphenated word whose tail is a variant.
+    for index, token in enumerate(tokens):
+        head, _, tail = re.sub(r"[‐‑]", "-", token).rpartition("-")
+        if head and (_VARIANT_TAIL.fullmatch(tail) or tail.lower() in SIZES):
+            if _capitalised(head):
+                found.append(_Candidate(name_key(head), head, index, index))
+    return found
+
+
+def _runs(question: str) -> list[tuple[int, int]]:
+    """Token spans of capitalised runs (past the question's first word): a name's context."""
+    tokens = _tokens(question)
+    runs, start = [], None
+    for i, token in enumerate(tokens + [""]):
+        capital = i > 0 and token[:1].isupper() and token.lower() not in _QUESTION_WORDS
+        if capital and start is None:
+            start = i
+        elif not capital and start is not None:
+            runs.append((start, i - 1))
+            start = None
+    return runs
+
+
+def _in_naming_place(word: str, question: str) -> bool:
+    x = re.escape(word)
+    return any(re.search(place.format(x=x), question) for place in _NAMING_PLACES)
+
+
+def unknown_names(question: str, known: set[str]) -> list[str]:
+    """Model-like names in a naming place of the question whose key no paper has."""
+    found = []
+    for word in _tokens(question):
+        if not _NAME_LIKE.fullmatch(word) or word.lower() in _NOT_PAPERS:
+            continue
+        if name_key(word) in known or name_key(word.rpartition("-")[0]) in known:
+            continue
+        if word in found:
+            continue
+        if _in_naming_place(word, question):
+            found.append(word)
+    return found
+
+
+_LOOKUP = """
+SELECT n.key, n.name, n.strength, n.paper_id, p.arxiv_id, p.published
+FROM papers_papername n JOIN papers_paper p ON p.id = n.paper_id
+WHERE n.key = ANY(%(keys)s) AND {dates} AND {papers}
+"""
+# A name only a body introduced, already in an older paper's title or abstract.
+_OLDER_USE = """
+SELECT EXISTS (
+    SELECT 1 FROM papers_paper e
+    WHERE e.search_vector @@ phraseto_tsquery('english', %s) AND e.published < %s
+      AND e.id <> %s AND NOT e.hidden
+)
+"""
+
+
+def find_named(cursor, question: str, filters: SearchFilters) -> Named:
+    """The papers `question` names (module docstring), among the papers `filters` allow."""
+    options = candidates(question)
+    if not options:
+        return Named()
+    params: dict = {"keys": sorted({c.key for c in options})}
+    dates = filters.date_conditions("p.published", params)
+    papers, params = filters.paper_conditions("p", params)
+    cursor.execute(_LOOKUP.format(dates=dates, papers=papers), params)
+    claims: dict[str, list[tuple]] = {}
+    for key, name, strength, paper_id, arxiv_id, published in cursor.fetchall():
+        claims.setdefault(key, []).append((strength, paper_id, arxiv_id, name, published))
+    runs = _runs(question)
+    used: set[int] = set()
+    named: list[NamedPaper] = []
+    for option in options:  # longest first
+        rows = claims.get(option.key)
+        if not rows or used & set(range(option.start, option.end + 1)):
+            continue
+        # A one-word name inside a longer capitalised run is another name ("Vision Transformer").
+        run = next((r for r in runs if r[0] <= option.start and option.end <= r[1]), None)
+        if run and run != (option.start, option.end) and option.start == option.end:
+            continue
+        best = max(r[0] for r in rows)
+        top = [r for r in rows if r[0] == best]
+        if len({r[1] for r in top}) != 1:
+            continue  # several papers claim it alike: it names none of them
+        strength, paper_id, arxiv_id, name, published = top[0]
+        if strength == 1:
+            cursor.execute(_OLDER_USE, [name, published, paper_id])
+            if cursor.fetchone()[0]:
+                continue
+        used.update(range(option.start, option.end + 1))
+        named.append(NamedPaper(paper_id, arxiv_id, name, option.asked))
+    if len(named) > 1:
+        # "What Adam beta2 did the Transformer use?": the paper asked about is the one in a
+        # naming place; Adam only qualifies the setting.
+        subjects = [n for n in named if _in_naming_place(n.asked, question)]
+        named = subjects or named
+    if named:
+        return Named(named, [])
+    return Named([], unknown_names(question, set(claims)))
+
+
+def named_first(items: list, paper_ids: list[int], key=lambda item: item.paper_id) -> list:
+    """`items` with those of `paper_ids` first (in their own order), the rest after."""
+    if not paper_ids:
+        return items
+    wanted = set(paper_ids)
+    return [i for i in items if key(i) in wanted] + [i for i in items if key(i) not in wanted]

@@ -1,0 +1,252 @@
+"""The names a paper introduces ("the Transformer", "Fusion-in-Decoder", "DPR"), read from its
+own text, so a question naming a method finds the paper that introduced it (chat.retrieval.named).
+
+Derived from the catalogue, never from a hand-written list: each paper's title, abstract and
+(once read) the start of its full text, by these rules, strongest first:
+
+- TITLE (3): a title "NAME: …" with a short NAME ("REALM: Retrieval-Augmented …", "OPT: Open
+  Pre-trained …", "Batch Normalization: Accelerating …");
+- PROPOSED (2): the abstract introduces it: "we propose a new … architecture, the Transformer",
+  "we introduce Adam", "we present the MuZero algorithm", "which we call Batch Normalization",
+  "we refer to the method as ‘Constitutional AI’", "… called CiteSee"; and an acronym defined for
+  a run of the title's words ("Dense Passage Retriever (DPR)" in a paper titled "Dense Passage
+  Retrieval for …"), in the abstract or the body, with its long form;
+- BODY (1): the same introducing phrases in the first BODY_CHARS of the full text ("we refer to
+  it as Fusion-in-Decoder"). Weaker: a body also renames what it uses ("we refer to it as
+  ImageNet in what follows"), so chat.retrieval.named drops a BODY name that an older paper of
+  the catalogue already mentions.
+
+A name is stored under its key (`name_key`: lower case, hyphens as spaces) in PaperName, one row
+per paper and key with its strongest rule. `name_papers(ids)` rewrites the papers' rows; the
+lexical index calls it for every paper it (re)indexes (new papers, new versions, edits), and
+reading a paper's full text calls it again. Cost: a few regular expressions over the title,
+abstract and 60k characters of body (~1 ms a paper).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from django.db import connection
+
+TITLE, PROPOSED, BODY = 3, 2, 1
+BODY_CHARS = 60_000
+MAX_NAME_WORDS = 4
+MAX_NAME_CHARS = 60
+
+_KEY_SPLIT = re.compile(r"[\s\-‐‑–_/]+")
+_QUOTES = "\"'“”‘’«»"
+
+
+def name_key(name: str) -> str:
+    """How a name is stored and looked up: "Fusion-in-Decoder" -> "fusion in decoder"."""
+    return " ".join(part for part in _KEY_SPLIT.split(name.strip(_QUOTES + " ").lower()) if part)
+
+
+# One word of a name: letters, digits, inner hyphens, a trailing "*" ("QRR*").
+_NAME_WORD = r"[A-Za-z0-9][\w\-+.*]*[\w*+]|[A-Za-z]"
+# A capitalised word of a name: a capital first ("Transformer", "MuZero", "Fusion-in-Decoder")
+# or a capital inside ("iBLEU"), or letters with digits ("T5", "MoBYv2AL").
+_CAPITAL_WORD = re.compile(r"(?:[A-Z][\w\-+*]*|[a-z]+[A-Z][\w\-+*]*|[A-Za-z]+\d[\w\-]*)")
+# Capitalised words that open a clause or name no method ("We", "In", "English", "Wikipedia").
+_NOT_NAMES = frozenset(
+    """a an the we our in on at to of for by with from this that these those it its they their
+    figure fig table section appendix eq equation algorithm i ii iii english german french
+    wikipedia github google openai meta deepmind microsoft nvidia facebook amazon gpu gpus tpu
+    tpus cpu cpus""".split()
+)
+_STOP_AFTER = re.compile(
+    r"\b(?:on|in|with|for|using|from|to|of|by|that|which|where|and|as|than|at|into|over|"
+    r"through|via|across|under|between|while|whose)\b"
+)
+
+_TITLE_NAME = re.compile(r"^\s*(?P<name>[^:]{1,60}?)\s*:\s+\S")
+
+# "we propose / introduce / present …": the first capitalised name in the rest of the clause
+# (before a preposition: "we present results on ImageNet" introduces nothing).
+_PROPOSE = re.compile(
+    r"\b(?:we|this\s+(?:paper|work|article)|here\s+we)\s+(?:\w+ly\s+)?"
+    r"(?:propose|introduce|present|develop|design|describe|release|build|create)s?\b"
+    r"(?P<rest>[^.;:!?()]{0,140})",
+    re.IGNORECASE,
+)
+# "we call it X", "which we call X", "we refer to the method as ‘X’", "a reader called X".
+_CALL = re.compile(
+    r"(?:\bwe\s+(?:call|dub|name|term|coin)\s+(?:(?:it|this|them|these|our\s+\w+|the\s+\w+)\s+)?"
+    r"|\bwe\s+refer\s+to\s+(?:it|this|them|these|our\s+[\w\- ]{1,30}?|the\s+[\w\- ]{1,30}?)\s+as\s+"
+    r"|\b(?:called|dubbed|named|termed|coined)\s+)"
+    r"[\"“‘']?(?P<name>[^\"”’'.,;:()\[\]]{1,60})",
+)
+# "Long Form Words (LFW)": an acronym with the words before it.
+_ACRONYM = re.compile(
+    r"(?P<long>(?:[A-Za-z][\w\-]*\s+){1,8}?)\((?P<short>[A-Za-z][A-Za-z0-9\-]*[A-Z][A-Za-z0-9\-]*)\)"
+)
+
+
+def _clean(name: str) -> str:
+    return " ".join(name.strip(_QUOTES + " ,").split())
+
+
+def _plausible(name: str) -> bool:
+    words = name.split()
+    return (
+        0 < len(words) <= MAX_NAME_WORDS
+        and 2 <= len(name) <= MAX_NAME_CHARS
+        and name.lower() not in _NOT_NAMES
+        and any(ch.isalpha() for ch in name)
+    )
+
+
+def _capitalised_run(text: str) -> str:
+    """The first run of capitalised words in `text` ("a new architecture, the Transformer,
+    based …" -> "Transformer"; "the MuZero algorithm" -> "MuZero"), before any preposition."""
+    stop = _STOP_AFTER.search(text)
+    text = text[: stop.start()] if stop else text
+    run: list[str] = []
+    for m in re.finditer(_NAME_WORD, text):
+        word = m[0]
+        if _CAPITAL_WORD.fullmatch(word) and word.lower() not in _NOT_NAMES:
+            run.append(word)
+            continue
+        if run:
+            break
+    return " ".join(run[:MAX_NAME_WORDS])
+
+
+def _called_name(text: str) -> str:
+    """The capitalised words a "we call …" phrase gives ("Batch Normalization, that takes …" ->
+    "Batch Normalization"); lower-case words ("internal covariate shift") are no name."""
+    words = []
+    for word in text.split():
+        if not _CAPITAL_WORD.fullmatch(word.strip(_QUOTES)) and not (
+            words and word.lower() in ("in", "of", "for", "and")
+        ):
+            break
+        words.append(word.strip(_QUOTES))
+    while words and words[-1].lower() in ("in", "of", "for", "and"):
+        words.pop()
+    return " ".join(words)
+
+
+def _initials(words: list[str]) -> str:
+    return "".join(part[0] for word in words for part in word.split("-") if part).lower()
+
+
+def _title_acronym(short: str, long: str, title: str) -> bool:
+    """ "DPR" for "Dense Passage Retriever" in a paper titled "Dense Passage Retrieval for …":
+    the acronym spells a run of words opening the title (and its long form ends with them)."""
+    letters = re.sub(r"[^a-z]", "", short.lower())
+    title_words = re.findall(r"[A-Za-z][\w\-]*", title)
+    long_words = long.split()
+    if len(letters) < 2:
+        return False
+    # The run opens the title (after "A"/"The"), or its subtitle after "NAME:": a title that
+    # ends "… for the Capacitated Vehicle Routing Problem" is about CVRP, it did not name it.
+    starts = {0, 1} if title_words and title_words[0].lower() in ("a", "an", "the") else {0}
+    if ":" in title:
+        starts.add(len(re.findall(r"[A-Za-z][\w\-]*", title.split(":", 1)[0])))
+    for i in sorted(starts):
+        for j in range(i + 1, min(len(title_words), i + 8) + 1):
+            run = title_words[i:j]
+            if _initials(run) == letters:
+                # The long form's last words spell the same initials (any inflection).
+                tail = long_words[-len(run) :] if len(long_words) >= len(run) else []
+                if tail and _initials(tail) == letters:
+                    return True
+    return False
+
+
+def _title_cased(words: str) -> bool:
+    """ "Dense Passage Retriever", "Retrieval-Augmented Generation": a name, not a common noun
+    phrase ("question answering (QA)", "dot product (DP)")."""
+    parts = words.split()
+    return bool(parts) and all(p[0].isupper() for p in parts if p.lower() not in ("of", "for", "and", "in"))
+
+
+def _acronym_long(long: str, short: str) -> str:
+    """The words of `long` whose initials spell `short` (the definition's own long form)."""
+    letters = re.sub(r"[^a-z]", "", short.lower())
+    words = long.split()
+    for n in range(1, len(words) + 1):
+        if _initials(words[-n:]) == letters:
+            return " ".join(words[-n:])
+    return ""
+
+
+def _phrases(text: str, *, body: bool = False) -> list[str]:
+    """Names that `text` introduces with "we propose/introduce/present …" or "we call …" (in a
+    body, not "… called X": bodies name their tools and examples that way)."""
+    found = []
+    for m in _PROPOSE.finditer(text):
+        if name := _capitalised_run(m["rest"]):
+            found.append(name)
+    for m in _CALL.finditer(text):
+        if body and not m[0].lower().startswith("we"):
+            continue
+        if name := _called_name(m["name"]):
+            found.append(name)
+    return found
+
+
+def introduced_names(title: str, abstract: str, body: str = "") -> dict[str, tuple[str, int]]:
+    """{key: (name as written, strength)} of the names this paper introduces (the module
+    docstring's rules), the strongest rule per key."""
+    names: dict[str, tuple[str, int]] = {}
+
+    def add(name: str, strength: int) -> None:
+        name = _clean(name)
+        if not _plausible(name):
+            return
+        key = name_key(name)
+        if key and (key not in names or names[key][1] < strength):
+            names[key] = (name, strength)
+
+    title = " ".join(title.split())
+    abstract = " ".join(abstract.split())
+    body = " ".join(body[:BODY_CHARS].split())
+    if m := _TITLE_NAME.match(title):
+        add(m["name"], TITLE)
+    for name in _phrases(abstract):
+        add(name, PROPOSED)
+    for text in (abstract, body):
+        for m in _ACRONYM.finditer(text):
+            short, long = m["short"], m["long"]
+            if _title_acronym(short, long, title) and _title_cased(_acronym_long(long, short)):
+                add(short, PROPOSED)
+                if full := _acronym_long(long, short):
+                    add(full, PROPOSED)
+    for name in _phrases(body, body=True):
+        add(name, BODY)
+    return names
+
+
+_PAPERS = f"""
+SELECT p.id, p.title, p.abstract, substr(coalesce(f.text, ''), 1, {BODY_CHARS})
+FROM papers_paper p LEFT JOIN papers_fulltext f ON f.paper_id = p.id AND f.status = 'ok'
+WHERE p.id = ANY(%s)
+"""
+
+
+def name_papers(paper_ids: Iterable[int]) -> int:
+    """Rewrite the PaperName rows of these papers from their current text. Returns how many
+    names they have now. Call inside the writer's transaction (the lexical index does)."""
+    ids = sorted({int(i) for i in paper_ids})
+    if not ids:
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute(_PAPERS, [ids])
+        rows = cursor.fetchall()
+        cursor.execute("DELETE FROM papers_papername WHERE paper_id = ANY(%s)", [ids])
+        values = [
+            (paper_id, key, name, strength)
+            for paper_id, title, abstract, body in rows
+            for key, (name, strength) in introduced_names(title, abstract or "", body).items()
+        ]
+        if values:
+            cursor.executemany(
+                "INSERT INTO papers_papername (paper_id, key, name, strength)"
+                " VALUES (%s, %s, %s, %s)",
+                values,
+            )
+    return len(values)
