@@ -14,9 +14,10 @@ Which words of the question can be a name:
 - a model size or variant after a hyphen names the same paper ("OPT-175B", "ResNet-152",
   "ViT-Huge", "RAG-Sequence"); another name after it does not ("Adam-FIPSO" is not Adam).
 
-A name several papers claim with the same strength names none of them ("QAOA" in a catalogue of
-QAOA papers). A name only the body of a paper introduces is dropped when an older paper's title
-or abstract already uses it ("we refer to it as ImageNet" does not make ImageNet that paper's).
+A name several papers claim belongs to the earliest of them (titles and abstracts before bodies);
+claimed by more than MAX_CLAIMANTS it is a common word and names none. A name only the body of
+a paper introduces is dropped when an older paper's title or abstract already uses it ("we refer
+to it as ImageNet" does not make ImageNet that paper's).
 
 Words that look like a model's name ("GPT-3", "LLaMA-2") in a naming place ("train X", "X's",
 "does X use") that no paper of the catalogue introduces are returned as `unknown`, so the
@@ -30,9 +31,13 @@ from dataclasses import dataclass, field
 
 from chat.retrieval.filters import SearchFilters
 from chat.understanding.variants import SIZES
-from papers.indexing.names import name_key
+from papers.indexing.names import BODY, name_key
 
 MAX_WORDS = 4
+# A name claimed by more papers than this names none of them: "Hamiltonian", "Bell", "LLM" are
+# claimed by 26-30 of the 57k sample's abstracts ("we introduce a Hamiltonian …"), a coined
+# name by one to a few (a later "Transformer: …" title after the 2017 paper).
+MAX_CLAIMANTS = 3
 
 _TOKEN = re.compile(r"[A-Za-z0-9][\w.+*]*(?:[-‐‑][A-Za-z0-9][\w.+*]*)*(?:['’]s\b)?")
 _QUESTION_WORDS = frozenset(
@@ -196,11 +201,12 @@ def find_named(cursor, question: str, filters: SearchFilters) -> Named:
         run = next((r for r in runs if r[0] <= option.start and option.end <= r[1]), None)
         if run and run != (option.start, option.end) and option.start == option.end:
             continue
-        best = max(r[0] for r in rows)
-        top = [r for r in rows if r[0] == best]
-        if len({r[1] for r in top}) != 1:
-            continue  # several papers claim it alike: it names none of them
-        strength, paper_id, arxiv_id, name, published = top[0]
+        # Introduced in a title or an abstract if any paper does so, else in a body.
+        pool = [r for r in rows if r[0] > BODY] or rows
+        if len({r[1] for r in pool}) > MAX_CLAIMANTS:
+            continue  # many papers claim it: a common word ("Hamiltonian"), naming none
+        # The first paper to introduce it is the one that did.
+        strength, paper_id, arxiv_id, name, published = min(pool, key=lambda r: (r[4], r[1]))
         if strength == 1:
             cursor.execute(_OLDER_USE, [name, published, paper_id])
             if cursor.fetchone()[0]:

@@ -108,3 +108,26 @@ async def test_a_question_naming_a_paper_the_catalogue_lacks_says_so(catalogue_o
     # A name the catalogue does hold is answered as usual.
     _, done = await _answer("What learning rate did the Fusion-in-Decoder training use?")
     assert done["citations"] and "No paper in the catalogue" not in done["content"]
+
+
+def _paper(n: int, year: int, abstract: str) -> Paper:
+    from datetime import UTC, datetime
+
+    day = datetime(year, 1, 1, tzinfo=UTC)
+    paper = Paper.objects.create(
+        arxiv_id=f"{year % 100:02d}01.{n:05d}", title=f"A study number {n}", abstract=abstract,
+        published=day, updated=day,
+    )
+    index_papers([paper.pk])
+    return paper
+
+
+def test_the_first_paper_to_introduce_a_name_gets_it_and_a_common_word_names_none():
+    proposes = "We propose a new architecture, the Zebraformer, for reading long documents."
+    later = _paper(1, 2023, proposes)
+    first = _paper(2, 2017, proposes)
+    assert _named("What dropout did the Zebraformer use?") == [first.arxiv_id]
+    assert later.arxiv_id != first.arxiv_id
+    for n in range(3, 6):  # claimed by five papers: a common word, not one paper's name
+        _paper(n, 2024, proposes)
+    assert _named("What dropout did the Zebraformer use?") == []
