@@ -468,13 +468,32 @@ class PaperName(models.Model):
         return f"{self.name} ({self.paper_id})"
 
 
+class LexicalTermYear(models.Model):
+    """A lower champion floor for one common lexeme in one publication year (UTC).
+
+    A term's global floor keeps its best papers of the whole catalogue; in a year where the term
+    is weak (another field's era) few or none of its papers reach it, and a window on that year
+    could only bound unread papers by the global floor. This floor is set near the year's own
+    best `papers.indexing.lexical.CHAMPION_SHARE`, and kept only when below the global one."""
+
+    pk = models.CompositePrimaryKey("term_id", "year")
+    term_id = models.IntegerField()
+    year = models.SmallIntegerField()
+    champion_floor = models.FloatField()
+
+    def __str__(self):
+        return f"term {self.term_id} in {self.year}: floor {self.champion_floor:.3f}"
+
+
 class LexicalChampion(models.Model):
     """A high-impact posting of a common lexeme: (term, paper) with its BM25 document weight.
 
     For each lexeme with a `LexicalTerm.champion_floor`, this table holds *every* paper whose
-    weight for it is at least the floor (about `papers.indexing.lexical.CHAMPION_SHARE` of its
-    papers), so lexical search can read a common term's best papers in weight order and bound
-    what the papers it did not read can score (chat/retrieval/fulltext.py)."""
+    weight for it is at least its floor for the paper's year: the lower of the term's floor and
+    its `LexicalTermYear` floor for that year (about `papers.indexing.lexical.CHAMPION_SHARE` of
+    its papers, and of each year's), so lexical search can read a common term's best papers in
+    weight order and bound what the papers it did not read can score, in any window
+    (chat/retrieval/fulltext.py)."""
 
     pk = models.CompositePrimaryKey("paper_id", "term_id")
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")

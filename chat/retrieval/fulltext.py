@@ -10,15 +10,21 @@ the catalogue. So, MaxScore / threshold-algorithm style:
 - the query's *selective* terms (sorted by document frequency, taken while their summed df stays
   within `settings.LEXICAL_CANDIDATE_CAP`) are read whole through the GIN index;
 - each other term is read from its *champions* (`LexicalChampion`: every paper whose weight for
-  it reaches the term's floor, B-tree by descending weight), the best `LEXICAL_WALK_DEPTH` in the
-  window first;
-- the union is scored with the *whole* query. A paper read by neither can score at most
-  sum(weight(t) * last weight read for t) over the walked terms (the floor when a list was read
-  to its end): when the `LEXICAL_EXACT_HEAD`-th score is above that bound, the head of the
-  ranking is exhaustive BM25's; otherwise the walk goes 4x deeper, and when the lists are
-  exhausted (a narrow window) every paper in the window with a query term is scored.
-So the first `LEXICAL_EXACT_HEAD` results are always exhaustive BM25's (`exact=True`); the rest
-of the `n` are the best of the papers read. docs/BENCHMARKS.md measures the cost at 100k and 1M.
+  it reaches the term's floor for the paper's year, B-tree by descending weight), the best
+  `LEXICAL_WALK_DEPTH` in the window first;
+- the union is scored with the *whole* query. A paper of year y read by neither can score at
+  most sum(weight(t) * max(last weight read for t, t's floor in y)) over the walked terms (the
+  floor alone when a list was read to its end): when the `LEXICAL_EXACT_HEAD`-th score is above
+  that bound in every year of the window, the head of the ranking is exhaustive BM25's;
+  otherwise the walk goes 4x deeper, and when that cannot lower the bound any more, MaxScore:
+  in each year where an unread paper could still enter the head, every paper with one of the
+  terms it could not do without (`essential_terms`) is scored.
+A term's floor in a year is the lower of its global floor and its `LexicalTermYear` floor (the
+year's own best papers): in a year where the term is weak (another field's era) the walk reaches
+that year's best papers, where the global floor would leave the year without champions and force
+reading the term whole there. So the first `LEXICAL_EXACT_HEAD` results are always exhaustive
+BM25's (`exact=True`); the rest of the `n` are the best of the papers read. docs/BENCHMARKS.md
+measures the cost at 100k and 1M.
 
 Filters: the date window is a column of PaperLexicon (`published`, B-tree) and combines with the
 GIN generator in one bitmap scan; hidden papers and exclusions are checked on the ranked head
@@ -29,11 +35,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.conf import settings
 
-from papers.indexing.lexical import SPARSE_DIMENSIONS
+from papers.indexing.lexical import SPARSE_DIMENSIONS, year_sql
 from papers.text import tex_to_plain
 
 from .filters import SearchFilters
@@ -67,6 +73,8 @@ class LexicalResult:
     exact: bool = True  # the head of the ranking equals exhaustive BM25's
     walks: int = 0  # champion walks (each 4x deeper than the last)
     walked: int = 0  # champion postings read by the last walk
+    years: int = 0  # years of the window (the catalogue's when none) ...
+    years_read: int = 0  # ... of which some terms were read whole ("essential", "exhaustive")
 
 
 _QUERY_TERMS = """
@@ -168,13 +176,26 @@ def lexical_search(
     return rank_terms(cursor, lexemes, terms, {t.id: t.idf for t in terms}, filters, n, cap=cap)
 
 
+# Each walked term's floor in each year of the window (the catalogue's years when open-ended):
+# the lower of its own and the year's (LEAST skips a missing year floor).
+_WINDOW_FLOORS = f"""
+SELECT q.term, g.year, {{floor}}
+FROM unnest(%(walked)s::int[]) AS q(term)
+JOIN papers_lexicalterm t ON t.id = q.term
+CROSS JOIN generate_series(
+    coalesce(%(first)s, (SELECT {year_sql("min(published)")} FROM papers_paperlexicon)),
+    coalesce(%(last)s, (SELECT {year_sql("max(published)")} FROM papers_paperlexicon))
+) AS g(year)
+LEFT JOIN papers_lexicaltermyear y ON y.term_id = q.term AND y.year = g.year
+"""
+
 # Each walked term's best papers in the window, in weight order, `depth` of them at most.
 _WALK = """
 SELECT q.term, count(c.paper_id), min(c.weight), array_agg(c.paper_id)
-FROM unnest(%(walked)s::int[]) AS q(term)
+FROM unnest(%(walked)s::int[]) AS q(term) {join}
 LEFT JOIN LATERAL (
     SELECT c.paper_id, c.weight FROM papers_lexicalchampion c
-    WHERE c.term_id = q.term AND {dates}
+    WHERE c.term_id = q.term AND {dates} {floor}
     ORDER BY c.weight DESC LIMIT %(depth)s
 ) c ON TRUE
 GROUP BY q.term
@@ -183,21 +204,55 @@ GROUP BY q.term
 _BOUND_MARGIN = 1e-5
 
 
-def _walk(cursor, walked, weights, depth, filters) -> tuple[set[int], dict[int, float], bool]:
-    """(papers read, the most an unread paper can get from each walked term, lists exhausted)."""
+def window_floors(cursor, walked: list[QueryTerm], filters) -> dict[int, dict[int, float]]:
+    """term -> year of the window -> the term's champion floor in that year. With
+    `settings.LEXICAL_YEAR_FLOORS` off, the term's global floor in every year (its global list
+    alone is walked: the lists as they were before the year floors)."""
+    params = {
+        "walked": [t.id for t in walked],
+        "first": filters.start.astimezone(UTC).year if filters.start else None,
+        "last": filters.end.astimezone(UTC).year if filters.end else None,
+    }
+    floor = "LEAST(t.champion_floor, y.champion_floor)"
+    if not settings.LEXICAL_YEAR_FLOORS:
+        floor = "t.champion_floor"
+    cursor.execute(_WINDOW_FLOORS.format(floor=floor), params)
+    floors: dict[int, dict[int, float]] = {t.id: {} for t in walked}
+    for term, year, value in cursor.fetchall():
+        floors[term][year] = value
+    return floors
+
+
+@dataclass
+class _Walk:
+    papers: set[int]  # read
+    bounds: dict[int, dict[int, float]]  # year -> term -> the most an unread paper gets from it
+    exhausted: bool  # walking deeper cannot lower any bound
+
+
+def _walk(cursor, walked, weights, depth, filters, floors) -> _Walk:
     params = {"walked": [t.id for t in walked], "depth": depth}
-    cursor.execute(_WALK.format(dates=filters.date_conditions("c.published", params)), params)
-    floors = {t.id: t.floor for t in walked}
+    dates = filters.date_conditions("c.published", params)
+    # Without year floors, the postings below the global floor are not the global list's.
+    join, floor = "", ""
+    if not settings.LEXICAL_YEAR_FLOORS:
+        join = "JOIN papers_lexicalterm t ON t.id = q.term"
+        floor = "AND c.weight >= t.champion_floor"
+    cursor.execute(_WALK.format(dates=dates, join=join, floor=floor), params)
     papers: set[int] = set()
-    bounds: dict[int, float] = {}
+    bounds: dict[int, dict[int, float]] = {}
     exhausted = True
     for term, count, lowest, ids in cursor.fetchall():
         papers.update(i for i in ids if i is not None)
-        # Below the last paper read, or (list read to its end) below the floor.
-        below = lowest if count == depth else floors[term]
-        exhausted = exhausted and count < depth
-        bounds[term] = max(weights[term], 0.0) * below
-    return papers, bounds, exhausted
+        years = floors[term]
+        # An unread paper of year y is below the last paper read (when the walk stopped short
+        # of the list's end) and below its floor in y (else the walk would have read it).
+        deeper = count == depth and lowest > min(years.values(), default=lowest)
+        exhausted = exhausted and not deeper
+        for year, floor_y in years.items():
+            below = max(lowest, floor_y) if count == depth else floor_y
+            bounds.setdefault(year, {})[term] = max(weights[term], 0.0) * below
+    return _Walk(papers, bounds, exhausted)
 
 
 def essential_terms(bounds: dict[int, float], threshold: float) -> list[int]:
@@ -212,13 +267,39 @@ def essential_terms(bounds: dict[int, float], threshold: float) -> list[int]:
     return []
 
 
-def _generator(whole: list[int], read: set[int]) -> tuple[str, dict]:
+def _generator(
+    whole: list[int], read: set[int], essential: dict[tuple[int, ...], list[int]] | None = None
+) -> tuple[str, dict]:
+    """Papers with a term of `whole`, papers read, and for each essential set of terms the
+    papers of its years with one of them (no year condition when it is every year's)."""
     parts, params = [], {"gen": whole, "read": sorted(read)}
     if whole:  # (an empty array would make GIN scan the whole index)
         parts.append("l.terms && %(gen)s::int[]")
+    for i, (terms, years) in enumerate(sorted((essential or {}).items())):
+        params[f"ess{i}"] = list(terms)
+        spans = []
+        for first, last in _runs(years):
+            params[f"ess{i}_{first}"] = datetime(first, 1, 1, tzinfo=UTC)
+            params[f"ess{i}_{last}_end"] = datetime(last + 1, 1, 1, tzinfo=UTC)
+            spans.append(
+                f"(l.published >= %(ess{i}_{first})s AND l.published < %(ess{i}_{last}_end)s)"
+            )
+        within = f" AND ({' OR '.join(spans)})" if spans else ""
+        parts.append(f"(l.terms && %(ess{i})s::int[]{within})")
     if read:
         parts.append("l.paper_id = ANY(%(read)s::bigint[])")
     return f"({' OR '.join(parts) or 'FALSE'})", params
+
+
+def _runs(years: list[int]) -> list[tuple[int, int]]:
+    """Consecutive years as (first, last) runs; [] stands for every year."""
+    runs: list[tuple[int, int]] = []
+    for year in sorted(years):
+        if runs and runs[-1][1] == year - 1:
+            runs[-1] = (runs[-1][0], year)
+        else:
+            runs.append((year, year))
+    return runs
 
 
 def rank_terms(
@@ -247,19 +328,38 @@ def rank_terms(
         return LexicalResult(hits, lexemes, terms, "postings", True)
     head = min(n, settings.LEXICAL_EXACT_HEAD)
     df = {t.id: t.df for t in walked}
+    floors = window_floors(cursor, walked, filters)
     depth, walks = settings.LEXICAL_WALK_DEPTH, 0
     while True:
-        read, bounds, exhausted = _walk(cursor, walked, weights, depth, filters)
+        walk = _walk(cursor, walked, weights, depth, filters, floors)
         walks += 1
-        hits = _rank(cursor, qv, *_generator(whole, read), filters, n)
+        hits = _rank(cursor, qv, *_generator(whole, walk.papers), filters, n)
         threshold = hits[head - 1].score if len(hits) >= head else 0.0
-        essential = essential_terms(bounds, threshold)
-        if not essential:  # no unread paper can enter the head
-            return LexicalResult(hits, lexemes, terms, "champions", True, walks, len(read))
+        # year -> the terms an unread paper of that year cannot do without (none: it cannot
+        # enter the head)
+        needs = {
+            year: needed
+            for year, bounds in walk.bounds.items()
+            if (needed := tuple(sorted(essential_terms(bounds, threshold))))
+        }
+        if not needs:  # no unread paper can enter the head
+            return LexicalResult(
+                hits, lexemes, terms, "champions", True, walks, len(walk.papers),
+                len(walk.bounds),
+            )  # fmt: skip
+        essential = sorted(set().union(*needs.values()))
         # Read the essential terms whole when that costs less than walking 4x deeper.
-        if exhausted or sum(df[t] for t in essential) <= 4 * len(read):
+        if walk.exhausted or sum(df[t] for t in essential) <= 4 * len(walk.papers):
             break
         depth *= 4
-    hits = _rank(cursor, qv, *_generator(whole + essential, read), filters, n)
-    generator = "exhaustive" if len(essential) == len(walked) else "essential"
-    return LexicalResult(hits, lexemes, terms, generator, True, walks, len(read))
+    by_terms: dict[tuple[int, ...], list[int]] = {}
+    for year, needed in needs.items():
+        by_terms.setdefault(needed, []).append(year)
+    if len(by_terms) == 1 and len(needs) == len(walk.bounds):
+        by_terms = {needed: [] for needed in by_terms}  # every year: no year condition
+    hits = _rank(cursor, qv, *_generator(whole, walk.papers, by_terms), filters, n)
+    every = len(needs) == len(walk.bounds) and all(len(t) == len(walked) for t in needs.values())
+    return LexicalResult(
+        hits, lexemes, terms, "exhaustive" if every else "essential", True, walks,
+        len(walk.papers), len(walk.bounds), len(needs),
+    )  # fmt: skip

@@ -377,6 +377,9 @@ DENSE_YEAR_INDEX_MIN = envint("DENSE_YEAR_INDEX_MIN", 20000)
 LEXICAL_CANDIDATE_CAP = envint("LEXICAL_CANDIDATE_CAP", 5000)
 LEXICAL_WALK_DEPTH = envint("LEXICAL_WALK_DEPTH", 100)
 LEXICAL_EXACT_HEAD = envint("LEXICAL_EXACT_HEAD", 10)
+# Walk each term's champions down to its floor per publication year (LexicalTermYear); off: the
+# global floors alone, as before them (for comparison: docs/BENCHMARKS.md).
+LEXICAL_YEAR_FLOORS = envbool("LEXICAL_YEAR_FLOORS", True)
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused
 # Ranking refinements, comma-separated (chat/retrieval/refine.py): none by default, none won.
 SEARCH_REFINE = envstr("SEARCH_REFINE", "")

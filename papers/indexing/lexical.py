@@ -51,6 +51,18 @@ INDEX_BATCH = 2000
 # instead of all its papers. docs/BENCHMARKS.md measures the share against agreement and cost.
 CHAMPION_MIN_DF = 2000
 CHAMPION_SHARE = 0.05
+# A common term also gets a floor per publication year (LexicalTermYear) near that year's best
+# CHAMPION_SHARE, where it is below the global floor: a window on a year where the term is weak
+# then walks the year's own best papers. `rebuild` sets them from up to YEAR_FLOOR_SAMPLE papers
+# a year (a term with few sampled postings in a year is rare there: its floor is about the best
+# of them, and its list in that year short either way).
+YEAR_FLOOR_SAMPLE = 2000
+
+
+def year_sql(column: str) -> str:
+    """The calendar year (UTC) of a timestamptz column: the year of LexicalTermYear."""
+    return f"extract(year FROM {column} AT TIME ZONE 'UTC')::int"
+
 
 _ENSURE_STATS = (
     "INSERT INTO papers_lexicalstats (id, documents, total_length) VALUES (1, 0, 0)"
@@ -137,13 +149,17 @@ FROM lexicon_w w JOIN papers_paper p ON p.id = w.paper_id
 GROUP BY w.paper_id, p.published, p.version, p.modified_at
 """
 
-# The new postings at or above their term's floor join its champions (the floor's invariant).
-_WRITE_CHAMPIONS = """
+# The new postings at or above their term's floor for their year (the lower of the term's and
+# the year's: LEAST skips a missing year floor) join its champions (the floors' invariant).
+_WRITE_CHAMPIONS = f"""
 INSERT INTO papers_lexicalchampion (paper_id, term_id, weight, published)
 SELECT w.paper_id, w.term_id, w.weight, p.published
 FROM lexicon_w w
-JOIN papers_lexicalterm t ON t.id = w.term_id AND w.weight >= t.champion_floor
+JOIN papers_lexicalterm t ON t.id = w.term_id AND t.champion_floor IS NOT NULL
 JOIN papers_paper p ON p.id = w.paper_id
+LEFT JOIN papers_lexicaltermyear y
+  ON y.term_id = w.term_id AND y.year = {year_sql("p.published")}
+WHERE w.weight >= LEAST(t.champion_floor, y.champion_floor)
 """
 
 # Papers without any lexeme still get a row, so `index_missing` does not pick them up forever.
@@ -252,13 +268,24 @@ SELECT l.paper_id, -(l.weights <#> %(unit)s::sparsevec) AS weight, l.published
 FROM papers_paperlexicon l WHERE l.terms @> ARRAY[%(term)s]::int[]
 """
 
-_SET_FLOOR = """
-WITH postings AS ({weights}), floor AS (
+# ... and the year floors below it, each year's best CHAMPION_SHARE (all of its postings read).
+_SET_FLOOR = f"""
+WITH postings AS ({{weights}}), floor AS (
     SELECT weight FROM postings ORDER BY weight DESC OFFSET %(depth)s - 1 LIMIT 1
+), by_year AS (
+    SELECT {year_sql("published")} AS year,
+           percentile_disc(1 - %(share)s) WITHIN GROUP (ORDER BY weight) AS floor
+    FROM postings GROUP BY 1
+), year_floors AS (
+    INSERT INTO papers_lexicaltermyear (term_id, year, champion_floor)
+    SELECT %(term)s, year, floor FROM by_year WHERE floor < (SELECT weight FROM floor)
+    ON CONFLICT (term_id, year) DO UPDATE SET champion_floor = EXCLUDED.champion_floor
+    RETURNING year, champion_floor
 ), champions AS (
     INSERT INTO papers_lexicalchampion (paper_id, term_id, weight, published)
-    SELECT paper_id, %(term)s, weight, published FROM postings
-    WHERE weight >= (SELECT weight FROM floor)
+    SELECT p.paper_id, %(term)s, p.weight, p.published FROM postings p
+    LEFT JOIN year_floors y ON y.year = {year_sql("p.published")}
+    WHERE p.weight >= LEAST((SELECT weight FROM floor), y.champion_floor)
 )
 UPDATE papers_lexicalterm SET champion_floor = (SELECT weight FROM floor) WHERE id = %(term)s
 """
@@ -277,6 +304,7 @@ def add_champions() -> int:
     for term, df in terms:
         params = {"term": term, "unit": f"{{{term}:1}}/{SPARSE_DIMENSIONS}"}
         params["depth"] = _champion_depth(df)
+        params["share"] = CHAMPION_SHARE
         with transaction.atomic(), connection.cursor() as cursor:
             # The writers' lock: no paper is indexed between reading the postings and the floor.
             cursor.execute(_ENSURE_STATS)
@@ -314,6 +342,19 @@ FROM (
 WHERE t.id = f.term_id
 """
 
+# Year floors from a sample of up to YEAR_FLOOR_SAMPLE papers a year (in lexicon_w), for the
+# floored terms, where below the term's floor.
+_SAMPLE_YEAR_FLOORS = f"""
+INSERT INTO papers_lexicaltermyear (term_id, year, champion_floor)
+SELECT f.term_id, f.year, f.floor FROM (
+    SELECT w.term_id, {year_sql("p.published")} AS year,
+           percentile_disc(1 - %(share)s) WITHIN GROUP (ORDER BY w.weight) AS floor
+    FROM lexicon_w w JOIN papers_paper p ON p.id = w.paper_id
+    GROUP BY 1, 2
+) f JOIN papers_lexicalterm t ON t.id = f.term_id
+WHERE f.floor < t.champion_floor
+"""
+
 _SECONDARY_INDEXES = """
 SELECT i.indexname, i.indexdef FROM pg_indexes i
 WHERE i.tablename IN ('papers_paperlexicon', 'papers_lexicalchampion')
@@ -333,6 +374,7 @@ def rebuild(progress=None, workers: int = 1) -> int:
         cursor.execute(_ENSURE_STATS)
         cursor.execute(_LOCK_STATS)
         cursor.execute("DELETE FROM papers_lexicalchampion")
+        cursor.execute("DELETE FROM papers_lexicaltermyear")
         cursor.execute("DELETE FROM papers_paperlexicon")
         cursor.execute("DELETE FROM papers_lexicalterm")
         cursor.execute(
@@ -343,8 +385,11 @@ def rebuild(progress=None, workers: int = 1) -> int:
         cursor.execute(
             "CREATE UNLOGGED TABLE papers_lexicon_rebuild (lexeme text, df int, tf real)"
         )
-        cursor.execute("SELECT id FROM papers_paper ORDER BY id")
-        ids = [row[0] for row in cursor.fetchall()]
+        cursor.execute(f"SELECT id, {year_sql('published')} FROM papers_paper ORDER BY id")
+        years: dict[int, list[int]] = {}
+        for paper, year in cursor.fetchall():
+            years.setdefault(year, []).append(paper)
+        ids = sorted(paper for papers in years.values() for paper in papers)
         # Secondary indexes are built once at the end (one sort, not a GIN insert a row).
         cursor.execute(_SECONDARY_INDEXES)
         indexes = cursor.fetchall()
@@ -380,6 +425,17 @@ def rebuild(progress=None, workers: int = 1) -> int:
         cursor.execute(_TERM_FREQUENCIES, params)
         cursor.execute(_WEIGHTS, params)
         cursor.execute(_SAMPLE_FLOORS, {"share": CHAMPION_SHARE, "min_df": CHAMPION_MIN_DF})
+        cursor.execute("DROP TABLE lexicon_w")
+        cursor.execute("DROP TABLE lexicon_tf")
+        sample = sorted(
+            paper
+            for papers in years.values()
+            for paper in papers[:: max(1, len(papers) // YEAR_FLOOR_SAMPLE)]
+        )
+        params = dict(_params(sample), avg_length=avg_length)
+        cursor.execute(_TERM_FREQUENCIES, params)
+        cursor.execute(_WEIGHTS, params)
+        cursor.execute(_SAMPLE_YEAR_FLOORS, {"share": CHAMPION_SHARE})
         cursor.execute("DROP TABLE lexicon_w")
         cursor.execute("DROP TABLE lexicon_tf")
 

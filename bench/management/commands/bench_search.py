@@ -162,6 +162,12 @@ class Command(BaseCommand):
             metavar="N",
             help="instead: hybrid search over N papers grown from the sample (database bench_text)",
         )
+        parser.add_argument(
+            "--compare-year-floors",
+            action="store_true",
+            help="--text: search() and BM25 with the global champion floors alone, then with the"
+            " year floors (settings.LEXICAL_YEAR_FLOORS), alternating, twice each",
+        )
 
     def handle(self, *args, **options):
         if not options["snapshot"].is_file():
@@ -316,6 +322,32 @@ class Command(BaseCommand):
             },
         }
         return correctness, speed
+
+    def compare_year_floors(self, queries: list[str], now: datetime, options) -> dict:
+        """search() over the 192 queries with the global champion floors alone and with the year
+        floors, in turn (off, on, off, on: each setting once after the other warmed the cache),
+        then BM25 against exhaustive BM25 for both, query by query."""
+        passes = []
+        saved = settings.LEXICAL_YEAR_FLOORS
+        try:
+            for year_floors in (False, True, False, True):
+                settings.LEXICAL_YEAR_FLOORS = year_floors
+                load = os.getloadavg()[0]
+                correctness, speed = self.run_queries(now, options["k"], options["repeat"])
+                passes.append(
+                    {
+                        "year_floors": year_floors,
+                        "load_before": round(load, 1),
+                        "load_after": round(os.getloadavg()[0], 1),
+                        "correctness": correctness,
+                        "speed": speed,
+                    }
+                )
+                self.say(f"pass: {json.dumps(passes[-1], default=str)}")
+        finally:
+            settings.LEXICAL_YEAR_FLOORS = saved
+        agreement = bench_text.bm25_agreement(queries, now, self.say, year_floors=(False, True))
+        return {"passes": passes, "bm25_agreement": agreement}
 
     # --- CPU per search ----------------------------------------------------------------------
 
@@ -484,6 +516,10 @@ class Command(BaseCommand):
             setup = bench_text.load(n, options["snapshot"], model, self.say)
             self.say(f"setup: {json.dumps(setup, default=str)}")  # a long run keeps it early
             result = {"setup": setup}
+            if options["compare_year_floors"]:
+                result.update(self.compare_year_floors(queries, now, options))
+                self.stdout.write(json.dumps(result, indent=2, default=str))
+                return
             result["correctness"], result["speed"] = self.run_queries(
                 now, options["k"], options["repeat"]
             )
