@@ -458,6 +458,8 @@ def rebuild(progress=None, workers: int = 1) -> int:
             cursor.execute(definition)
         cursor.execute("SET CONSTRAINTS ALL DEFERRED")  # Django's foreign keys, as they were
     add_champions()  # terms the sample missed
+    with connection.cursor() as cursor:  # search estimates a window's papers (fulltext._share)
+        cursor.execute("ANALYZE papers_paperlexicon")
     log.info("lexical index rebuilt papers=%d", total)
     return total
 
