@@ -203,6 +203,16 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
     async def send_error(self, code: str, message: str) -> None:
         await self.send_json(events.error(code, message))
 
+    async def dispatch(self, message):
+        # Channels runs django.db.close_old_connections on its one sync thread before every
+        # handler: for a token frame that is a thread round trip per socket per frame, queued
+        # behind every socket's session check, for a handler that never touches the database.
+        # The database handlers still get it (and database_sync_to_async closes around itself).
+        if message["type"] == "chat.event":
+            await self.chat_event(message)
+        else:
+            await super().dispatch(message)
+
     # Group messages published through chat.events.
     async def chat_event(self, message):
         if not self.closing:

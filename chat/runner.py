@@ -4,7 +4,8 @@ events into a saved message and the thread's event stream.
 While the pipeline (chat.pipeline.answer) runs, `RunningAnswer`:
 - publishes every event to the thread's channel-layer group (chat.events), which each socket open
   on the thread has joined, so a second tab sees the same stream and a closed tab loses nothing
-  (tokens are coalesced to at most one message per TOKEN_INTERVAL per thread);
+  (tokens are coalesced to at most one message per TOKEN_INTERVAL per thread, longer when many
+  answers run at once: `token_interval`);
 - saves the text every SAVE_INTERVAL and once more at the end (complete / stopped / failed);
 - listens on the thread's control group for `stop` and for "send me what you have so far" (a
   socket that joins mid-answer). Both travel through the channel layer, so they reach the task
@@ -38,6 +39,10 @@ logger = logging.getLogger(__name__)
 # layer. Each frame costs the server about as much as parsing an LLM chunk does (profiled with
 # `bench_chat concurrent`), so merging tokens frees the event loop for more concurrent answers.
 TOKEN_INTERVAL = 0.05
+# And at most this many token messages a second for all the answers of a process together: with
+# many answers at once each one's interval grows (100 answers: one message per 0.2 s, a few words
+# each), so a burst spends its CPU on answering rather than on framing.
+TOKEN_FRAMES_PER_SECOND = 500
 # Partial text is written this often while streaming; a crash loses at most this much.
 SAVE_INTERVAL = 1.0
 # A streaming row is also touched this often when no text came, as a heartbeat.
@@ -256,10 +261,12 @@ class RunningAnswer:
             error=final.get("message", "") if final["type"] == "error" else "",
             updated_at=timezone.now(),
         )
-        await save_db(save)
-        await save_db(
-            lambda: Thread.objects.filter(pk=self.thread_id).update(updated_at=timezone.now())
-        )
+
+        def save_and_touch_thread():  # one trip to the write lane for both
+            save()
+            Thread.objects.filter(pk=self.thread_id).update(updated_at=timezone.now())
+
+        await save_db(save_and_touch_thread)
 
     async def _flush_tokens(self) -> None:
         if self.sent >= len(self.text):
@@ -275,7 +282,7 @@ class RunningAnswer:
             await self._flush_tokens()
             if self.closing:
                 return
-            await asyncio.sleep(TOKEN_INTERVAL)
+            await asyncio.sleep(token_interval())
 
     async def _save_periodically(self) -> None:
         last_write = time.monotonic()
@@ -310,6 +317,11 @@ class RunningAnswer:
                     await events.send_to(message["reply_channel"], self.snapshot())
         finally:
             await self.layer.group_discard(control, channel)
+
+
+def token_interval() -> float:
+    """Seconds between two token messages of one answer (TOKEN_FRAMES_PER_SECOND)."""
+    return max(TOKEN_INTERVAL, len(running) / TOKEN_FRAMES_PER_SECOND)
 
 
 async def stop_all(timeout: float) -> int:

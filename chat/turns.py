@@ -99,27 +99,33 @@ class NewTurn:
     earlier_labels: dict[str, int] = field(default_factory=dict)
 
 
+def _streaming(thread_id, now, fields=("pk", "runner", "updated_at")) -> tuple[int, list]:
+    """Fail the thread's streaming answers whose process is gone (known dead: it ran on this
+    host; or silent for STALE_AFTER) and return how many, with the rows still streaming: one
+    query when none is stale, the usual case."""
+    rows = list(Message.objects.filter(thread_id=thread_id, status=Status.STREAMING).only(*fields))
+    dead = [
+        row.pk for row in rows
+        if row.updated_at < now - STALE_AFTER or processes.is_gone(row.runner)
+    ]
+    if not dead:
+        return 0, rows
+    failed = Message.objects.filter(pk__in=dead, status=Status.STREAMING).update(
+        status=Status.FAILED, error=INTERRUPTED
+    )
+    return failed, [row for row in rows if row.pk not in dead]
+
+
 def fail_stale(thread_id, now=None) -> int:
     """Mark failed the thread's streaming answer if its process is gone: known dead (it ran on
     this host), or silent for STALE_AFTER."""
-    now = now or timezone.now()
-    streaming = Message.objects.filter(thread_id=thread_id, status=Status.STREAMING)
-    dead = [
-        pk
-        for pk, runner, saved_at in streaming.values_list("pk", "runner", "updated_at")
-        if saved_at < now - STALE_AFTER or processes.is_gone(runner)
-    ]
-    if not dead:
-        return 0
-    return streaming.filter(pk__in=dead).update(status=Status.FAILED, error=INTERRUPTED)
+    return _streaming(thread_id, now or timezone.now())[0]
 
 
-def _history(thread_id) -> list[Turn]:
-    recent = list(
-        Message.objects.filter(thread_id=thread_id).order_by("-created_at")[: 2 * HISTORY_TURNS]
-    )[::-1]
+def _history(messages: list) -> list[Turn]:
+    """The last HISTORY_TURNS turns of the thread's `messages` (oldest first)."""
     turns = []
-    for message in recent:
+    for message in messages[-2 * HISTORY_TURNS :]:
         if message.role == Role.USER:
             turns.append(Turn(question=message.content))
         elif turns:
@@ -145,15 +151,17 @@ def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
         thread = Thread.objects.select_for_update().filter(pk=thread_id, owner_id=user_id).first()
         if thread is None:
             raise AskRefused("not_found", "This chat does not exist (it may have been deleted).")
-        fail_stale(thread.pk, now)
-        if Message.objects.filter(thread=thread, status=Status.STREAMING).exists():
+        if _streaming(thread.pk, now)[1]:
             raise AskRefused("busy", "An answer is already being written in this chat; wait or stop it.")
         limit = settings.CHAT_RATE_LIMIT_PER_MINUTE
         if limit > 0:
-            # Asks, not Message rows: deleting threads must not give the quota back.
-            Ask.objects.filter(user_id=user_id, asked_at__lt=now - RATE_WINDOW).delete()
-            recent = Ask.objects.filter(user_id=user_id, asked_at__gte=now - RATE_WINDOW)
-            times = list(recent.order_by("asked_at").values_list("asked_at", flat=True))
+            # Asks, not Message rows: deleting threads must not give the quota back. Older asks
+            # are deleted when there are some (at most once a minute per user).
+            asks = Ask.objects.filter(user_id=user_id)
+            times = list(asks.order_by("asked_at").values_list("asked_at", flat=True))
+            if times and times[0] < now - RATE_WINDOW:
+                asks.filter(asked_at__lt=now - RATE_WINDOW).delete()
+                times = [t for t in times if t >= now - RATE_WINDOW]
             if len(times) >= limit:
                 retry_after = max(1, math.ceil((times[-limit] + RATE_WINDOW - now).total_seconds()))
                 raise AskRefused(
@@ -161,22 +169,26 @@ def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
                     f"You can ask {limit} questions a minute; try again in {retry_after} s.",
                     retry_after=retry_after,
                 )
-        history = _history(thread.pk)
-        earlier_labels = labels_of(
-            Message.objects.filter(thread=thread, role=Role.ASSISTANT)
+        # One read of the thread for both: the history (its last turns) and the reference
+        # numbers (every answer's sources).
+        messages = list(
+            Message.objects.filter(thread=thread)
             .order_by("created_at")
-            .values_list("sources", flat=True)
+            .only("role", "content", "query", "analysis", "sources")
         )
+        history = _history(messages)
+        earlier_labels = labels_of(m.sources for m in messages if m.role == Role.ASSISTANT)
         try:
-            with transaction.atomic():
-                user_message = Message.objects.create(
-                    thread=thread, role=Role.USER, content=question, status=Status.COMPLETE
-                )
-                message = Message.objects.create(
-                    thread=thread, role=Role.ASSISTANT, status=Status.STREAMING,
-                    runner=processes.this_process(),
-                )
-        except IntegrityError:  # the partial unique constraint: another process got there first
+            user_message = Message.objects.create(
+                thread=thread, role=Role.USER, content=question, status=Status.COMPLETE
+            )
+            message = Message.objects.create(
+                thread=thread, role=Role.ASSISTANT, status=Status.STREAMING,
+                runner=processes.this_process(),
+            )
+        except IntegrityError:
+            # The partial unique constraint: another process got there first. No savepoint is
+            # needed: the refusal leaves the transaction, which rolls the question back too.
             raise AskRefused("busy", "An answer is already being written in this chat.") from None
         if limit > 0:
             Ask.objects.create(user_id=user_id, asked_at=now)
@@ -193,10 +205,15 @@ def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
 
 def streaming_snapshot(thread_id) -> dict | None:
     """The `resume` of the thread's answer in progress as last saved, or None."""
-    fail_stale(thread_id, timezone.now())  # a dead answer is not resumed: it is failed
-    message = Message.objects.filter(thread_id=thread_id, status=Status.STREAMING).first()
-    if message is None:
+    # A dead answer is not resumed: it is failed.
+    _, live = _streaming(
+        thread_id, timezone.now(),
+        fields=("pk", "runner", "updated_at", "created_at", "query", "analysis", "sources",
+                "content", "status"),
+    )
+    if not live:
         return None
+    message = live[0]
     question = (
         Message.objects.filter(thread_id=thread_id, role=Role.USER, created_at__lte=message.created_at)
         .order_by("-created_at")
@@ -213,5 +230,5 @@ def streaming_state(user_id: int, thread_id) -> tuple[int, Message | None]:
     now = timezone.now()
     if not Thread.objects.filter(pk=thread_id, owner_id=user_id).exists():
         raise AskRefused("not_found", "This chat does not exist (it may have been deleted).")
-    stale = fail_stale(thread_id, now)
-    return stale, Message.objects.filter(thread_id=thread_id, status=Status.STREAMING).first()
+    stale, live = _streaming(thread_id, now)
+    return stale, live[0] if live else None

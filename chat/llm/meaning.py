@@ -32,10 +32,11 @@ def _embedder():
     return get_embedder()
 
 
-def _vectors(embedder, texts: list[str]) -> np.ndarray:
+def vectors(embedder, texts: list[str]) -> np.ndarray:
     """Vectors of `texts`, embedding only those not cached, in one call: every embedder embeds a
     query exactly as a document (papers.embeddings), so the anchor joins the sentences' batch and
-    the model runs once per answer rather than twice."""
+    the model runs once per answer rather than twice. Also the support check's vectors
+    (chat.pipeline.support), which embeds the sentences of the sources an answer cites."""
     keys = [(embedder.name, t) for t in texts]
     with _lock:
         found = {k: _cache[k] for k in keys if k in _cache}
@@ -57,9 +58,9 @@ def similarities(anchor: str, texts: list[str]) -> list[float] | None:
     if not texts or not anchor.strip():
         return [0.0] * len(texts) if texts else []
     try:
-        vectors = _vectors(_embedder(), [anchor, *texts])
+        found = vectors(_embedder(), [anchor, *texts])
     except (EmbeddingError, OSError, RuntimeError, ValueError) as exc:
         # The embedder cannot run (not installed, misconfigured, out of memory): words alone.
         logger.warning("sentence_similarity_unavailable error=%s", exc)
         return None
-    return [float(v) for v in vectors[1:] @ vectors[0]]
+    return [float(v) for v in found[1:] @ found[0]]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from chat.llm.meaning import vectors as cached_vectors
 from chat.llm.sentences import split_sentences, terms
 from papers.embeddings import get_embedder
 
@@ -114,11 +115,13 @@ def lexical_overlap(claim: str, source: str) -> float:
 
 
 def sentence_similarity(claims: Sequence[str], passages: Sequence[str], embedder=None):
-    """(len(claims), len(passages)) cosine similarities by the catalogue's embedder."""
+    """(len(claims), len(passages)) cosine similarities by the catalogue's embedder. Vectors
+    of sentences embedded lately are reused (chat.llm.meaning): a source cited again (a
+    follow-up, another user's question on the topic) costs nothing to check again."""
     if not claims or not passages:
         return np.zeros((len(claims), len(passages)), dtype=np.float32)
     embedder = embedder or get_embedder()
-    vectors = embedder.embed_documents([*claims, *passages])
+    vectors = cached_vectors(embedder, [*claims, *passages])
     return vectors[: len(claims)] @ vectors[len(claims) :].T
 
 

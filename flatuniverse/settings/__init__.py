@@ -209,7 +209,8 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    # One process: Channels' in-memory layer, scanning for expired messages once a second.
+    CHANNEL_LAYERS = {"default": {"BACKEND": "chat.layers.ThrottledInMemoryChannelLayer"}}
 
 # --- Cache (rate limits, throttles): shared by every process --------------------------------------
 # Per-process memory would let each daphne process grant its own quota, so the default is a table

@@ -464,3 +464,38 @@ async def test_control_frames_beyond_the_allowance_are_refused(owner, thread, se
         assert refusal["code"] == "rate_limited" and refusal["retry_after"] >= 1
         check_event(refusal)
     await comm.disconnect()
+
+
+async def test_token_frames_reach_the_socket_without_a_trip_to_the_database_thread(
+    owner, thread, monkeypatch
+):
+    # Channels closes old database connections on its one sync thread before every handler; a
+    # token frame's handler reads no database, and 100 streaming sockets made that round trip
+    # ~20 times a second each (docs/BENCHMARKS.md, "Cutting the answer path's CPU").
+    import uuid
+
+    from channels import consumer as channels_consumer
+
+    from chat import events
+
+    trips = []
+    close = channels_consumer.aclose_old_connections
+
+    async def counted():
+        trips.append(1)
+        await close()
+
+    monkeypatch.setattr(channels_consumer, "aclose_old_connections", counted)
+    comm = await open_socket(thread, owner)
+    before = len(trips)
+    message_id = uuid.uuid4()
+    for offset in range(30):
+        await events.publish(thread.pk, events.token(message_id, offset, "w"))
+    frames = [await comm.receive_json_from(timeout=TIMEOUT) for _ in range(30)]
+    await comm.send_json_to({"type": "ping"})  # a frame from the client still gets one
+    assert (await comm.receive_json_from(timeout=TIMEOUT))["type"] == "pong"
+    after = len(trips)
+    await comm.disconnect()
+
+    assert [f["offset"] for f in frames] == list(range(30))
+    assert after - before == 1

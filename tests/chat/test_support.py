@@ -92,3 +92,36 @@ def test_a_model_reads_each_sources_best_sentences_not_the_whole_abstract(minilm
     assert "Code is available" not in cut.text and "Many methods exist" not in cut.text
     assert cut.text.count("…") >= 1 and len(cut.text) < 0.6 * len(long.text)
     assert (cut.number, cut.title, cut.published) == (1, "Video diffusion", "2024-01-01")
+
+
+class CountingEmbedder:
+    """The real MiniLM, counting the sentences it is asked to embed."""
+
+    def __init__(self, model):
+        self.model, self.name, self.embedded = model, model.name + "-counted", []
+
+    def embed_documents(self, texts):
+        self.embedded += texts
+        return self.model.embed_documents(texts)
+
+
+def test_a_source_cited_again_is_not_embedded_again(minilm):
+    # The support check embeds every sentence of the sources cited: the largest CPU cost of an
+    # answer outside search (docs/BENCHMARKS.md, "Cutting the answer path's CPU"). A follow-up
+    # citing the same paper pays only for its own new sentences.
+    from chat.llm import meaning
+
+    counted = CountingEmbedder(minilm)
+    meaning._cache.clear()
+    first = judge(SAID[0], SOURCES, counted)
+    embedded_first = len(counted.embedded)
+    again = judge(SAID[0], SOURCES, counted)
+    follow_up = judge("Temporal attention keeps the frames of a video consistent [1].", SOURCES,
+                      counted)
+
+    assert embedded_first == 1 + 4  # the claim, the title and source 1's three sentences
+    assert len(counted.embedded) == embedded_first + 1  # only the follow-up's claim
+    assert [j.score for j in again] == [j.score for j in first]
+    fresh = judge(SAID[0], SOURCES, minilm)  # another name: nothing shared, embedded anew
+    assert [round(j.score, 5) for j in fresh] == [round(j.score, 5) for j in first]
+    assert follow_up[0].supported

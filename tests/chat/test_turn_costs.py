@@ -1,0 +1,124 @@
+"""What an answer costs the server besides its search: the queries that save a turn and open a
+socket, and how many token messages a fast stream makes (docs/BENCHMARKS.md, "Cutting the answer
+path's CPU"). Each number is a ceiling a regression would cross, not a timing."""
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+
+from chat import events, runner, service, turns
+from chat.models import Message, Thread
+from tests.chat.conftest import slow_reply
+
+CARD = {"number": 1, "paper_id": 1, "arxiv_id": "2401.00001", "title": "A paper",
+        "passage": "Text.", "url": "https://arxiv.org/abs/2401.00001"}
+
+
+def earlier_turns(thread, n):
+    for i in range(n):
+        Message.objects.create(thread=thread, role="user", content=f"question {i}")
+        Message.objects.create(
+            thread=thread, role="assistant", status="complete", content=f"answer {i} [1].",
+            query=f"topic {i}", analysis={"query": f"topic {i}"},
+            sources=[{**CARD, "paper_id": i, "arxiv_id": f"2401.0000{i}"}],
+        )
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("earlier", [0, 6])
+def test_saving_a_turn_takes_seven_statements_however_long_the_thread(
+    owner, settings, django_assert_max_num_queries, earlier
+):
+    settings.CHAT_RATE_LIMIT_PER_MINUTE = 0
+    thread = Thread.objects.create(owner=owner)
+    earlier_turns(thread, earlier)
+
+    # Lock the user and the thread, the streaming check, the thread's messages (history and
+    # reference numbers at once), the question, the answer row, the thread's title; and the
+    # transaction's BEGIN and COMMIT (13 statements and a savepoint before).
+    with django_assert_max_num_queries(7 + 2):
+        turn = turns.create_turn(owner.pk, thread.pk, "What is new?")
+
+    # What the one read of the thread gives is still all there.
+    assert [t.question for t in turn.history] == [f"question {i}" for i in range(earlier)][-3:]
+    assert [t.topic for t in turn.history] == [f"topic {i}" for i in range(earlier)][-3:]
+    assert turn.earlier_labels == {f"2401.0000{i}": i + 1 for i in range(earlier)} or earlier == 0
+    assert thread.messages.filter(status="streaming").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_rate_limit_adds_two_queries_and_still_counts(
+    owner, settings, django_assert_max_num_queries
+):
+    settings.CHAT_RATE_LIMIT_PER_MINUTE = 2
+    threads = [Thread.objects.create(owner=owner) for _ in range(3)]
+    turns.create_turn(owner.pk, threads[0].pk, "one")
+
+    with django_assert_max_num_queries(9 + 2):  # the recent asks, and this one's
+        turns.create_turn(owner.pk, threads[1].pk, "two")
+    with pytest.raises(turns.AskRefused) as refused:
+        turns.create_turn(owner.pk, threads[2].pk, "three")
+    assert refused.value.code == "rate_limited"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stale_answer_is_still_failed_before_a_new_turn(owner, settings):
+    settings.CHAT_RATE_LIMIT_PER_MINUTE = 0
+    thread = Thread.objects.create(owner=owner)
+    old = Message.objects.create(thread=thread, role="assistant", status="streaming")
+    Message.objects.filter(pk=old.pk).update(updated_at=old.updated_at - turns.STALE_AFTER * 2)
+
+    turns.create_turn(owner.pk, thread.pk, "Again?")
+
+    old.refresh_from_db()
+    assert old.status == "failed" and old.error == turns.INTERRUPTED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_opening_a_socket_on_an_idle_thread_reads_the_database_once(
+    owner, django_assert_max_num_queries
+):
+    thread = Thread.objects.create(owner=owner)
+    earlier_turns(thread, 2)
+
+    with django_assert_max_num_queries(1):
+        assert turns.streaming_snapshot(thread.pk) is None
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_fast_stream_is_sent_in_few_token_messages_that_add_up(
+    catalogue, owner, slow_openai
+):
+    # 120 words at 2,000 tokens a second: ~60 ms of streaming, so a few messages at most
+    # (one per TOKEN_INTERVAL), never one per token.
+    text = " ".join(["diffusion"] * 119) + " [1]."
+    slow_openai.default = slow_reply(text, 2000)
+    thread = await sync_to_async(Thread.objects.create)(owner=owner)
+    layer = get_channel_layer()
+    listener = await layer.new_channel()
+    await layer.group_add(events.group_name(thread.pk), listener)
+
+    answer = await service.ask(owner, thread.pk, "diffusion transformers")
+    await asyncio.wait_for(answer.done.wait(), 30)
+    tokens = []
+    while True:
+        event = (await asyncio.wait_for(layer.receive(listener), 5))["event"]
+        if event["type"] == "token":
+            tokens.append(event)
+        if event["type"] in ("done", "error"):
+            break
+
+    assert "".join(t["text"] for t in tokens) == text
+    assert [t["offset"] for t in tokens] == [sum(len(t["text"]) for t in tokens[:i])
+                                             for i in range(len(tokens))]
+    assert len(tokens) <= 10  # 120 chunks streamed
+
+
+def test_many_answers_at_once_send_fewer_token_messages_each(monkeypatch):
+    monkeypatch.setattr(runner, "running", {})
+    assert runner.token_interval() == runner.TOKEN_INTERVAL
+    monkeypatch.setattr(runner, "running", {i: None for i in range(100)})
+    assert runner.token_interval() == pytest.approx(0.2)  # 500 messages a second in all
