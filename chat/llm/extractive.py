@@ -40,6 +40,9 @@ MIN_COVERAGE = 0.25
 TITLE_WEIGHT = 0.6  # a title names a topic; a sentence of the abstract says something about it
 # Numbered references inside an abstract ("as shown in [12]") would read as our citations.
 _BRACKET_NUMBER = re.compile(r"\[\s*\d")
+# In a paper's body they are everywhere ("We used the Adam optimizer [20] with β1 = 0.9, β2 =
+# 0.98"): such a sentence is quoted with its references marked as the paper's ("[ref. 20]").
+_REFERENCE = re.compile(r"\[\s*(\d[\d,;–\- ]*)\]")
 
 
 @dataclass
@@ -73,9 +76,11 @@ def _source_sentences(source: SourceText) -> tuple[bool, list[str]]:
     return has_title, [title, *body] if has_title else body
 
 
-def _quotable(sentence: str) -> bool:
+def _quotable(sentence: str, body: bool = False) -> bool:
     words = len(sentence.split())
-    return MIN_WORDS <= words <= MAX_WORDS and not _BRACKET_NUMBER.search(sentence)
+    if not MIN_WORDS <= words <= MAX_WORDS:
+        return False
+    return body or not _BRACKET_NUMBER.search(sentence)
 
 
 def _candidates(sources: list[SourceText]) -> list[_Sentence]:
@@ -83,7 +88,7 @@ def _candidates(sources: list[SourceText]) -> list[_Sentence]:
     for source in sources:
         has_title, sentences = _source_sentences(source)
         for position, text in enumerate(sentences):
-            if _quotable(text):
+            if _quotable(text, body=bool(source.where)):
                 is_title = has_title and position == 0
                 found.append(_Sentence(source, position, text, Counter(terms(text)), is_title))
     return found
@@ -167,6 +172,8 @@ def _cite(sentence: _Sentence) -> str:
     match = re.search(r"[.!?]+$", sentence.text)
     end = match.group(0) if match else "."
     body = sentence.text[: match.start()] if match else sentence.text
+    if sentence.source.where:  # a body's own references are not our sources
+        body = _REFERENCE.sub(lambda m: f"[ref. {m[1].strip()}]", body)
     return f"{body.rstrip()} [{sentence.source.number}]{end}"
 
 

@@ -105,6 +105,23 @@ def test_sentences_with_numbered_references_are_never_quoted():
     assert_only_real_quotes(answer, SOURCES)
 
 
+def test_a_body_sentence_with_references_is_quoted_with_them_marked_as_the_papers():
+    """In a paper's body "[20]" is everywhere, often in the sentence that answers; quoted, it is
+    the paper's reference, never our source [2]."""
+    diffusion = SourceText(2, DIFFUSION.title, DIFFUSION.authors, DIFFUSION.published,
+                           DIFFUSION.text)
+    chunk = SourceText(
+        1, "Attention Is All You Need", "A. Vaswani", "2017-06-12",
+        "5.3 Optimizer. We used the Adam optimizer [2] with β1 = 0.9, β2 = 0.98 and ϵ = 10−9. "
+        "We varied the learning rate over the course of training.",
+        arxiv_id="1706.03762", where="p. 7",
+    )
+    answer = compose_answer("What Adam beta2 did the Transformer use?", [chunk, diffusion])
+
+    assert "We used the Adam optimizer [ref. 2] with β1 = 0.9, β2 = 0.98" in answer
+    assert "optimizer [2]" not in answer  # source [2] is another paper
+
+
 def test_a_passage_cut_mid_sentence_is_not_quoted_as_a_sentence():
     cut = SourceText(4, "Cut", "A. B.", "2024-01-01", "Sampling is fast. Diffusion sampling is slo")
 
