@@ -65,7 +65,9 @@ MAX_YEARS_AS_PERIODS = 6  # more distinct years than this: five-year eras instea
 ASKING = frozenset(
     """handle handles handled work works use uses used make makes do does affect affects deal
     deals help helps improve improves compare compared differ difference new newest latest
-    recent find found show shows known approach approaches method methods""".split()
+    recent find found show shows known approach approaches method methods cheaper costlier
+    faster slower better worse larger smaller bigger higher lower easier harder stronger weaker
+    simpler""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"
@@ -276,6 +278,76 @@ def _seed(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     return lines
 
 
+def _one_per_paper(sources: list[SourceText]) -> list[SourceText]:
+    firsts: dict[str, SourceText] = {}
+    for source in sources:
+        firsts.setdefault(source.arxiv_id or f"#{source.number}", source)
+    return list(firsts.values())
+
+
+def _said(source: SourceText, scorer: _Scorer) -> _Sentence | None:
+    """The source's sentence the pipeline found saying what was asked (its card's quote)."""
+    if not source.quote:
+        return None
+    mine = scorer.by_source.get(source.number, [])
+    found = next((s for s in mine if s.text == source.quote), None)
+    if found is None and " ".join(source.quote.split()) in " ".join(source.text.split()):
+        # verbatim in the passage, though not a sentence the composer would pick itself
+        found = _Sentence(source, 0, source.quote, Counter(terms(source.quote)), False)
+    return found
+
+
+def _selection(request: AnswerRequest, scorer: _Scorer, previous: dict) -> list[str]:
+    """ "Which of these…": the papers whose text says so, each with that sentence and where it
+    is, then the papers that do not (and whose full text was never read)."""
+    sources = _one_per_paper(request.sources)
+    total = previous.get("referred") or len(sources)
+    if len(sources) == 1:
+        lines = [T.SELECTION_LEAD_ONE.format(total=total), ""]
+    else:
+        lines = [T.SELECTION_LEAD.format(total=total, count=len(sources)), ""]
+    near = scorer.contribution(request.question, [s.number for s in sources], LIST_EMBED_BUDGET)
+    for rank, source in enumerate(sources, start=1):
+        said = _said(source, scorer)
+        fields = {"rank": rank, "title": _title(source), "published": source.published}
+        if said is not None:
+            where = source.where.split(",")[0] if source.where else T.WHERE_ABSTRACT
+            lines.append(T.SELECTION_ITEM.format(where=where, quote=_quote(said), **fields))
+        elif near.get(source.number) is not None:
+            lines.append(T.SELECTION_NEAR.format(quote=_quote(near[source.number]), **fields))
+        else:
+            lines.append(T.LIST_ITEM_BARE.format(number=source.number, **fields))
+    others = previous.get("left_out") or []
+    if others:
+        lines += ["", T.SELECTION_OTHERS.format(count=len(others), titles="; ".join(others))]
+    if previous.get("unread"):
+        lines.append(T.SELECTION_UNREAD.format(titles="; ".join(previous["unread"])))
+    return lines
+
+
+def _in_window(request: AnswerRequest, scorer: _Scorer, previous: dict) -> list[str]:
+    """ "which of them were published before 2021?": those papers listed, the count said."""
+    sources = _one_per_paper(request.sources)
+    lead = T.WINDOW_LEAD.format(total=previous.get("referred") or len(sources), count=len(sources))
+    picks = scorer.contribution("", [s.number for s in sources], 0)
+    lines = [lead, ""]
+    for rank, source in enumerate(sources, start=1):
+        lines.append(_item(T.LIST_ITEM, T.LIST_ITEM_BARE, source, picks.get(source.number), rank))
+    return lines
+
+
+def _side_by_side(request: AnswerRequest, scorer: _Scorer) -> list[str]:
+    """ "compare the first two": each paper's own contributions and results, one after the
+    other (what each says it does is what a reader compares)."""
+    sources = _one_per_paper(request.sources)
+    lines = [T.SIDE_BY_SIDE_LEAD.format(count=len(sources)), ""]
+    for source in sources:
+        quotes = _named(request, scorer, source, per_paper=3)[2:]  # without its lead
+        if quotes:
+            lines += [_label(source), *quotes, ""]
+    return lines[:-1]
+
+
 def _title_match(asked: str, source: SourceText) -> float:
     """How well a title the user typed names a source (0..1): shared words both ways."""
     mine, theirs = set(terms(asked)), set(terms(source.title))
@@ -295,9 +367,11 @@ def _named_source(request: AnswerRequest) -> SourceText | None:
     return best if _title_match(asked, best) >= 0.75 else None
 
 
-def _named(request: AnswerRequest, scorer: _Scorer, source: SourceText) -> list[str]:
+def _named(
+    request: AnswerRequest, scorer: _Scorer, source: SourceText, per_paper: int = 4
+) -> list[str]:
     own = scorer.by_source.get(source.number, [])
-    said = [s for s in own if scorer.role_of(s) in (CONTRIBUTION, RESULT)][:4]
+    said = [s for s in own if scorer.role_of(s) in (CONTRIBUTION, RESULT)][:per_paper]
     if len(said) < 3:  # an abstract without "we propose": its non-background sentences too
         rest = [s for s in own if s not in said and scorer.role_of(s) != BACKGROUND]
         said = sorted(said + rest[: 3 - len(said)], key=lambda s: s.position)
@@ -630,7 +704,16 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
     scorer = _Scorer(sources, topic)
     kind = intent.kind
     body: list[str] | None = None
-    if kind == intents.NAMED_PAPER:
+    previous = _analysis(request, "previous", {})
+    if previous.get("filtered"):
+        body = _selection(request, scorer, previous)
+    elif previous.get("windowed") and len(_one_per_paper(sources)) > 1:
+        body = _in_window(request, scorer, previous)
+    elif previous.get("side_by_side"):
+        body = _side_by_side(request, scorer)
+    elif previous and not previous.get("question") and len(_one_per_paper(sources)) == 1:
+        body = _named(request, scorer, sources[0])  # "tell me more about [3]": that paper
+    elif kind == intents.NAMED_PAPER:
         named = _named_source(request)
         body = _named(request, scorer, named) if named else None
     elif kind == intents.SEED:

@@ -64,6 +64,21 @@ TIMELINE_ITEM_BARE = "- **{title}** ({published}) [{number}]"
 # Freshness: the question wants the newest work and the catalogue's newest is not that new.
 FRESHNESS = "The newest paper on this in the catalogue is from {month} ({age} before today)."
 
+# Follow-ups on the previous answer's papers (chat.pipeline.previous). "Which of these…": the
+# papers whose own text says so, each with the sentence that does and where it is.
+SELECTION_LEAD = "Of the {total} papers of the previous answer, {count} say so in their own words:"
+SELECTION_LEAD_ONE = "Of the {total} papers of the previous answer, one says so in its own words:"
+SELECTION_ITEM = "{rank}. **{title}** ({published}, {where}): {quote}"
+# Kept by meaning only: the abstract is close to the words but no sentence has them.
+SELECTION_NEAR = "{rank}. **{title}** ({published}), close in meaning only: {quote}"
+SELECTION_OTHERS = "Not said in the text of the other {count}: {titles}."
+SELECTION_UNREAD = "Only the abstract of {titles} was read (no full text)."
+WHERE_ABSTRACT = "abstract"
+# "which of them are from before 2021?": the papers in that window.
+WINDOW_LEAD = "Of the {total} papers of the previous answer, {count} are in that window:"
+# "compare them", "compare the first two": each paper's own contributions and results.
+SIDE_BY_SIDE_LEAD = "The {count} papers side by side, each in its own words:"
+
 # Bullets of quotes under a label.
 QUOTE_ITEM = "- {quote}"
 

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
 
@@ -30,7 +31,7 @@ from chat.pipeline import progress, prompts
 from chat.pipeline.citations import check_citations, only_citations
 from chat.pipeline.direct import catalogue_coverage, chat_reply, nothing_relevant_reply
 from chat.pipeline.passages import select_passages
-from chat.pipeline.previous import previous_papers
+from chat.pipeline.previous import nothing_kept_reply, previous_papers
 from chat.pipeline.rewrite import Turn, model_may_rewrite, understand_followup
 from chat.pipeline.seed import seed_card
 from chat.pipeline.support import unsupported
@@ -42,6 +43,7 @@ from chat.understanding.analysis import analyse
 from chat.understanding.reference import SOURCES, STANDALONE
 from chat.understanding.triage import triage, triage_with_model
 from chat.window import window_label
+from papers.indexing.passages import document_text
 from papers.templatetags.authors import author_entries
 
 logger = logging.getLogger(__name__)
@@ -64,6 +66,20 @@ def _day(value: Any) -> str:
     if isinstance(value, date):
         return value.isoformat()
     return str(value or "")[:10]
+
+
+# Answers that say what each paper is (a list's one line per paper, a timeline's key papers, a
+# seed's neighbours) quote its abstract: a paper's best chunk for the words of "papers on large
+# language models" is its introduction's first line or a figure caption, not its contribution.
+ABSTRACT_SHAPES = (intents.LIST, intents.TIMELINE, intents.SEED)
+
+
+def as_abstract(hit):
+    """The hit with its title and abstract as its passage, and no chunk cards."""
+    return replace(
+        hit, passage_text=document_text(hit.title, hit.abstract), kind="abstract", page=None,
+        page_end=None, section="", more_chunks=[],
+    )  # fmt: skip
 
 
 def source_card(number: int, hit, chunk=None) -> dict:
@@ -156,6 +172,7 @@ def _source_texts(cards: Sequence[dict]):
             text=c["passage"],
             arxiv_id=c.get("arxiv_id") or "",
             where=", ".join(part for part in (c.get("pages"), c.get("section")) if part),
+            quote=c.get("quote") or "",
         )
         for c in cards
     ]
@@ -236,24 +253,38 @@ async def answer_events(
     query, reference = await understand_followup(question, history, backend=backend)
     timings["rewrite_ms"] = _ms(step)
 
+    evidence: dict[int, str] = {}
     if reference.kind == SOURCES and history:
         # "which of these…", "the second one": the previous answer's papers, no new search.
-        papers = await previous_papers(
-            reference, history[-reference.back].sources, now, question
-        )
+        before = history[-reference.back]
+        papers = await previous_papers(reference, before.sources, now, question, before.answer)
         understood = analyse(reference.rest or question, now)
         analysis = understood.to_dict()
         analysis.update(_followup_fields(reference), triage=verdict.kind)
+        analysis["previous"] = papers.summary()
+        analysis["followup_of"] = papers.asked  # the cards of the papers it refers to
         if not papers.hits:
-            text = (
-                f"None of the {len(papers.asked)} papers of the previous answer match "
-                f"“{reference.rest or question}”. Ask without “these” to "
-                "search the whole catalogue."
-            )
-            async for event in _direct(query, analysis, "", text, timings, started):
+            async for event in _direct(query, analysis, "", nothing_kept_reply(papers), timings,
+                                       started):
                 yield event
             return
         hits, topic = papers.hits, papers.topic
+        evidence = {pid: found.sentence for pid, found in papers.evidence.items()}
+        if papers.question:
+            # "what dataset did the second one use?": searched within those papers (their full
+            # text), as in a thread scoped to them.
+            yield await progress.searching()
+            step = time.perf_counter()
+            try:
+                response = await search(
+                    papers.question[:MAX_QUERY_CHARS], k=settings.CHAT_SOURCES, now=now,
+                    paper_ids=[hit.paper_id for hit in papers.hits],
+                )
+            except SearchError:
+                response = None
+            timings["retrieval_ms"] = _ms(step)
+            if response is not None and response.hits:
+                hits, topic = response.hits, response.analysis.query or papers.question
     else:
         yield await progress.searching()
         step = time.perf_counter()
@@ -314,6 +345,8 @@ async def answer_events(
         analysis["filters"] = dict(filters)
     intent = intents.classify(query, understood, now.date())
     analysis["intent"] = intent.kind
+    if intent.kind in ABSTRACT_SHAPES and not evidence:
+        hits = [as_abstract(hit) for hit in hits]
     yield events.analysis(query, analysis, window_label(analysis, now.date()))
 
     step = time.perf_counter()
@@ -325,6 +358,9 @@ async def answer_events(
     # "summarize <id>": the paper itself is source [1] (search only found papers like it).
     first = [{**seed, "number": 1}] if seed and intent.kind == intents.NAMED_PAPER else []
     cards = with_quotes(source_cards(hits, first, wanted=settings.CHAT_SOURCES), topic)
+    if reference.kind == SOURCES and analysis.get("previous", {}).get("filtered"):
+        for card in cards:  # "which of these…": the sentence that says so, or none
+            card["quote"] = evidence.get(card["paper_id"], "")
     seed_text = _source_texts(first or [seed])[0] if seed else None
     texts = prompt_texts = _source_texts(cards)
     if backend.name != "extractive" and settings.LLM_PROMPT_SENTENCES > 0 and texts:

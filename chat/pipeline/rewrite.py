@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from chat.llm import LLMError
 from chat.pipeline import prompts
+from chat.pipeline.previous import shown_papers
 from chat.understanding.reference import SOURCES, STANDALONE, TOPIC, Reference, resolve
 
 logger = logging.getLogger(__name__)
@@ -57,9 +58,33 @@ def looks_like_follow_up(question: str, history: Sequence[Turn] = ()) -> bool:
     return resolve(question, list(history) or [Turn(question="")]).kind != STANDALONE
 
 
+# "more like that", "anything similar?", "find similar papers": more papers like the one the
+# previous answer was about, or on its topic.
+_MORE_LIKE = re.compile(
+    r"^\s*(?:(?:show|find|give|get)\s+(?:me\s+)?|(?:are\s+there|any)\s+)?(?:some\s+|any\s+)?"
+    r"(?:more|others?|anything|something|papers?|ones?|work)?\s*(?:(?:like|similar\s+to)\s+"
+    r"(?:that|this|it|these|those|them)(?:\s+(?:one|paper))?|similar(?:\s+(?:ones|papers|work))?)"
+    r"\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def _more_like(turn: Turn) -> str:
+    """What "more like that" searches after `turn`: papers like its one cited paper (the seed
+    search, by arXiv id), else its topic."""
+    cited = shown_papers(turn.sources, turn.answer) if turn.answer else []
+    cited = [cards for cards in cited if re.search(rf"\[{cards[0].get('number')}\]", turn.answer)]
+    if len(cited) == 1 and cited[0][0].get("arxiv_id"):
+        return f"papers similar to arXiv:{cited[0][0]['arxiv_id']}"
+    return turn.query or turn.question
+
+
 def rule_rewrite(question: str, history: Sequence[Turn]) -> str:
     """The offline rewrite: an elliptical follow-up borrows the previous turn's topic (and its
-    time window, unless the follow-up names its own); anything else is searched as typed."""
+    time window, unless the follow-up names its own); "more like that" searches papers like the
+    paper the previous answer was about; anything else is searched as typed."""
+    if history and _MORE_LIKE.match(question):
+        return _more_like(history[-1])
     if not history or resolve(question, history).kind != TOPIC:
         return question
     # The latest turn that searched a topic: a follow-up on its sources ("tell me more about
@@ -109,6 +134,8 @@ async def understand_followup(
     history = list(history)[-HISTORY_TURNS:]
     if not history:
         return question, Reference(STANDALONE)
+    if _MORE_LIKE.match(question):  # a new search, never a filter of "these"
+        return _more_like(history[-1]), Reference(TOPIC)
     reference = resolve(question, history)
     if reference.kind != TOPIC or not model_may_rewrite(backend):
         return rule_rewrite(question, history), reference

@@ -39,6 +39,10 @@ class Reference:
     numbers: tuple[int, ...] = ()  # source numbers of the previous answer (SOURCES)
     rest: str = ""  # the question's own words with the reference cut out: "use transformers"
     back: int = 1  # which earlier answer: 1 the previous one, 2 the one before...
+    # "the second one", "the first two", "the last one": places among the papers as the answer
+    # showed them (1-based, -1 the last), which need not be card numbers (a list may be newest
+    # first; several cards may be chunks of one paper): chat.pipeline.previous maps them.
+    places: tuple[int, ...] = ()
 
     @property
     def followup_of(self) -> list[int] | None:
@@ -56,6 +60,20 @@ _ORDINAL_REF = re.compile(
     rf"|^\s*(?:and\s+|what\s+about\s+|how\s+about\s+|tell\s+me\s+(?:more\s+)?about\s+)?the\s+({_ORDINAL})\s*\??\s*$",
     re.I,
 )
+_COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "2": 2, "3": 3, "4": 4, "5": 5}
+# "the first two", "the top 3", "the last two papers"
+_ORDINAL_GROUP = re.compile(
+    r"\b(?:the\s+)?(first|top|last)\s+(two|three|four|five|[2-5])"
+    r"(?:\s+(?:ones|papers|sources|results|articles|studies))?\b",
+    re.I,
+)
+# "the first and the third (one)", "the second and last papers"
+_ORDINAL_PAIR = re.compile(
+    rf"\b(?:the\s+)?({_ORDINAL})(?:\s+(?:one|paper))?\s+and\s+(?:the\s+)?({_ORDINAL})"
+    r"(?:\s+(?:ones?|papers?|sources?|results?))?\b",
+    re.I,
+)
+_JOINED = re.compile(r"\0(?:\s*(?:,|and|&|or|vs\.?|versus|with|to)\s*\0)+", re.I)
 # A set of the previous sources: "which of these", "of them", "among those", "these papers".
 _SET_REF = re.compile(
     r"\b(?:which|any|all|each|one|none|some|many|how\s+many)\s+of\s+(?:these|them|those|the\s+above)\b"
@@ -133,6 +151,47 @@ def _numbers(turn) -> list[int]:
     return [int(s.get("number", i + 1)) for i, s in enumerate(sources)]
 
 
+def _place(word: str) -> int:
+    return -1 if word.lower() == "last" else ORDINALS[word.lower()]
+
+
+def _some_sources(text: str, history: Sequence) -> Reference | None:
+    """ "[1] and [3]", "the first two", "the first and the third": several papers of the latest
+    answer that has that many sources."""
+    numbered = list(_NUMBERED.finditer(text))
+    group = _ORDINAL_GROUP.search(text)
+    pair = _ORDINAL_PAIR.search(text)
+    for back in range(1, len(history) + 1):
+        numbers = _numbers(history[-back])
+        if len(numbers) < 2:
+            continue
+        if len(numbered) >= 2:
+            wanted = tuple(dict.fromkeys(int(m.group(1) or m.group(2)) for m in numbered))
+            if set(wanted) <= set(numbers):
+                joined = _JOINED.sub("\0", _NUMBERED.sub("\0", text))  # "[1] and [3]"
+                rest = " ".join(joined.replace("\0", " ").split()).strip(" ,;:?.!")
+                return Reference(SOURCES, wanted, rest, back)
+            continue
+        if group:
+            count = _COUNT_WORDS[group.group(2).lower()]
+            places = tuple(-count + i for i in range(count)) if group.group(1).lower() == "last" \
+                else tuple(range(1, count + 1))
+        elif pair:
+            places = tuple(dict.fromkeys((_place(pair.group(1)), _place(pair.group(2)))))
+        else:
+            return None
+        span = (group or pair).span()
+        cards = tuple(numbers[p - 1] if p > 0 else numbers[p] for p in places if abs(p) <= len(numbers))
+        return Reference(SOURCES, cards, _cut(text, span), back, places)
+    return None
+
+
+def _papers(turn) -> int:
+    """How many papers an answer's cards are (several cards may be chunks of one paper)."""
+    sources = getattr(turn, "sources", None) or ()
+    return len({s.get("paper_id", s.get("number")) for s in sources})
+
+
 def _one_source(text: str, history: Sequence) -> Reference | None:
     """ "[3]", "paper 3", "the second one": in the latest answer that has that many sources
     ("the second one" after a follow-up that kept one paper means the list before it)."""
@@ -150,7 +209,8 @@ def _one_source(text: str, history: Sequence) -> Reference | None:
             word = (ordinal.group(1) or ordinal.group(2)).lower()
             n, span = (numbers[-1] if word == "last" else ORDINALS[word]), ordinal.span()
         if n in numbers:
-            return Reference(SOURCES, (n,), _cut(text, span), back)
+            places = () if numbered else (_place(word),)
+            return Reference(SOURCES, (n,), _cut(text, span), back, places)
     return None
 
 
@@ -163,6 +223,9 @@ def resolve(question: str, history: Sequence) -> Reference:
         return Reference(STANDALONE)
     text = question.strip()
 
+    some = _some_sources(text, history)
+    if some is not None:
+        return some
     one = _one_source(text, history)
     if one is not None:
         return one
@@ -181,7 +244,7 @@ def resolve(question: str, history: Sequence) -> Reference:
             continue
         if word in ("this", "that") and own_topic_words(text[m.end() :]):
             continue  # "this method for X", "that idea of Y": a determiner with its own topic
-        if numbers and (word in ("they", "them", "their", "these", "those") or len(numbers) == 1):
+        if numbers and (word in ("they", "them", "their", "these", "those") or _papers(previous) == 1):
             return Reference(SOURCES, tuple(numbers), _cut(text, m.span()))
         return Reference(TOPIC)
     if _ELLIPSIS_START.match(text) or not own_topic_words(text):

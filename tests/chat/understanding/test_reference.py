@@ -123,3 +123,43 @@ def test_an_ellipsis_after_a_follow_up_on_sources_borrows_the_searched_topic():
     )
     query = rule_rewrite("what about since 2024?", [LIST_ANSWER, read])
     assert "diffusion language models" in query and "tell me more" not in query
+
+
+# Several papers at once: card numbers ("[1] and [3]"), or places among the papers as the answer
+# showed them ("the first two"), which chat.pipeline.previous maps to cards.
+@pytest.mark.parametrize(
+    ("question", "numbers", "places", "rest"),
+    [
+        ("compare the first two", (1, 2), (1, 2), "compare"),
+        ("compare [1] and [3]", (1, 3), (), "compare"),
+        ("what do the last two have in common?", (7, 8), (-2, -1), "what do have in common"),
+        ("compare the first and the third one", (1, 3), (1, 3), "compare"),
+        ("summarize the top 3 papers", (1, 2, 3), (1, 2, 3), "summarize"),
+        ("the second one", (2,), (2,), ""),
+        ("tell me more about [3]", (3,), (), "tell me more about"),
+    ],
+)
+def test_several_papers_by_number_or_by_place(question, numbers, places, rest):
+    reference = resolve(question, [LIST_ANSWER])
+    assert reference.kind == SOURCES
+    assert (reference.numbers, reference.places, reference.rest) == (numbers, places, rest)
+
+
+def test_it_is_the_paper_when_all_cards_are_chunks_of_one_paper():
+    chunks = tuple({"number": n, "paper_id": 7, "title": "One paper"} for n in (1, 2, 3))
+    one_paper = Turn(question="the second one", query="the second one", sources=chunks)
+    reference = resolve("what dataset does it use?", [one_paper])
+    assert reference.kind == SOURCES and reference.numbers == (1, 2, 3)
+
+
+def test_more_like_that_after_an_answer_on_one_paper_searches_papers_like_it():
+    cards = tuple(
+        {"number": n, "paper_id": 100 + n, "arxiv_id": f"1706.0376{n}", "title": f"Paper {n}"}
+        for n in range(1, 4)
+    )
+    named = Turn(question="summarize Attention Is All You Need", answer="What it reports: - x [2].",
+                 sources=cards)  # fmt: skip
+    assert rule_rewrite("more like that", [named]) == "papers similar to arXiv:1706.03762"
+    listed = Turn(question="papers on transformers", query="papers on transformers",
+                  answer="1. A [1].\n2. B [2].", sources=cards)  # fmt: skip
+    assert rule_rewrite("anything similar?", [listed]) == "papers on transformers"

@@ -1,0 +1,172 @@
+"""Questions a researcher asks of the 28 shared arXiv PDFs (../shared/data/arxiv-pdf), with their
+full text read: follow-ups over "these", ordinal references, comparisons, time windows, lists
+and yes/no questions (issue #11's "one answer in fifteen was useful", judged again on full text).
+
+Written by reading the papers (metadata.jsonl and their PDFs), before looking at any answer. Each
+case checks what a reader would check first; whether the answer is *useful* is judged by reading
+it (`manage.py bench_researcher` prints every turn) and recorded in docs/BENCHMARKS.md.
+
+"The second one", "the first two" mean the papers in the order the previous answer showed them
+(a list may be newest first, and several cards may be chunks of one paper), so the checks read
+that order from the previous answer's text: the papers in order of their first citation.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from bench.answer_cases import Case
+from bench.answer_checks import (
+    Expect,
+    cites_at_least,
+    cites_one_of,
+    mentions,
+    no_refusal,
+    published_between,
+    says,
+    subset_of_previous,
+)
+from bench.answer_checks import (
+    cites_only as _cites_only,
+)
+
+OPT, REALM, DPR, RAG, FID = "2205.01068", "2002.08909", "2004.04906", "2005.11401", "2007.01282"
+RWKV, CITESEE = "2305.13048", "2302.07302"
+RESNET, BATCHNORM, ADAM, TRANSFORMER, VIT = (
+    "1512.03385", "1502.03167", "1412.6980", "1706.03762", "2010.11929",
+)  # fmt: skip
+QAOA_SUPERCONDUCTING = "2404.17579"
+QAOA_SINCE_2024 = {
+    "2307.10149", "2308.08785", "2404.17579", "2506.06790", "2604.25058", "2605.20288",
+}  # fmt: skip
+
+_CITATION = re.compile(r"\[(\d+)(?:\s*[,–-]\s*\d+)*\]")
+
+
+def shown_order(answer) -> list[str]:
+    """The previous answer's papers as the reader saw them: arXiv ids in order of first citation."""
+    by_number = {s["number"]: s["arxiv_id"] for s in answer.sources}
+    seen: list[str] = []
+    for match in _CITATION.finditer(answer.content):
+        arxiv_id = by_number.get(int(match.group(1)))
+        if arxiv_id and arxiv_id not in seen:
+            seen.append(arxiv_id)
+    return seen
+
+
+def cites_shown(*ranks: int) -> Expect:
+    """ "the second one", "the first two": the answer cites exactly those papers of the previous
+    answer, counted as they were shown (1-based)."""
+
+    def run(answer, catalogue):
+        previous = answer.previous
+        if previous is None:
+            return "no previous answer"
+        shown = shown_order(previous)
+        if len(shown) < max(ranks):
+            return f"the previous answer showed {len(shown)} papers"
+        wanted = {shown[r - 1] for r in ranks}
+        got = set(answer.cited_ids())
+        if got == wanted:
+            return None
+        return f"cites {sorted(got) or 'nothing'}, wanted the shown {list(ranks)}: {sorted(wanted)}"
+
+    return Expect(f"cites the shown paper(s) {list(ranks)}", run)
+
+
+def counts_shown() -> Expect:
+    """A number of "papers of the previous answer" the answer states is the number shown."""
+    stated = re.compile(
+        r"(\d+)\s+papers?\s+(?:of|in|from)\s+the\s+previous\s+answer|of\s+the\s+(\d+)\s+papers"
+    )
+
+    def run(answer, catalogue):
+        shown = len(shown_order(answer.previous)) if answer.previous else 0
+        for match in stated.finditer(answer.content):
+            n = int(match.group(1) or match.group(2))
+            if n != shown:
+                return f"says {n} papers of the previous answer; it showed {shown}"
+        return None
+
+    return Expect("counts the papers shown", run)
+
+
+def cites(*arxiv_ids: str) -> Expect:
+    def run(answer, catalogue):
+        missing = [i for i in arxiv_ids if i not in answer.cited_ids()]
+        return f"does not cite {missing}" if missing else None
+
+    return Expect(f"cites {list(arxiv_ids)}", run)
+
+
+def cites_none_of(*arxiv_ids: str) -> Expect:
+    def run(answer, catalogue):
+        wrong = [i for i in arxiv_ids if i in answer.cited_ids()]
+        return f"cites {wrong}" if wrong else None
+
+    return Expect(f"cites none of {list(arxiv_ids)}", run)
+
+
+def cites_only_ids(arxiv_ids, label: str) -> Expect:
+    wanted = set(arxiv_ids)
+    return _cites_only(lambda paper: paper.arxiv_id in wanted, label)
+
+
+def cites_a_page() -> Expect:
+    """A body question is answered from the full text: a cited card has its page."""
+
+    def run(answer, catalogue):
+        return None if any(c.get("page") for c in answer.cited) else "cites no page of a body"
+
+    return Expect("cites a page", run)
+
+
+LLM_LIST = "List papers on large language models"
+RAG_LIST = "papers on retrieval-augmented generation"
+QAOA_LIST = "papers on QAOA since 2024"
+
+# (name, intent (bench.answer_cases.INTENTS), question, checks, turns before)
+CASES = [
+    # The reported case: a list, then a property judged from the papers' own text.
+    Case("open-source", "followup-refer", "Which of these are open-source?",
+         (subset_of_previous(), counts_shown(), cites(OPT), no_refusal()), before=(LLM_LIST,)),
+    Case("second-dataset", "followup-refer", "What dataset did the second one use?",
+         (cites_shown(2), no_refusal()), before=(LLM_LIST,)),
+    Case("first-two", "followup-refer", "compare the first two",
+         (cites_shown(1, 2), no_refusal()), before=(LLM_LIST,)),
+    Case("rag-list", "list-topic", RAG_LIST,
+         (cites_at_least(3), cites(RAG), no_refusal())),
+    Case("dense-retriever", "followup-refer", "which of these use a dense retriever?",
+         (subset_of_previous(), counts_shown(), cites(RAG), cites_none_of(CITESEE)),
+         before=(RAG_LIST,)),
+    Case("before-2021", "followup-refer", "which of them were published before 2021?",
+         (subset_of_previous(), cites_at_least(1),
+          _cites_only(published_between(None, date(2020, 12, 31)),
+                      "before 2021")),
+         before=(RAG_LIST,)),
+    Case("qaoa-window", "window", QAOA_LIST,
+         (cites_at_least(4), cites_only_ids(QAOA_SINCE_2024, "QAOA since 2024"))),
+    Case("real-hardware", "followup-refer", "which of these ran on real quantum hardware?",
+         (subset_of_previous(), counts_shown(), cites(QAOA_SUPERCONDUCTING)),
+         before=(QAOA_LIST,)),
+    Case("summarise-2", "followup-refer", "summarise [2]",
+         (no_refusal(), cites_at_least(1)), before=(QAOA_LIST,)),
+    Case("named", "named-paper", "summarize Attention Is All You Need",
+         (cites(TRANSFORMER), no_refusal())),
+    Case("more-like-that", "followup-refer", "more like that",
+         (cites_at_least(2), cites_none_of(TRANSFORMER), no_refusal()),
+         before=("summarize Attention Is All You Need",)),
+    Case("resnet-bn", "overview", "Does ResNet use batch normalization?",
+         (cites(RESNET), cites_a_page(), says(r"batch normali[sz]ation|\bbn\b", "batch norm"))),
+    Case("rwkv-inference", "overview", "Is RWKV cheaper than transformers at inference?",
+         (cites(RWKV), no_refusal())),
+    Case("realm-vs-rag", "compare", "compare REALM and RAG",
+         (cites(REALM, RAG), no_refusal())),
+    Case("image-window", "window", "papers on image recognition between 2015 and 2021",
+         (cites_one_of([RESNET, VIT], "ResNet or ViT"), cites_none_of(TRANSFORMER),
+          _cites_only(mentions(r"image|vision|visual|convolution"), "on images"))),
+    Case("dpr-datasets", "overview", "Which datasets does Dense Passage Retrieval evaluate on?",
+         (cites(DPR), cites_a_page(), says(r"natural questions|triviaqa|webquestions|curatedtrec",
+                                         "a dataset name"))),
+]  # fmt: skip

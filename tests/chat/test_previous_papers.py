@@ -1,0 +1,123 @@
+"""Follow-ups over "these": the papers the reader saw, judged from their own text (abstract and
+full text), run through `answer_events` on the real database with the extractive composer.
+
+The previous answer here is a list whose first paper brought two cards (a full-text chunk beside
+its abstract) and which showed its papers in another order than their card numbers, as a list
+sorted newest first does: "these" are its three papers in that order, not its four cards.
+"""
+
+import pytest
+
+from chat.pipeline.rewrite import Turn
+from papers.models import Paper
+from tests.chat.fulltext_helpers import add_fulltext
+from tests.chat.test_answer_flow import run
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+RELEASE = "Our code and trained models are available at https://github.com/cdiaz/latent-dit."
+
+
+async def _card(number, arxiv_id, **extra):
+    paper = await Paper.objects.aget(arxiv_id=arxiv_id)
+    return {"number": number, "paper_id": paper.pk, "arxiv_id": arxiv_id, "title": paper.title,
+            "score": 0.5, **extra}  # fmt: skip
+
+
+@pytest.fixture
+async def shown_list(catalogue):
+    """A list of three papers on four cards, shown as 2405.00002, 1706.00004, 2301.00001."""
+    paper = await Paper.objects.aget(arxiv_id="2405.00002")
+    from asgiref.sync import sync_to_async
+
+    await sync_to_async(add_fulltext)(
+        paper,
+        [
+            ["Diffusion transformers model latent patches with self-attention blocks."],
+            ["We train on ImageNet at 256 and 512 pixels for 400k steps."],
+            [RELEASE],
+        ],
+        section="Method",
+    )
+    cards = (
+        await _card(1, "2301.00001"),
+        await _card(2, "2405.00002"),
+        await _card(3, "2405.00002", kind="fulltext", page=2),
+        await _card(4, "1706.00004"),
+    )
+    answer = (
+        "3 papers, best match first:\n\n"
+        "1. **Latent diffusion transformers scale to high resolution** (2024-05-02): ... [2].\n"
+        "2. **Attention is all you need for translation** (2017-06-12): ... [4].\n"
+        "3. **Denoising diffusion models for video generation** (2023-01-10): ... [1]."
+    )
+    return Turn(question="papers on transformers", query="papers on transformers",
+                answer=answer, sources=cards)  # fmt: skip
+
+
+async def test_which_of_these_is_judged_from_the_full_text_with_its_page(shown_list):
+    _, by = await run("Which of these are open-source?", [shown_list])
+    analysis = by["analysis"][0]["analysis"]
+    assert analysis["previous"]["shown"] == 3 and analysis["previous"]["referred"] == 3
+    (card,) = by["sources"][0]["sources"]
+    # The sentence that says so, from page 3 of the body, is the card's passage and quote.
+    assert card["arxiv_id"] == "2405.00002" and card["page"] == 3
+    assert card["quote"] == RELEASE
+    done = by["done"][0]
+    assert done["citations"] == [1]
+    assert done["content"].startswith(
+        "Of the 3 papers of the previous answer, one says so in its own words:"
+    )
+    assert "(2024-05-02, p. 3): Our code and trained models are available at" in done["content"]
+    # The others are named, so the reader knows what was checked; the unread ones are said.
+    assert "Not said in the text of the other 2:" in done["content"]
+    assert "Only the abstract of **Attention is all you need for translation**" in done["content"]
+
+
+async def test_none_of_these_names_the_papers_that_were_checked(shown_list):
+    _, by = await run("which of these use reinforcement learning?", [shown_list])
+    done = by["done"][0]
+    assert by["sources"][0]["sources"] == [] and done["citations"] == []
+    assert done["content"].startswith("None of the 3 papers of the previous answer says so")
+    assert "**Denoising diffusion models for video generation** (2023-01-10)" in done["content"]
+
+
+async def test_the_second_one_is_the_second_paper_shown(shown_list):
+    _, by = await run("summarise the second one", [shown_list])
+    cards = by["sources"][0]["sources"]
+    assert {c["arxiv_id"] for c in cards} == {"1706.00004"}  # shown second, card [4]
+    assert by["analysis"][0]["analysis"]["followup_of"] == [4]
+    assert by["done"][0]["content"].startswith(
+        "What **Attention is all you need for translation** (2017-06-12) reports:"
+    )
+
+
+async def test_a_question_about_one_of_them_is_answered_from_its_full_text(shown_list):
+    _, by = await run("how many steps did the first one train for?", [shown_list])
+    cards = by["sources"][0]["sources"]
+    assert {c["arxiv_id"] for c in cards} == {"2405.00002"}
+    done = by["done"][0]
+    assert "400k steps" in done["content"]
+    cited = [c for c in cards if c["number"] in done["citations"]]
+    assert any(c["page"] == 2 for c in cited)
+
+
+async def test_compare_the_first_two_sets_the_two_shown_side_by_side(shown_list):
+    _, by = await run("compare the first two", [shown_list])
+    cards = by["sources"][0]["sources"]
+    assert [c["arxiv_id"] for c in cards] == ["2405.00002", "1706.00004"]
+    content = by["done"][0]["content"]
+    assert content.startswith("The 2 papers side by side, each in its own words:")
+    first = content.index("**Latent diffusion transformers scale to high resolution**")
+    second = content.index("**Attention is all you need for translation**")
+    assert first < second and set(by["done"][0]["citations"]) == {1, 2}
+
+
+async def test_a_list_quotes_each_papers_abstract_once(shown_list):
+    # 2405.00002's body matches the words too; a list line says what the paper is, from its
+    # abstract, and the paper is one card, not one per chunk.
+    _, by = await run("papers on diffusion transformers")
+    cards = by["sources"][0]["sources"]
+    assert cards and all(c["kind"] == "abstract" and c["page"] is None for c in cards)
+    assert len({c["arxiv_id"] for c in cards}) == len(cards)
+    assert "2405.00002" in {c["arxiv_id"] for c in cards}
