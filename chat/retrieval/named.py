@@ -9,8 +9,9 @@ the answer with their passages: another paper's number never answers a question 
 Which words of the question can be a name:
 - runs of 1-4 words (a hyphenated word is one: "Fusion-in-Decoder"), longest first, no word
   used twice; a one-word name only where the question writes it with a capital or a digit
-  ("the Transformer", not "a transformer model"), and not when it is only part of a longer
-  capitalised run the catalogue does not know ("Vision Transformer" is not "Transformer");
+  ("the Transformer", not "a transformer model"), and not after another capitalised word (the
+  end of a longer name the catalogue does not know: "Vision Transformer" is not "Transformer";
+  "the DPR Wikipedia corpus" is DPR's);
 - a model size or variant after a hyphen names the same paper ("OPT-175B", "ResNet-152",
   "ViT-Huge", "RAG-Sequence"); another name after it does not ("Adam-FIPSO" is not Adam).
 
@@ -197,9 +198,10 @@ def find_named(cursor, question: str, filters: SearchFilters) -> Named:
         rows = claims.get(option.key)
         if not rows or used & set(range(option.start, option.end + 1)):
             continue
-        # A one-word name inside a longer capitalised run is another name ("Vision Transformer").
-        run = next((r for r in runs if r[0] <= option.start and option.end <= r[1]), None)
-        if run and run != (option.start, option.end) and option.start == option.end:
+        # A one-word name after a capitalised word ends another name ("Vision Transformer");
+        # one before ("the DPR Wikipedia corpus") qualifies the next word.
+        run = next((r for r in runs if r[0] <= option.start <= r[1]), None)
+        if run and option.start == option.end and run[0] < option.start:
             continue
         # Introduced in a title or an abstract if any paper does so, else in a body.
         pool = [r for r in rows if r[0] > BODY] or rows

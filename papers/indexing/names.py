@@ -12,7 +12,8 @@ Derived from the catalogue, never from a hand-written list: each paper's title, 
   a run of the title's words ("Dense Passage Retriever (DPR)" in a paper titled "Dense Passage
   Retrieval for …"), in the abstract or the body, with its long form;
 - BODY (1): the same introducing phrases in the first BODY_CHARS of the full text ("we refer to
-  it as Fusion-in-Decoder"). Weaker: a body also renames what it uses ("we refer to it as
+  it as Fusion-in-Decoder"), and a coined acronym the abstract defines ("Vision Transformer
+  (ViT)": later papers define it as well). Weaker: a body also renames what it uses ("we refer to it as
   ImageNet in what follows"), so chat.retrieval.named drops a BODY name that an older paper of
   the catalogue already mentions.
 
@@ -81,6 +82,7 @@ _CALL = re.compile(
 # "Long Form Words (LFW)": an acronym in brackets (its long form is read back from there: a
 # pattern that starts at every word to find the long form costs 2 ms an abstract).
 _ACRONYM = re.compile(r"\((?P<short>[A-Za-z][A-Za-z0-9\-]*[A-Z][A-Za-z0-9\-]*)\)")
+_COINED = re.compile(r"[A-Z][A-Za-z]*[a-z][A-Za-z]*[A-Z][A-Za-z0-9]*")  # ViT, MoBY, PaLM
 _LONG_FORM = re.compile(r"(?:[A-Za-z][\w\-]*\s+){1,8}$")
 
 
@@ -166,11 +168,12 @@ def _title_cased(words: str) -> bool:
 
 def _acronym_long(long: str, short: str) -> str:
     """The words of `long` whose initials spell `short` (the definition's own long form)."""
-    letters = re.sub(r"[^a-z]", "", short.lower())
     words = long.split()
-    for n in range(1, len(words) + 1):
-        if _initials(words[-n:]) == letters:
-            return " ".join(words[-n:])
+    # All its letters ("DPR"), or a coined one's capitals ("ViT": Vision Transformer).
+    for letters in (re.sub(r"[^a-z]", "", short.lower()), re.sub(r"[^A-Z]", "", short).lower()):
+        for n in range(1, len(words) + 1):
+            if len(letters) > 1 and _initials(words[-n:]) == letters:
+                return " ".join(words[-n:])
     return ""
 
 
@@ -215,10 +218,17 @@ def introduced_names(title: str, abstract: str, body: str = "") -> dict[str, tup
             if before is None:
                 continue
             short, long = m["short"], before[0]
-            if _title_acronym(short, long, title) and _title_cased(_acronym_long(long, short)):
+            full = _acronym_long(long, short)
+            if not _title_cased(full):
+                continue
+            if _title_acronym(short, long, title):
                 add(short, PROPOSED)
-                if full := _acronym_long(long, short):
-                    add(full, PROPOSED)
+                add(full, PROPOSED)
+            elif text is abstract and _COINED.fullmatch(short):
+                # "Vision Transformer (ViT)": a coined acronym (lower case inside), defined in
+                # the abstract; later papers define it too, so weak (BODY) like a body's name.
+                add(short, BODY)
+                add(full, BODY)
     for name in _phrases(body, body=True):
         add(name, BODY)
     return names
