@@ -6,7 +6,7 @@ from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchQuery, SearchVectorField
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, models, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, Value
 from django.db.models.functions import Cast
 from pgvector.django import CosineDistance, HalfVectorField, HnswIndex, VectorField
 
@@ -78,24 +78,36 @@ class PaperQuerySet(models.QuerySet):
         )
         if anchor is None:
             return []
-        # Several passages of one paper can be near: over-fetch, keep each paper's best.
-        query = (
-            Passage.objects.abstracts()
-            .filter(model=model)
-            .exclude(paper_id=paper.pk)
-            .annotate(distance=CosineDistance("embedding", anchor))
-            .order_by("distance")
-            .values_list("paper_id", "distance")[: limit * 4]
-        )
-        with transaction.atomic(), connection.cursor() as cursor:
-            # The HNSW scan keeps going until enough rows qualify (as chat.retrieval.dense
-            # does): otherwise vectors of other models and dead rows left by re-embedding use
-            # up ef_search and the page shows no similar papers. Relaxed order: sorted below.
-            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-            nearest = sorted(query, key=lambda row: row[1])
-        ranked = list(dict.fromkeys(paper_id for paper_id, _ in nearest))
+        ranked = _nearest_papers(paper, model, anchor, limit, exact=False)
+        if len(ranked) < limit:
+            # The iterative scan gave up (hnsw.max_scan_tuples spent on other models' vectors
+            # or on dead rows left by re-embedding) or the catalogue is small: the exact scan
+            # tells which, as chat.retrieval.dense does.
+            ranked = _nearest_papers(paper, model, anchor, limit, exact=True)
         found = self.filter(pk__in=ranked).in_bulk()
         return [found[pk] for pk in ranked if pk in found][:limit]
+
+
+def _nearest_papers(paper: "Paper", model: str, anchor, limit: int, *, exact: bool) -> list[int]:
+    """Ids of the papers nearest to `anchor` among `model`'s abstract vectors, `paper` excluded;
+    by the HNSW index, or `exact`ly by a scan (an ORDER BY the index cannot serve)."""
+    distance = CosineDistance("embedding", anchor)
+    # Several passages of one paper can be near: over-fetch, keep each paper's best.
+    query = (
+        Passage.objects.abstracts()
+        .filter(model=model)
+        .exclude(paper_id=paper.pk)
+        .annotate(distance=distance + Value(0.0) if exact else distance)
+        .order_by("distance")
+        .values_list("paper_id", "distance")[: limit * 4]
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        # The HNSW scan keeps going until enough rows qualify (as chat.retrieval.dense
+        # does): otherwise vectors of other models and dead rows left by re-embedding use
+        # up ef_search and the page shows no similar papers. Relaxed order: sorted below.
+        cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+        nearest = sorted(query, key=lambda row: row[1])
+    return list(dict.fromkeys(paper_id for paper_id, _ in nearest))
 
 
 def active_embedding_model() -> str | None:

@@ -37,6 +37,19 @@ def fresh_query_vectors():
     query_cache.clear()
 
 
+@pytest.fixture(scope="module")
+def tidy_passage_statistics(django_db_setup, django_db_blocker):
+    """For a module whose tests ANALYZE or delete passages: after its last test, VACUUM ANALYZE
+    the passages table. ANALYZE's counts outlive a rolled-back test, and rows deleted or rolled
+    back stay in the HNSW graph until a vacuum: either way a later module on the same process
+    would meet plans chosen for another table, or an index walk spent on dead rows."""
+    from django.db import connection
+
+    yield
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE papers_passage")
+
+
 @pytest.fixture
 def password() -> str:
     return "correct horse battery staple"

@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 from django.conf import settings as django_settings
+from django.db import connection
 
 from papers.models import Paper, Passage
 
@@ -167,3 +168,47 @@ def test_no_vector_yet_shows_a_note_instead_of_similar_papers(client, catalogue,
     response = client.get("/papers/2401.00001/")
     assert response.context["similar"] == []
     assert "Not embedded yet" in response.content.decode()
+
+
+def test_similar_papers_survive_an_index_scan_that_gives_up(client, catalogue, settings):
+    # Another model's vectors nearer than every candidate, and an HNSW scan allowed to read
+    # one tuple: the index walk finds nothing of the active model, as when re-embedding or a
+    # second model crowds the graph; the page must still list the nearest papers.
+    settings.EMBEDDING_BACKEND = "hashing"
+    dims = django_settings.EMBEDDING_DIMENSIONS
+    base = np.zeros(dims)
+    base[0] = 1
+    near, far = base.copy(), base.copy()
+    near[1], far[2] = 0.2, 3.0
+    papers = {p.arxiv_id: p for p in Paper.objects.all()}
+    _embed(papers["2401.00001"], base)
+    _embed(papers["2301.00002"], near)
+    _embed(papers["hep-th/9901001"], far)
+    crowd = papers["2402.00009"]
+    noise = np.random.default_rng(0).standard_normal((2000, dims)) * 0.01
+    Passage.objects.bulk_create(
+        Passage(
+            paper=crowd,
+            model="another-model",
+            position=i,
+            published=crowd.published,
+            embedding=(base + noise[i]).astype(np.float32),
+        )
+        for i in range(len(noise))
+    )
+    with connection.cursor() as cursor:  # the index plan, one small batch, at most 1 tuple
+        cursor.execute(
+            "SELECT set_config('enable_seqscan', 'off', false),"
+            " set_config('enable_bitmapscan', 'off', false),"
+            " set_config('hnsw.ef_search', '1', false),"
+            " set_config('hnsw.max_scan_tuples', '1', false)"
+        )
+    try:
+        response = client.get("/papers/2401.00001/")
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "RESET enable_seqscan; RESET enable_bitmapscan; RESET hnsw.ef_search;"
+                " RESET hnsw.max_scan_tuples"
+            )
+    assert [p.arxiv_id for p in response.context["similar"]] == ["2301.00002", "hep-th/9901001"]

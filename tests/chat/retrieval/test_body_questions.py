@@ -24,7 +24,11 @@ from tests.chat.fulltext_helpers import add_fulltext
 # The fixtures of tests/papers/fulltext: a local arXiv PDF server over the shared PDFs.
 from tests.papers.fulltext.conftest import pdf_server, shared_papers  # noqa: F401
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.asyncio,
+    pytest.mark.usefixtures("tidy_passage_statistics"),  # it ANALYZEs
+]
 
 SETUP = (
     "Setup. The student is trained with the consistency objective. The GPUs of the cluster and "

@@ -10,6 +10,9 @@ from papers.models import Paper
 
 from .search_corpus import build_corpus, day
 
+# Its tests ANALYZE: later modules must not plan with its counts.
+pytestmark = pytest.mark.usefixtures("tidy_passage_statistics")
+
 
 @pytest.fixture
 def corpus(db, settings):
