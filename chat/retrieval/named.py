@@ -8,15 +8,17 @@ the answer with their passages: another paper's number never answers a question 
 
 Which words of the question can be a name:
 - runs of 1-4 words (a hyphenated word is one: "Fusion-in-Decoder"), longest first, no word
-  used twice; a one-word name only where the question writes it with a capital or a digit
-  ("the Transformer", not "a transformer model"), and not after another capitalised word (the
+  used twice; a name of dictionary words only where the question writes it as a name,
+  capitalised and not as its first word ("the Transformer", not "a transformer model" nor
+  "Quantum error correction" for a title "Quantum: …"), and not after another capitalised word (the
   end of a longer name the catalogue does not know: "Vision Transformer" is not "Transformer";
   "the DPR Wikipedia corpus" is DPR's);
 - a model size or variant after a hyphen names the same paper ("OPT-175B", "ResNet-152",
   "ViT-Huge", "RAG-Sequence"); another name after it does not ("Adam-FIPSO" is not Adam).
 
 A name several papers claim belongs to the earliest of them (titles and abstracts before bodies);
-claimed by more than MAX_CLAIMANTS it is a common word and names none. A name only the body of
+claimed by more than MAX_CLAIMANTS it is a common word and names none, unless it is made up
+("ViT", "LoRA": papers.indexing.names.coined). A name only the body of
 a paper introduces is dropped when an older paper's title or abstract already uses it ("we refer
 to it as ImageNet" does not make ImageNet that paper's).
 
@@ -32,12 +34,14 @@ from dataclasses import dataclass, field
 
 from chat.retrieval.filters import SearchFilters
 from chat.understanding.variants import SIZES
-from papers.indexing.names import BODY, name_key
+from papers.indexing.names import BODY, coined, name_key
 
 MAX_WORDS = 4
+_CONNECTORS = frozenset("in of for and on the to".split())
 # A name claimed by more papers than this names none of them: "Hamiltonian", "Bell", "LLM" are
-# claimed by 26-30 of the 57k sample's abstracts ("we introduce a Hamiltonian …"), a coined
-# name by one to a few (a later "Transformer: …" title after the 2017 paper).
+# claimed by 26-30 of the 57k sample's abstracts ("we introduce a Hamiltonian …"), most names by
+# one. A made-up name ("ViT": 83 abstracts define "Vision Transformer (ViT)") still belongs to
+# the first paper that claims it.
 MAX_CLAIMANTS = 3
 
 _TOKEN = re.compile(r"[A-Za-z0-9][\w.+*]*(?:[-‐‑][A-Za-z0-9][\w.+*]*)*(?:['’]s\b)?")
@@ -97,6 +101,17 @@ class _Candidate:
     asked: str
     start: int  # first and last token index covered
     end: int
+
+
+def _plain(name: str) -> bool:
+    """Dictionary words only ("Transformer", "Batch Normalization"), no made-up word or acronym."""
+    return not any(coined(w) or (w.isupper() and len(w) > 1) for w in re.split(r"[\s\-]+", name))
+
+
+def _written_as_name(option: _Candidate, question: str) -> bool:
+    """The question writes the words as a name: capitalised, and not as its first word."""
+    words = [w for w in re.split(r"\s+", option.asked) if w.lower() not in _CONNECTORS]
+    return option.start > 0 and all(w[:1].isupper() for w in words)
 
 
 def _tokens(question: str) -> list[str]:
@@ -205,7 +220,9 @@ def find_named(cursor, question: str, filters: SearchFilters) -> Named:
             continue
         # Introduced in a title or an abstract if any paper does so, else in a body.
         pool = [r for r in rows if r[0] > BODY] or rows
-        if len({r[1] for r in pool}) > MAX_CLAIMANTS:
+        if _plain(pool[0][3]) and not _written_as_name(option, question):
+            continue  # "quantum error correction": words of a topic, not a title's "Quantum:"
+        if len({r[1] for r in pool}) > MAX_CLAIMANTS and not coined(pool[0][3]):
             continue  # many papers claim it: a common word ("Hamiltonian"), naming none
         # The first paper to introduce it is the one that did.
         strength, paper_id, arxiv_id, name, published = min(pool, key=lambda r: (r[4], r[1]))

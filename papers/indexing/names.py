@@ -4,8 +4,8 @@ own text, so a question naming a method finds the paper that introduced it (chat
 Derived from the catalogue, never from a hand-written list: each paper's title, abstract and
 (once read) the start of its full text, by these rules, strongest first:
 
-- TITLE (3): a title "NAME: …" with a short NAME ("REALM: Retrieval-Augmented …", "OPT: Open
-  Pre-trained …", "Batch Normalization: Accelerating …");
+- TITLE (3): a title "NAME: …" with a short or made-up NAME ("REALM: Retrieval-Augmented …",
+  "OPT: Open Pre-trained …", "Batch Normalization: Accelerating …"; not "Towards X: …");
 - PROPOSED (2): the abstract introduces it: "we propose a new … architecture, the Transformer",
   "we introduce Adam", "we present the MuZero algorithm", "which we call Batch Normalization",
   "we refer to the method as ‘Constitutional AI’", "… called CiteSee"; and an acronym defined for
@@ -98,6 +98,25 @@ def _plausible(name: str) -> bool:
         and name.lower() not in _NOT_NAMES
         and any(ch.isalpha() for ch in name)
     )
+
+
+_TOPIC_OPENERS = frozenset("towards toward when why how what on a an the beyond rethinking".split())
+
+
+def coined(word: str) -> bool:
+    """ "MuZero", "ViT", "T5", "MoBYv2AL": a capital after a lower-case letter, or letters and
+    digits: a made-up name, not a dictionary word ("Hamiltonian") or a plain acronym ("LLM")."""
+    return bool(re.search(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]", word))
+
+
+def _title_name(head: str) -> bool:
+    """A title's "HEAD: …" is a name when short ("Batch Normalization", "Constitutional AI") or
+    made up ("Skywork UniPic"), not a topic ("Towards Understanding 3D Vision", "Two
+    Dimensional Bloch Oscillations")."""
+    words = head.split()
+    if words and words[0].lower() in _TOPIC_OPENERS:
+        return False
+    return len(words) <= 2 or any(coined(w) or (w.isupper() and len(w) > 1) for w in words)
 
 
 def _capitalised_run(text: str) -> str:
@@ -208,7 +227,7 @@ def introduced_names(title: str, abstract: str, body: str = "") -> dict[str, tup
     title = " ".join(title.split())
     abstract = " ".join(abstract.split())
     body = " ".join(body[:BODY_CHARS].split())
-    if m := _TITLE_NAME.match(title):
+    if (m := _TITLE_NAME.match(title)) and _title_name(m["name"]):
         add(m["name"], TITLE)
     for name in _phrases(abstract):
         add(name, PROPOSED)

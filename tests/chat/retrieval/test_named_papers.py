@@ -143,3 +143,19 @@ def test_a_coined_acronym_names_its_paper_and_a_name_before_a_noun_still_counts(
     # "DPR" qualifies "Wikipedia corpus": still DPR's ("Dense Passage Retriever (DPR)" in its
     # body, the acronym of its title's first words).
     assert _named("How many passages does the DPR Wikipedia corpus contain?") == [DPR]
+
+
+def test_topic_words_are_not_a_title_name():
+    from datetime import UTC, datetime
+
+    day = datetime(2020, 1, 1, tzinfo=UTC)
+    paper = Paper.objects.create(
+        arxiv_id="2001.00042", title="Decoherence: How Quantum Memories Fail",
+        abstract="We study memories.", published=day, updated=day,
+    )
+    index_papers([paper.pk])
+    assert PaperName.objects.filter(paper=paper, key="decoherence").exists()
+    # Written as a topic, not as a name: the paper is not "named".
+    assert _named("Decoherence in superconducting qubits since 2020?") == []
+    assert _named("How fast is decoherence in trapped ions?") == []
+    assert _named("What memory time does Decoherence report?") == [paper.arxiv_id]
