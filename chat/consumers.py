@@ -5,7 +5,9 @@ forwards the events published to the thread's group (chat.events). Answers do no
 socket: closing it mid-answer changes nothing for the answer.
 
 Who is asking is checked again before every frame that reads or changes data, and when the user's
-account changes (chat.signed_in): a socket whose session ended is closed. A user has at most
+account changes (chat.signed_in): a socket whose session ended is closed. These checks run on
+chat.lanes.write_lane, whose connection stays open (Channels' database_sync_to_async opens and
+closes one per call: a PostgreSQL backend started for every frame). A user has at most
 WS_MAX_SOCKETS_PER_USER sockets per process, and each socket at most WS_CONTROL_BURST control
 frames at once (then WS_CONTROL_PER_SECOND).
 """
@@ -15,11 +17,11 @@ import json
 import logging
 from collections import Counter
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 from django.conf import settings
 
 from chat import events, service, turns
+from chat.lanes import write_lane
 from chat.models import Thread
 from chat.signed_in import fingerprint, still_signed_in
 from chat.throttle import TokenBucket
@@ -62,7 +64,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close()
             return
-        owns = await Thread.objects.filter(pk=thread_id, owner=user).aexists()
+        owns = await write_lane.run(Thread.objects.filter(pk=thread_id, owner_id=user.pk).exists)
         if not owns:
             await self.close()
             return
@@ -124,9 +126,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         if self.closing:
             return False
         try:
-            signed_in = await database_sync_to_async(still_signed_in)(
-                self.session_key(), self.user.pk
-            )
+            signed_in = await write_lane.run(still_signed_in, self.session_key(), self.user.pk)
         except turns.DATABASE_DOWN as exc:
             logger.warning(
                 "session_not_checked user=%s database unavailable: %s",
@@ -207,7 +207,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         # Channels runs django.db.close_old_connections on its one sync thread before every
         # handler: for a token frame that is a thread round trip per socket per frame, queued
         # behind every socket's session check, for a handler that never touches the database.
-        # The database handlers still get it (and database_sync_to_async closes around itself).
+        # The other handlers still get it.
         if message["type"] == "chat.event":
             await self.chat_event(message)
         else:

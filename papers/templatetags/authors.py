@@ -1,8 +1,10 @@
 """`{{ paper.authors_text|author_links }}`: every author name on a card or page links to that
 author's page (papers:author). The one place names become links."""
 
+from functools import lru_cache
+
 from django import template
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
@@ -15,7 +17,15 @@ CARD_AUTHORS = 8
 
 
 def author_url(name: str) -> str:
-    return reverse("papers:author", kwargs={"key": author_key(name)})
+    return _author_path(author_key(name), get_script_prefix(), get_urlconf())
+
+
+@lru_cache(maxsize=8192)
+def _author_path(key: str, prefix: str, urlconf) -> str:
+    # Every source card of an answer links each author: `reverse` was 3% of the server's CPU
+    # in `bench_chat concurrent` (docs/BENCHMARKS.md, "Cutting the answer path's CPU"), and the
+    # same authors come back. Keyed by what `reverse` reads besides the key.
+    return reverse("papers:author", kwargs={"key": key}, urlconf=urlconf)
 
 
 def author_names(names) -> list[str]:

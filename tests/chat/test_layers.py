@@ -58,3 +58,22 @@ async def test_expired_messages_are_still_dropped(monkeypatch):
     assert (await layer.receive(live))["n"] == 2
     with pytest.raises(TimeoutError):  # expired, and its channel left the group
         await asyncio.wait_for(layer.receive(stale), 0.2)
+
+
+async def test_each_socket_gets_its_own_copy_of_a_message():
+    layer = layers.ThrottledInMemoryChannelLayer()
+    first, second = await layer.new_channel(), await layer.new_channel()
+    await layer.group_add("thread.a", first)
+    await layer.group_add("thread.a", second)
+    cards = [{"number": 1, "categories": ["cs.CL"], "author_links": {"links": [{"name": "A"}]}}]
+    sent = {"type": "chat.event", "event": {"type": "sources", "sources": cards, "at": (1, 2)}}
+
+    await layer.group_send("thread.a", sent)
+    one, other = await layer.receive(first), await layer.receive(second)
+    one["event"]["sources"][0]["author_links"]["links"].clear()
+    cards[0]["categories"].append("changed after sending")
+
+    assert other["event"]["sources"][0] == {
+        "number": 1, "categories": ["cs.CL"], "author_links": {"links": [{"name": "A"}]}
+    }
+    assert other["event"]["at"] == (1, 2)  # not JSON: copied by deepcopy

@@ -499,3 +499,4 @@ async def test_token_frames_reach_the_socket_without_a_trip_to_the_database_thre
 
     assert [f["offset"] for f in frames] == list(range(30))
     assert after - before == 1
+
