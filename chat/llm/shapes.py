@@ -348,9 +348,12 @@ def _side_by_side(request: AnswerRequest, scorer: _Scorer) -> list[str]:
     return lines[:-1]
 
 
-def _title_match(asked: str, source: SourceText) -> float:
-    """How well a title the user typed names a source (0..1): shared words both ways."""
-    mine, theirs = set(terms(asked)), set(terms(source.title))
+NAMED_TITLE_MATCH = 0.75  # title_match from which a typed title names the paper
+
+
+def title_match(asked: str, title: str) -> float:
+    """How well a title the user typed names a paper's `title` (0..1): shared words both ways."""
+    mine, theirs = set(terms(asked)), set(terms(title))
     if not mine or not theirs:
         return 0.0
     shared = len(mine & theirs)
@@ -363,8 +366,8 @@ def _named_source(request: AnswerRequest) -> SourceText | None:
     for source in request.sources:
         if arxiv_id and source.arxiv_id == arxiv_id:
             return source
-    best = max(request.sources, key=lambda s: _title_match(asked, s))
-    return best if _title_match(asked, best) >= 0.75 else None
+    best = max(request.sources, key=lambda s: title_match(asked, s.title))
+    return best if title_match(asked, best.title) >= NAMED_TITLE_MATCH else None
 
 
 def _named(
@@ -495,6 +498,41 @@ def _shortlist(scorer: _Scorer, lex: dict[int, float], size: int) -> list[_Sente
     return picked[:size]
 
 
+# "What dataset did it use?", "Which benchmarks does DPR evaluate on?": the answer is names.
+_ASKS_DATASETS = re.compile(
+    r"\b(?:what|which)\b.*\b(?:datasets?|data\s+sets?|benchmarks?|corpora|corpus)\b", re.I
+)
+_DATASET_WORD = re.compile(r"\b(?:datasets?|data\s+sets?|benchmarks?|corpora|corpus|splits?)\b", re.I)
+# A dataset's name: a word with a capital inside or in capitals ("NaturalQuestions", "TriviaQA",
+# "SQuAD", "GSM8K", "CIFAR-10"), never the sentence's first word.
+_NAME = re.compile(r"[A-Za-z]*[a-z][A-Z][\w-]*|[A-Z]{2,}[\w-]*")
+
+
+def _dataset_names(text: str) -> set[str]:
+    """The names a sentence gives datasets: none unless it speaks of datasets or benchmarks."""
+    if not _DATASET_WORD.search(text):
+        return set()
+    words = [w.strip(",.;:()[]") for w in text.split()[1:]]
+    return {w for w in words if _NAME.fullmatch(w)}
+
+
+def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[_Sentence]:
+    """For a question after datasets, the sentences of the paper it is about (the named one,
+    else the best-ranked) that name datasets, most names first: what the reader asked for."""
+    if not _ASKS_DATASETS.search(topic) and not _ASKS_DATASETS.search(
+        str(_analysis(request, "original", "") or "")
+    ):
+        return []
+    papers = _named_papers(request) or {request.sources[0].arxiv_id}
+    naming = [
+        (len(names), s)
+        for s in scorer.sentences
+        if s.source.arxiv_id in papers and len(names := _dataset_names(s.text)) >= 1
+    ]
+    naming.sort(key=lambda pair: (-pair[0], pair[1].source.number, pair[1].position))
+    return [s for _, s in naming[:2]]
+
+
 def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] | None:
     """None when the sources do not speak to the question (the caller then says so)."""
     if not scorer.sentences or not terms(topic):
@@ -511,6 +549,9 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     if not chosen:
         return None
     leads = _body_answers(request, scorer)
+    naming = _naming_datasets(request, scorer, topic)
+    if naming:
+        leads = naming + [s for s in leads if s not in naming]
     named = _named_papers(request)
     if named and not leads:
         # No sentence of the named paper shares the question's words: its best one still

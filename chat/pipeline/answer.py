@@ -27,6 +27,7 @@ from chat.llm import get_fallback, get_llm
 from chat.llm.base import LLM_BAD_OUTPUT, AnswerRequest, LLMError, SourceText
 from chat.llm.extractive import answering_sentences
 from chat.llm.repetition import trim_loop
+from chat.llm.shapes import NAMED_TITLE_MATCH, title_match
 from chat.pipeline import progress, prompts
 from chat.pipeline.citations import check_citations, only_citations
 from chat.pipeline.direct import catalogue_coverage, chat_reply, nothing_relevant_reply
@@ -35,7 +36,7 @@ from chat.pipeline.previous import nothing_kept_reply, previous_papers
 from chat.pipeline.rewrite import Turn, model_may_rewrite, understand_followup
 from chat.pipeline.seed import seed_card
 from chat.pipeline.support import unsupported
-from chat.retrieval.chunks import pages_label
+from chat.retrieval.chunks import Chunk, pages_label
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
 from chat.retrieval.shaped import shape_hits
 from chat.understanding import intent as intents
@@ -80,6 +81,18 @@ def as_abstract(hit):
         hit, passage_text=document_text(hit.title, hit.abstract), kind="abstract", page=None,
         page_end=None, section="", more_chunks=[],
     )  # fmt: skip
+
+
+def abstract_first(hit):
+    """ "summarize <title>": the named paper's abstract says what it reports; the chunk that
+    matched the words comes next, as a card of its own."""
+    if hit.kind != "fulltext":
+        return hit
+    best = Chunk(
+        -hit.paper_id, hit.paper_id, hit.passage_text, hit.page, hit.page_end, hit.section,
+        0, 0, 0.0, 0.0, score=max((c.score for c in hit.more_chunks), default=0.0) + 1.0,
+    )  # fmt: skip
+    return replace(as_abstract(hit), more_chunks=[best, *hit.more_chunks])
 
 
 def source_card(number: int, hit, chunk=None) -> dict:
@@ -347,6 +360,12 @@ async def answer_events(
     analysis["intent"] = intent.kind
     if intent.kind in ABSTRACT_SHAPES and not evidence:
         hits = [as_abstract(hit) for hit in hits]
+    elif intent.kind == intents.NAMED_PAPER and not evidence:
+        hits = [
+            abstract_first(hit) if title_match(intent.title, hit.title) >= NAMED_TITLE_MATCH
+            else hit
+            for hit in hits
+        ]  # fmt: skip
     yield events.analysis(query, analysis, window_label(analysis, now.date()))
 
     step = time.perf_counter()

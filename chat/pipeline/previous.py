@@ -244,10 +244,9 @@ def _hit(row: tuple, score: float, evidence: Evidence | None = None) -> SearchHi
     return hit
 
 
-def _sentence_test(words: list[str], texts: Sequence[str], rest: str):
+def _sentence_test(words: list[str], rest: str):
     """How a sentence shows the asked property: a phrasing of a known property, or the words
-    together. Words no paper's text holds anywhere ("ran" in "ran on real hardware") tell
-    nothing apart and are not required; of three or more, two thirds in one sentence do."""
+    together (of three or more words, two thirds in one sentence)."""
     if _RELEASE_ASKED.search(rest):
 
         def release(sentence: str) -> float:
@@ -256,7 +255,7 @@ def _sentence_test(words: list[str], texts: Sequence[str], rest: str):
             return 2.0 if _RELEASE_STRONG.search(sentence) else 1.0
 
         return release
-    present = [_word(w) for w in words if any(_word(w).search(t.lower()) for t in texts)]
+    present = [_word(w) for w in words]
     if not present:
         return None
     needed = len(present) if len(present) <= 2 else math.ceil(2 * len(present) / 3)
@@ -371,10 +370,8 @@ async def previous_papers(
     if filtered:
         ids = [int(c["paper_id"]) for c in kept]
         chunks = await sync_to_async(_chunks)(ids)
-        texts = [rows[i][2] + " " + rows[i][7] for i in ids]
-        texts += [chunk[3] for found in chunks.values() for chunk in found]
         concept = bool(_RELEASE_ASKED.search(reference.rest))
-        test = _sentence_test(words, texts, reference.rest)
+        test = _sentence_test(words, reference.rest)
         for paper_id in ids:
             row = rows[paper_id]
             found = test and _evidence(

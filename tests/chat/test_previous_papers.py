@@ -34,7 +34,9 @@ async def shown_list(catalogue):
         paper,
         [
             ["Diffusion transformers model latent patches with self-attention blocks."],
-            ["We train on ImageNet at 256 and 512 pixels for 400k steps."],
+            ["We train on ImageNet at 256 and 512 pixels for 400k steps.",
+             "The dataset matters: which dataset is used changes what the model learns. We "
+             "report FID on the ImageNet and MS-COCO datasets."],
             [RELEASE],
         ],
         section="Method",
@@ -121,3 +123,25 @@ async def test_a_list_quotes_each_papers_abstract_once(shown_list):
     assert cards and all(c["kind"] == "abstract" and c["page"] is None for c in cards)
     assert len({c["arxiv_id"] for c in cards}) == len(cards)
     assert "2405.00002" in {c["arxiv_id"] for c in cards}
+
+
+async def test_what_dataset_names_the_datasets_from_the_full_text(shown_list):
+    _, by = await run("What dataset did the first one use?", [shown_list])
+    done = by["done"][0]
+    cards = {c["number"]: c for c in by["sources"][0]["sources"]}
+    assert {c["arxiv_id"] for c in cards.values()} == {"2405.00002"}
+    # The sentence that names them opens the answer, cited with its page.
+    first = done["content"].split("\n- ")[1]
+    assert first.startswith("We report FID on the ImageNet and MS-COCO datasets")
+    assert cards[int(first.split("[")[1][0])]["page"] == 2
+
+
+async def test_a_named_paper_is_summarised_from_its_abstract(shown_list):
+    _, by = await run("summarize Latent diffusion transformers scale to high resolution")
+    done = by["done"][0]
+    cards = {c["number"]: c for c in by["sources"][0]["sources"]}
+    cited = [cards[n] for n in done["citations"]]
+    assert cited and all(c["arxiv_id"] == "2405.00002" and c["kind"] == "abstract" for c in cited)
+    assert "Scaling the transformer improves image quality" in done["content"]
+    # Its body still backs the answer as the next card, with its page.
+    assert any(c["arxiv_id"] == "2405.00002" and c["page"] for c in cards.values())
