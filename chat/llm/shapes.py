@@ -230,6 +230,10 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     # whether there is one is the analysis' to say.
     if request.analysis is not None:
         topic = request.analysis.get("query") or ""
+    if topic and not intent.by_filter:
+        # A paper whose title and abstract say none of the topic is the search's tail, not an
+        # item a reader wants ("Adam" in a list of papers on image recognition).
+        sources = [s for s in sources if _on_topic(s, topic)] or sources
     newest_first = intent.latest or (intent.by_filter and not topic)
     if newest_first:
         sources.sort(key=lambda s: s.published or "", reverse=True)
@@ -237,6 +241,8 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
         lead = T.LIST_LEAD_AUTHORS.format(count=len(sources), authors=_join(authors))
     elif intent.by_filter and not topic and categories:
         lead = T.LIST_LEAD_CATEGORIES.format(count=len(sources), categories=_join(categories))
+    elif len(sources) == 1:
+        lead = T.LIST_LEAD_ONE
     elif newest_first:
         lead = T.LIST_LEAD_NEWEST.format(count=len(sources))
     else:
@@ -246,6 +252,16 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     for rank, source in enumerate(sources, start=1):
         lines.append(_item(T.LIST_ITEM, T.LIST_ITEM_BARE, source, picks.get(source.number), rank))
     return lines
+
+
+def _on_topic(source: SourceText, topic: str) -> bool:
+    """At least half of the topic's words (one of two, two of three) are in the paper's title
+    and passage."""
+    words = set(stems([w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]))
+    if not words:
+        return True
+    have = set(terms(f"{source.title} {source.text}"))
+    return len(words & have) >= (len(words) + 1) // 2
 
 
 def _item(template: str, bare: str, source: SourceText, pick: _Sentence | None, rank=None):
@@ -320,7 +336,9 @@ def _selection(request: AnswerRequest, scorer: _Scorer, previous: dict) -> list[
     others = previous.get("left_out") or []
     if others:
         lines += ["", T.SELECTION_OTHERS.format(count=len(others), titles="; ".join(others))]
-    if previous.get("unread"):
+    if previous.get("unread") and not previous.get("read"):
+        lines.append(T.SELECTION_ABSTRACTS_ONLY)
+    elif previous.get("unread"):
         lines.append(T.SELECTION_UNREAD.format(titles="; ".join(previous["unread"])))
     return lines
 

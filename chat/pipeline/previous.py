@@ -28,6 +28,7 @@ from datetime import datetime
 from asgiref.sync import sync_to_async
 from django.db import connection
 
+from chat.llm import templates as T
 from chat.llm.sentences import split_sentences
 from chat.retrieval.chunks import pages_label
 from chat.retrieval.dense import vector_literal
@@ -125,6 +126,7 @@ class PreviousPapers:
     evidence: dict[int, Evidence] = field(default_factory=dict)  # paper id: what says so
     left_out: list[str] = field(default_factory=list)  # titles of the referred papers not kept
     unread: list[str] = field(default_factory=list)  # titles of left-out papers never read
+    read: int = 0  # referred papers whose full text was read (and searched), when filtered
     question: str = ""  # what to search within them ("" when the reference is the question)
     side_by_side: bool = False  # "compare them", "compare the first two"
     windowed: bool = False  # "which of them were published before 2021?"
@@ -138,6 +140,7 @@ class PreviousPapers:
             "kept": len(self.hits),
             "left_out": self.left_out,
             "unread": self.unread if self.filtered else [],
+            "read": self.read,
             "question": self.question,
             "side_by_side": self.side_by_side,
             "windowed": self.windowed,
@@ -173,7 +176,7 @@ _CITED = re.compile(r"\[(\d+(?:\s*[,–-]\s*\d+)*)\]")
 
 def shown_papers(sources: Sequence[dict], answer: str = "") -> list[list[dict]]:
     """The previous answer's papers as the reader saw them, each as its cards (best first): in
-    the order the answer first cites them, then the papers shown only as cards."""
+    the order the answer first cites them; when it cites fewer than two, every card's paper."""
     by_paper: dict[int, list[dict]] = {}
     for card in sources:
         by_paper.setdefault(int(card["paper_id"]), []).append(card)
@@ -184,7 +187,8 @@ def shown_papers(sources: Sequence[dict], answer: str = "") -> list[list[dict]]:
             paper = paper_of.get(int(number))
             if paper is not None and paper not in order:
                 order.append(paper)
-    order += [paper for paper in by_paper if paper not in order]
+    if len(order) < 2:
+        order += [paper for paper in by_paper if paper not in order]
     return [by_paper[paper] for paper in order]
 
 
@@ -381,7 +385,9 @@ async def previous_papers(
                 evidence[paper_id] = found
         limits = None
         similar: dict[int, float] = {}
-        if words and not concept and len(evidence) < len(ids):
+        # By meaning only when no paper says it in words: beside papers that say it, a paper
+        # merely close to the words is noise ("reasoning by analogy" for "question answering").
+        if words and not concept and not evidence:
             similar, model = await sync_to_async(_similarities)(ids, " ".join(words))
             limits = THRESHOLDS.get(model)
 
@@ -416,6 +422,7 @@ async def previous_papers(
         left_out=[
             _named(rows[int(c["paper_id"])]) for c in firsts if int(c["paper_id"]) not in kept_ids
         ],  # fmt: skip
+        read=len(chunks),
         unread=[
             _named(rows[int(c["paper_id"])])
             for c in firsts
@@ -438,12 +445,13 @@ def nothing_kept_reply(papers: PreviousPapers) -> str:
     if not papers.filtered:  # a time window left them all out
         return f"{NONE_IN_WINDOW.format(count=papers.referred, titles=titles)} {SEARCH_ALL}"
     text = NONE_KEPT.format(count=papers.referred, titles=titles)
-    if papers.unread:
-        text += " " + ONLY_ABSTRACT.format(titles="; ".join(papers.unread))
+    if papers.unread and not papers.read:
+        text += " " + T.SELECTION_ABSTRACTS_ONLY
+    elif papers.unread:
+        text += " " + T.SELECTION_UNREAD.format(titles="; ".join(papers.unread))
     return f"{text} {SEARCH_ALL}"
 
 
 NONE_KEPT = "None of the {count} papers of the previous answer says so in its text: {titles}."
 NONE_IN_WINDOW = "None of the {count} papers of the previous answer is in that window: {titles}."
-ONLY_ABSTRACT = "Only the abstract of {titles} was read (no full text)."
 SEARCH_ALL = "Ask without “these” to search the whole catalogue."

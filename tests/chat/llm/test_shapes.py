@@ -335,6 +335,22 @@ def test_overview_prefers_contributions_to_background(settings):
 def test_list_line_quotes_the_contribution(settings):
     settings.EMBEDDING_BACKEND = "hashing"
     request = AnswerRequest(
+        question="reward shaping and diffusion models",
+        sources=[BACKGROUND_FIRST, DIFFUSION_LM],
+        messages=[],
+        intent=Intent("list"),
+        analysis={"query": "reward shaping and diffusion models"},
+    )
+    lines = compose_shaped(request).splitlines()
+
+    assert lines[0] == T.LIST_LEAD.format(count=2)
+    assert lines[2].startswith("1. **Reward shaping for sparse tasks** (2023-06-01): In this paper")
+    assert lines[3].startswith("2. **Masked diffusion language models** (2025-02-01): We propose")
+
+
+def test_a_list_leaves_out_the_papers_that_say_nothing_of_its_topic(settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    request = AnswerRequest(
         question="reinforcement learning",
         sources=[BACKGROUND_FIRST, DIFFUSION_LM],
         messages=[],
@@ -342,10 +358,9 @@ def test_list_line_quotes_the_contribution(settings):
         analysis={"query": "reinforcement learning"},
     )
     lines = compose_shaped(request).splitlines()
-
-    assert lines[0] == T.LIST_LEAD.format(count=2)
-    assert lines[2].startswith("1. **Reward shaping for sparse tasks** (2023-06-01): In this paper")
-    assert lines[3].startswith("2. **Masked diffusion language models** (2025-02-01): We propose")
+    # The diffusion paper is the search's tail: no word of "reinforcement learning" in it.
+    assert lines[0] == T.LIST_LEAD_ONE
+    assert "Masked diffusion" not in "\n".join(lines)
 
 
 def test_prompts_ask_a_model_for_the_same_shapes():
