@@ -490,6 +490,15 @@ def _named_papers(request: AnswerRequest) -> set[str]:
     return {p["arxiv_id"] for p in named.get("papers", []) if p.get("arxiv_id")}
 
 
+def _without_names(request: AnswerRequest, text: str | None = None) -> str:
+    """The question without the names it gives papers by (a paper's words for its own name may
+    differ: "Fusion-in-Decoder" is no missing word when its paper is the one found)."""
+    text = request.question if text is None else text
+    for paper in _analysis(request, "named", {}).get("papers", []):
+        text = text.replace(paper.get("asked") or "\x00", " ")
+    return " ".join(text.split())
+
+
 def _mentions_name(name: str, source: SourceText) -> bool:
     return f" {name_key(name)} " in f" {name_key(f'{source.title} {source.text}')} "
 
@@ -587,7 +596,7 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     if asks_for_quantity(topic) and not _states_the_number(chosen, leads, request, topic):
         opening = T.NO_NUMBER  # never a topical sentence passed off as the number asked for
     lines = [opening, ""] + _grouped(chosen, first=lead)
-    missing = _missing_words(request.sources, topic)
+    missing = _missing_words(request.sources, _without_names(request, topic))
     if missing:
         lines += ["", T.PARTLY.format(words=_list_words(missing))]
     return lines

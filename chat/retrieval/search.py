@@ -703,15 +703,20 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
     if q.fulltext != "off" and q.vector is not None and q.similar_to is None and not unread:
         step = time.perf_counter()
         abstracts = {pid: document_text(row[2], row[7]) for pid, row in papers.items()}
+        question, words = q.text, lexemes
         with connection.cursor() as cursor:
+            if q.named.papers:
+                # The name is in every chunk of its paper and rare elsewhere: it would pick the
+                # chunks that repeat "OPT-175B", not the one with its batch size.
+                question, words = _without_names(cursor, q.text, lexemes, q.named)
             ranked = fulltext_chunks.best_chunks(
                 cursor,
                 ids,
                 q.vector,
                 q.model,
-                lexemes,
+                words,
                 abstracts=abstracts,
-                question=q.text,
+                question=question,
                 quantity=asks_for_quantity(q.text),
             )
         chunks = ranked.by_paper
@@ -764,6 +769,18 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
             if item.ranks.get("chunks"):
                 hit.why.append(f"full-text match #{item.ranks['chunks']} (p. {best.page})")
     return hits
+
+
+def _without_names(cursor, text: str, lexemes: set, named: Named) -> tuple[str, set]:
+    """The question and its lexemes without the names it gives papers by."""
+    for paper in named.papers:
+        text = text.replace(paper.asked, " ")
+    cursor.execute(
+        "SELECT tsvector_to_array(to_tsvector('english', %s))",
+        [" ".join(p.asked for p in named.papers)],
+    )
+    names = set(cursor.fetchone()[0] or ())
+    return " ".join(text.split()), (set(lexemes) - names) or set(lexemes)
 
 
 def _passage_text(

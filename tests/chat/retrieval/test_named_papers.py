@@ -96,9 +96,11 @@ async def test_the_named_paper_leads_the_search_and_opens_the_answer(catalogue_o
     # MoBYv2AL's "batch size at 128" (read, and matching the words) never opens it.
     assert by_number[cited_first]["arxiv_id"] == OPT
     assert "128" not in first
-    assert done["content"].index("OPT") < done["content"].find("MoBYv2AL") or (
-        "MoBYv2AL" not in done["content"]
-    )
+    assert "MoBYv2AL" not in done["content"]  # only the named paper is quoted
+    # Its chunks ranked without its name (in every chunk of it): its method section on p. 2
+    # (batch sizes, Table 1) is cited, not only the chunks that repeat "OPT-175B".
+    cited = [by_number[n] for n in done["citations"]]
+    assert any(c["page"] == 2 and "batch size" in c["passage"].lower() for c in cited)
 
 
 @pytest.mark.asyncio
@@ -159,3 +161,36 @@ def test_topic_words_are_not_a_title_name():
     assert _named("Decoherence in superconducting qubits since 2020?") == []
     assert _named("How fast is decoherence in trapped ions?") == []
     assert _named("What memory time does Decoherence report?") == [paper.arxiv_id]
+
+
+REPEATS = (
+    "The Zebraformer-XL model card lists 3 Zebraformer-XL sizes. Zebraformer-XL was trained by "
+    "the Zebraformer-XL team with the Zebraformer-XL recipe in 2024."
+)
+SETTING = "Training setup. The batch size was 512 sequences and the warmup 2000 steps."
+OTHER = "We keep the batch size at 128 for every selection stage."
+
+
+@pytest.mark.asyncio
+async def test_a_named_papers_chunks_are_ranked_without_its_name(catalogue):
+    from asgiref.sync import sync_to_async
+
+    from tests.chat.fulltext_helpers import add_fulltext
+
+    def read():
+        named = Paper.objects.get(arxiv_id="2510.00003")
+        Paper.objects.filter(pk=named.pk).update(
+            title="Zebraformer-XL: long documents",
+            abstract="We propose the Zebraformer-XL, a model for long documents.",
+        )
+        named.refresh_from_db()
+        add_fulltext(named, [[REPEATS], ["Related work on long documents."], [SETTING]])
+        add_fulltext(Paper.objects.get(arxiv_id="9901.00007"), [[OTHER]])
+        index_missing()
+
+    await sync_to_async(read)()
+    response = await search("What batch size was used to train Zebraformer-XL?", k=5, now=NOW)
+    hit = response.hits[0]
+    # Every chunk of it says its name and no other paper's does: the name would pick REPEATS.
+    assert hit.arxiv_id == "2510.00003" and hit.named == "Zebraformer-XL"
+    assert hit.passage_text == SETTING and hit.page == 3
