@@ -233,7 +233,7 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     if topic and not intent.by_filter:
         # A paper whose title and abstract say none of the topic is the search's tail, not an
         # item a reader wants ("Adam" in a list of papers on image recognition).
-        sources = [s for s in sources if _on_topic(s, topic)] or sources
+        sources = [s for s in sources if on_topic(s.title, s.text, topic)] or sources
     newest_first = intent.latest or (intent.by_filter and not topic)
     if newest_first:
         sources.sort(key=lambda s: s.published or "", reverse=True)
@@ -254,13 +254,24 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     return lines
 
 
-def _on_topic(source: SourceText, topic: str) -> bool:
+# Words of half the papers of any field: a topic's other words say what it is.
+_BROAD = frozenset(
+    stems(
+        """model models method methods approach approaches network networks system systems data
+        learning task tasks algorithm algorithms framework frameworks problem problems large
+        small deep neural""".split()
+    )
+)
+
+
+def on_topic(title: str, text: str, topic: str) -> bool:
     """At least half of the topic's words (one of two, two of three) are in the paper's title
-    and passage."""
+    and `text` (a list leaves out the others: chat.pipeline.answer)."""
     words = set(stems([w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]))
+    words = (words - _BROAD) or words  # "diffusion models": a paper on diffusion
     if not words:
         return True
-    have = set(terms(f"{source.title} {source.text}"))
+    have = set(terms(f"{title} {text}"))
     return len(words & have) >= (len(words) + 1) // 2
 
 

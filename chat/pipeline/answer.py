@@ -27,7 +27,7 @@ from chat.llm import get_fallback, get_llm
 from chat.llm.base import LLM_BAD_OUTPUT, AnswerRequest, LLMError, SourceText
 from chat.llm.extractive import answering_sentences
 from chat.llm.repetition import trim_loop
-from chat.llm.shapes import NAMED_TITLE_MATCH, title_match
+from chat.llm.shapes import NAMED_TITLE_MATCH, on_topic, title_match
 from chat.pipeline import progress, prompts
 from chat.pipeline.citations import check_citations, only_citations
 from chat.pipeline.direct import catalogue_coverage, chat_reply, nothing_relevant_reply
@@ -360,6 +360,12 @@ async def answer_events(
     analysis["intent"] = intent.kind
     if intent.kind in ABSTRACT_SHAPES and not evidence:
         hits = [as_abstract(hit) for hit in hits]
+    searched = reference.kind != SOURCES
+    if intent.kind == intents.LIST and searched and not intent.by_filter and analysis.get("query"):
+        # The search's tail is no list item (chat.llm.shapes.on_topic); left out of the cards
+        # too, so the list's numbers are its cards' ([2] is the second line).
+        topic_words = analysis["query"]
+        hits = [h for h in hits if on_topic(h.title, h.abstract, topic_words)] or hits
     elif intent.kind == intents.NAMED_PAPER and not evidence:
         hits = [
             abstract_first(hit) if title_match(intent.title, hit.title) >= NAMED_TITLE_MATCH

@@ -174,9 +174,12 @@ _BRACKET_NUMBER = re.compile(r"\[\s*\d")  # "[27]": the paper's own reference, r
 _CITED = re.compile(r"\[(\d+(?:\s*[,–-]\s*\d+)*)\]")
 
 
-def shown_papers(sources: Sequence[dict], answer: str = "") -> list[list[dict]]:
+def shown_papers(
+    sources: Sequence[dict], answer: str = "", every: bool = False
+) -> list[list[dict]]:
     """The previous answer's papers as the reader saw them, each as its cards (best first): in
-    the order the answer first cites them; when it cites fewer than two, every card's paper."""
+    the order the answer first cites them; when it cites fewer than two (or with `every`), then
+    every other card's paper."""
     by_paper: dict[int, list[dict]] = {}
     for card in sources:
         by_paper.setdefault(int(card["paper_id"]), []).append(card)
@@ -187,14 +190,16 @@ def shown_papers(sources: Sequence[dict], answer: str = "") -> list[list[dict]]:
             paper = paper_of.get(int(number))
             if paper is not None and paper not in order:
                 order.append(paper)
-    if len(order) < 2:
+    if len(order) < 2 or every:
         order += [paper for paper in by_paper if paper not in order]
     return [by_paper[paper] for paper in order]
 
 
-def _referred(reference: Reference, papers: list[list[dict]]) -> list[list[dict]]:
-    """The papers `reference` points at: by place among those shown ("the second one"), by card
-    number ("[3]"), or all of them ("these")."""
+def _referred(
+    reference: Reference, papers: list[list[dict]], every: list[list[dict]]
+) -> list[list[dict]]:
+    """The papers `reference` points at: by place among those shown ("the second one"), all of
+    them ("these"), or by card number ("[3]", among `every` card, cited or not)."""
     if reference.places:
         count = len(papers)
         picked = [
@@ -202,7 +207,9 @@ def _referred(reference: Reference, papers: list[list[dict]]) -> list[list[dict]
         ]
         return list({id(p): p for p in picked}.values())
     numbers = set(reference.numbers)
-    return [cards for cards in papers if any(int(c["number"]) in numbers for c in cards)]
+    if numbers >= {int(c["number"]) for cards in every for c in cards}:
+        return papers  # "these": what the answer showed
+    return [cards for cards in every if any(int(c["number"]) in numbers for c in cards)]
 
 
 def _read(paper_ids: list[int]) -> dict[int, tuple]:
@@ -250,7 +257,7 @@ def _hit(row: tuple, score: float, evidence: Evidence | None = None) -> SearchHi
 
 def _sentence_test(words: list[str], rest: str):
     """How a sentence shows the asked property: a phrasing of a known property, or the words
-    together (of three or more words, two thirds in one sentence)."""
+    together (of four or more words, two thirds in one sentence)."""
     if _RELEASE_ASKED.search(rest):
 
         def release(sentence: str) -> float:
@@ -262,7 +269,7 @@ def _sentence_test(words: list[str], rest: str):
     present = [_word(w) for w in words]
     if not present:
         return None
-    needed = len(present) if len(present) <= 2 else math.ceil(2 * len(present) / 3)
+    needed = len(present) if len(present) <= 3 else math.ceil(2 * len(present) / 3)
 
     def together(sentence: str) -> float:
         lower = sentence.lower()
@@ -351,7 +358,7 @@ async def previous_papers(
     Given the `question`, only one that picks papers filters them by its words; `answer` (the
     previous answer's text) gives the order the papers were shown in."""
     shown = shown_papers(sources, answer)
-    referred = _referred(reference, shown)
+    referred = _referred(reference, shown, shown_papers(sources, answer, every=True))
     firsts = [cards[0] for cards in referred]
     rows = await sync_to_async(_read)([int(c["paper_id"]) for c in firsts])
     firsts = [c for c in firsts if int(c["paper_id"]) in rows]  # hidden since: left out

@@ -145,3 +145,13 @@ async def test_a_named_paper_is_summarised_from_its_abstract(shown_list):
     assert "Scaling the transformer improves image quality" in done["content"]
     # Its body still backs the answer as the next card, with its page.
     assert any(c["arxiv_id"] == "2405.00002" and c["page"] for c in cards.values())
+
+
+async def test_a_list_shows_no_paper_that_says_nothing_of_its_topic(catalogue):
+    _, by = await run("papers on diffusion models")
+    cards = by["sources"][0]["sources"]
+    # The search ranks every paper of the small catalogue; the list keeps those on diffusion,
+    # and its cards are numbered as its lines.
+    assert cards and all("diffusion" in (c["title"] + c["passage"]).lower() for c in cards)
+    assert [c["number"] for c in cards] == list(range(1, len(cards) + 1))
+    assert sorted(by["done"][0]["citations"]) == [c["number"] for c in cards]

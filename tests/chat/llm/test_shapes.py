@@ -335,11 +335,11 @@ def test_overview_prefers_contributions_to_background(settings):
 def test_list_line_quotes_the_contribution(settings):
     settings.EMBEDDING_BACKEND = "hashing"
     request = AnswerRequest(
-        question="reward shaping and diffusion models",
+        question="models for sparse tasks and text",
         sources=[BACKGROUND_FIRST, DIFFUSION_LM],
         messages=[],
         intent=Intent("list"),
-        analysis={"query": "reward shaping and diffusion models"},
+        analysis={"query": "models for sparse tasks and text"},
     )
     lines = compose_shaped(request).splitlines()
 
