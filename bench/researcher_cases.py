@@ -36,7 +36,6 @@ RWKV, CITESEE = "2305.13048", "2302.07302"
 RESNET, BATCHNORM, ADAM, TRANSFORMER, VIT = (
     "1512.03385", "1502.03167", "1412.6980", "1706.03762", "2010.11929",
 )  # fmt: skip
-QAOA_SUPERCONDUCTING = "2404.17579"
 QAOA_SINCE_2024 = {
     "2307.10149", "2308.08785", "2404.17579", "2506.06790", "2604.25058", "2605.20288",
 }  # fmt: skip
@@ -147,8 +146,11 @@ CASES = [
          before=(RAG_LIST,)),
     Case("qaoa-window", "window", QAOA_LIST,
          (cites_at_least(4), cites_only_ids(QAOA_SINCE_2024, "QAOA since 2024"))),
+    # None of the QAOA papers listed says it ran on a real device (the superconducting one never
+    # names QAOA in its abstract, so the list leaves it out): no claim without a sentence.
     Case("real-hardware", "followup-refer", "which of these ran on real quantum hardware?",
-         (subset_of_previous(), counts_shown(), cites(QAOA_SUPERCONDUCTING)),
+         (subset_of_previous(), counts_shown(),
+          says(r"says so in (its text|words)", "that none says so in words")),
          before=(QAOA_LIST,)),
     Case("summarise-2", "followup-refer", "summarise [2]",
          (no_refusal(), cites_at_least(1)), before=(QAOA_LIST,)),

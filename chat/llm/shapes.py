@@ -329,7 +329,9 @@ def _selection(request: AnswerRequest, scorer: _Scorer, previous: dict) -> list[
     is, then the papers that do not (and whose full text was never read)."""
     sources = _one_per_paper(request.sources)
     total = previous.get("referred") or len(sources)
-    if len(sources) == 1:
+    if not any(_said(source, scorer) for source in sources):
+        lines = [T.SELECTION_NEAR_LEAD.format(total=total, count=len(sources)), ""]
+    elif len(sources) == 1:
         lines = [T.SELECTION_LEAD_ONE.format(total=total), ""]
     else:
         lines = [T.SELECTION_LEAD.format(total=total, count=len(sources)), ""]

@@ -72,6 +72,10 @@ SELECTION_LEAD_ONE = "Of the {total} papers of the previous answer, one says so 
 SELECTION_ITEM = "{rank}. **{title}** ({published}, {where}): {quote}"
 # Kept by meaning only: the abstract is close to the words but no sentence has them.
 SELECTION_NEAR = "{rank}. **{title}** ({published}), close in meaning only: {quote}"
+SELECTION_NEAR_LEAD = (
+    "None of the {total} papers of the previous answer says so in words; {count} come close in "
+    "meaning:"
+)
 SELECTION_OTHERS = "Not said in the text of the other {count}: {titles}."
 SELECTION_UNREAD = "Only the abstract of {titles} was read (no full text)."
 SELECTION_ABSTRACTS_ONLY = "Judged from their abstracts: no full text of these papers was read."
