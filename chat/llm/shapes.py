@@ -359,7 +359,12 @@ def _selection(request: AnswerRequest, scorer: _Scorer, previous: dict) -> list[
 def _in_window(request: AnswerRequest, scorer: _Scorer, previous: dict) -> list[str]:
     """ "which of them were published before 2021?": those papers listed, the count said."""
     sources = _one_per_paper(request.sources)
-    lead = T.WINDOW_LEAD.format(total=previous.get("referred") or len(sources), count=len(sources))
+    total = previous.get("referred") or len(sources)
+    lead = (
+        T.WINDOW_LEAD_ONE.format(total=total)
+        if len(sources) == 1
+        else T.WINDOW_LEAD.format(total=total, count=len(sources))
+    )
     picks = scorer.contribution("", [s.number for s in sources], 0)
     lines = [lead, ""]
     for rank, source in enumerate(sources, start=1):
@@ -788,7 +793,7 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
     previous = _analysis(request, "previous", {})
     if previous.get("filtered"):
         body = _selection(request, scorer, previous)
-    elif previous.get("windowed") and len(_one_per_paper(sources)) > 1:
+    elif previous.get("windowed"):
         body = _in_window(request, scorer, previous)
     elif previous.get("side_by_side"):
         body = _side_by_side(request, scorer)

@@ -82,6 +82,7 @@ SELECTION_ABSTRACTS_ONLY = "Judged from their abstracts: no full text of these p
 WHERE_ABSTRACT = "abstract"
 # "which of them are from before 2021?": the papers in that window.
 WINDOW_LEAD = "Of the {total} papers of the previous answer, {count} are in that window:"
+WINDOW_LEAD_ONE = "Of the {total} papers of the previous answer, one is in that window:"
 # "compare them", "compare the first two": each paper's own contributions and results.
 SIDE_BY_SIDE_LEAD = "The {count} papers side by side, each in its own words:"
 

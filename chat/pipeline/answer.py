@@ -388,7 +388,9 @@ async def answer_events(
             card["quote"] = evidence.get(card["paper_id"], "")
     seed_text = _source_texts(first or [seed])[0] if seed else None
     texts = prompt_texts = _source_texts(cards)
-    if backend.name != "extractive" and settings.LLM_PROMPT_SENTENCES > 0 and texts:
+    # "which of these…": each passage holds the sentence that says so; a model reads it whole.
+    selecting = bool(analysis.get("previous", {}).get("filtered"))
+    if backend.name != "extractive" and settings.LLM_PROMPT_SENTENCES > 0 and texts and not selecting:
         # A model reads each source's best sentences, not the whole abstract (a shorter prompt).
         prompt_texts = await asyncio.to_thread(
             select_passages, topic, texts, settings.LLM_PROMPT_SENTENCES
@@ -400,6 +402,7 @@ async def answer_events(
     messages = prompts.answer_messages(
         query, prompt_texts, now.date(), intent=intent, seed=seed_text,
         named=[(name, numbers) for name, numbers in named if numbers],
+        previous=analysis.get("previous"),
     )
     request = AnswerRequest(
         question=topic, sources=texts, messages=messages,

@@ -65,6 +65,15 @@ sources say nothing about one side, say so instead of filling the gap.""",
 span many years), oldest first; for each period give its number of papers and its key papers
 with one cited sentence each [n], so the evolution shows.""",
 }
+# Follow-ups on the previous answer's papers (chat.pipeline.previous), whatever the intent.
+SELECTION_RULE = """The user asks which of the {referred} papers of your previous answer fit the question. The
+sources are the {kept} whose own text says so: for each, one line with its title in bold, its date
+and the sentence of its passage that says so, quoted and cited [n]; add nothing they do not say.
+Then name the others, which do not say so: {left_out}.
+"""
+SIDE_BY_SIDE_RULE = """The user wants the sources side by side: for each paper in turn, what it proposes and what it
+finds, cited [n]; then, only where the sources say it, how they differ.
+"""
 # Added for any intent when the question asks for the newest work.
 LATEST_INSTRUCTION = """The user wants the latest work: give each paper's date, and if the newest source is more than a
 month older than today, say how old it is ("The newest paper on this in the catalogue is from
@@ -174,11 +183,13 @@ NAMED_PAPER_RULE = (
 
 
 def answer_messages(
-    question: str, sources: Sequence, today: date, *, intent=None, seed=None, named=()
+    question: str, sources: Sequence, today: date, *, intent=None, seed=None, named=(),
+    previous: dict | None = None,
 ) -> list[dict]:
     """Chat messages for an answer. `sources` have number, title, authors, published, text;
     `intent` shapes the answer, `seed` is the paper of "papers like <id>" (same fields);
-    `named`: (name, its paper's source numbers) for each paper the question names."""
+    `named`: (name, its paper's source numbers) for each paper the question names; `previous`:
+    what a follow-up on the previous answer's papers kept (chat.pipeline.previous summary)."""
     body = "\n\n".join(
         format_source(s.number, s.title, s.authors, str(s.published), s.text, s.where)
         for s in sources
@@ -197,6 +208,13 @@ def answer_messages(
         system += NAMED_PAPER_RULE.format(
             name=name, numbers=", ".join(f"[{n}]" for n in numbers)
         )
+    if previous and previous.get("filtered"):
+        system += SELECTION_RULE.format(
+            referred=previous.get("referred", 0), kept=previous.get("kept", 0),
+            left_out="; ".join(previous.get("left_out") or []) or "none",
+        )  # fmt: skip
+    elif previous and previous.get("side_by_side"):
+        system += SIDE_BY_SIDE_RULE
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": ANSWER_USER.format(sources=body or NO_SOURCES, question=question)},

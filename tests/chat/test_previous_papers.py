@@ -8,10 +8,14 @@ sorted newest first does: "these" are its three papers in that order, not its fo
 
 import pytest
 
+from chat.llm import get_llm
+from chat.pipeline.answer import answer_events
 from chat.pipeline.rewrite import Turn
 from papers.models import Paper
+from tests.chat.conftest import NOW
 from tests.chat.fulltext_helpers import add_fulltext
 from tests.chat.test_answer_flow import run
+from tests.fakes.openai_chat import Reply
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -155,3 +159,27 @@ async def test_a_list_shows_no_paper_that_says_nothing_of_its_topic(catalogue):
     assert cards and all("diffusion" in (c["title"] + c["passage"]).lower() for c in cards)
     assert [c["number"] for c in cards] == list(range(1, len(cards) + 1))
     assert sorted(by["done"][0]["citations"]) == [c["number"] for c in cards]
+
+
+async def test_which_of_them_are_from_a_year_lists_those_and_says_how_many(shown_list):
+    _, by = await run("which of them were published before 2020?", [shown_list])
+    content = by["done"][0]["content"]
+    assert content.startswith("Of the 3 papers of the previous answer, one is in that window:")
+    assert "1. **Attention is all you need for translation** (2017-06-12)" in content
+    assert [c["arxiv_id"] for c in by["sources"][0]["sources"]] == ["1706.00004"]
+
+
+async def test_a_model_is_told_which_papers_say_so_and_reads_the_sentence(shown_list, slow_openai):
+
+    slow_openai.default = Reply("Latent diffusion transformers releases its code [1].")
+    events = [
+        e
+        async for e in answer_events(
+            "Which of these are open-source?", history=[shown_list], now=NOW, backend=get_llm()
+        )
+    ]
+    assert events[-1]["type"] == "done" and events[-1]["backend"] == "openai"
+    system, user = slow_openai.chat_requests()[-1].body["messages"][:2]
+    assert "which of the 3 papers of your previous answer fit the question" in system["content"]
+    assert "**Denoising diffusion models for video generation** (2023-01-10)" in system["content"]
+    assert RELEASE in user["content"]  # the passage holding it, not cut to its best sentences
