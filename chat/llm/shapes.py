@@ -568,14 +568,22 @@ def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> lis
         str(_analysis(request, "original", "") or "")
     ):
         return []
-    papers = _named_papers(request) or {request.sources[0].arxiv_id}
+    if _analysis(request, "previous", {}).get("referred", 0) > 1:
+        # "what datasets do they use?": each of the papers asked about, its best one
+        papers, per_paper = {s.arxiv_id for s in request.sources}, 1
+    else:
+        papers, per_paper = _named_papers(request) or {request.sources[0].arxiv_id}, 2
     naming = [
         (len(names), s)
         for s in scorer.sentences
         if s.source.arxiv_id in papers and len(names := _dataset_names(s.text)) >= 1
     ]
     naming.sort(key=lambda pair: (-pair[0], pair[1].source.number, pair[1].position))
-    return [s for _, s in naming[:2]]
+    chosen: list[_Sentence] = []
+    for _, sentence in naming:
+        if sum(s.source.arxiv_id == sentence.source.arxiv_id for s in chosen) < per_paper:
+            chosen.append(sentence)
+    return chosen
 
 
 def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] | None:
