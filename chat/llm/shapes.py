@@ -503,8 +503,11 @@ def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
 
 
 def _named_papers(request: AnswerRequest) -> set[str]:
-    """The arXiv ids of the papers the question names (chat.retrieval.named, via the analysis)."""
+    """The arXiv ids of the papers the question names and asks about (chat.retrieval.named, via
+    the analysis): "alternatives to the Transformer" names it but asks about others."""
     named = _analysis(request, "named", {})
+    if not named.get("about"):
+        return set()
     return {p["arxiv_id"] for p in named.get("papers", []) if p.get("arxiv_id")}
 
 

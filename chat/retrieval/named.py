@@ -22,9 +22,9 @@ claimed by more than MAX_CLAIMANTS it is a common word and names none, unless it
 a paper introduces is dropped when an older paper's title or abstract already uses it ("we refer
 to it as ImageNet" does not make ImageNet that paper's).
 
-Words that look like a model's name ("GPT-3", "LLaMA-2") in a naming place ("train X", "X's",
-"does X use") that no paper of the catalogue introduces are returned as `unknown`, so the
-answer can say plainly that the catalogue does not hold that paper.
+Words that look like a model's name ("LLaMA-2") in a naming place ("train X", "X's", "does X
+use") that no paper of the catalogue introduces nor mentions (title, abstract, full text) are
+returned as `unknown`, so the answer can say plainly that the catalogue does not hold that paper.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from chat.retrieval.filters import SearchFilters
+from chat.understanding.quantity import asks_for_quantity
 from chat.understanding.variants import SIZES
 from papers.indexing.names import BODY, coined, name_key
 
@@ -59,6 +60,16 @@ _NAMING_PLACES = (
     r"\b(?:does|did|do|is|was|were|can|could)\s+(?:the\s+)?{x}\s+[a-z]",
     r"\b(?:the|in|of|for)\s+{x}\s+(?:paper|model|models|architecture|method|algorithm|"
     r"training|pre-?training|authors)\b",
+    r"{x}\s+(?:models?|encoders?|generator|training|pre-?training|experiments?|study)\b",
+    r"\b(?:of|in|by|for)\s+(?:the\s+)?{x}\s*\?*$",
+    r"^\s*(?i:what|how)\s+(?:is|are|was|does|did)\s+(?:the\s+)?{x}\b",
+)
+# The question is about other work than the named paper's: "alternatives to the Transformer".
+_ABOUT_OTHERS = (
+    r"\b(?:alternatives?|successors?|rivals?|competitors?)\s+(?:to|of|for)\s+(?:the\s+)?{x}",
+    r"\b(?:compared?|comparison|comparing)\s+(?:to|with|against)\s+(?:the\s+)?{x}",
+    r"\b(?:than|beyond|versus|vs\.?|instead\s+of|replac\w*|outperform\w*|improv\w*\s+"
+    r"(?:on|upon)|based\s+on|extend\w*|cit(?:e|es|ed|ing)|build\w*\s+on|after)\s+(?:the\s+)?{x}",
 )
 # Looks like a model's name: a capital after the first letter, or capitals with digits
 # ("GPT-3", "LLaMA", "ResNet", "T5"). Hardware and units are no paper.
@@ -81,6 +92,10 @@ class NamedPaper:
 class Named:
     papers: list[NamedPaper] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    # The question asks what the named paper itself says ("What batch size did OPT-175B use?"),
+    # not about other work around it ("alternatives to the Transformer"): then the answer
+    # quotes the named paper alone.
+    about: bool = False
 
     @property
     def paper_ids(self) -> list[int]:
@@ -92,6 +107,7 @@ class Named:
                 {"arxiv_id": p.arxiv_id, "name": p.name, "asked": p.asked} for p in self.papers
             ],
             "unknown": list(self.unknown),
+            "about": self.about,
         }
 
 
@@ -159,6 +175,17 @@ def _runs(question: str) -> list[tuple[int, int]]:
     return runs
 
 
+def asks_about(question: str, named: list[NamedPaper]) -> bool:
+    """Whether the question asks what the named paper itself says: its name in a naming place
+    ("did the Transformer use", "OPT-175B's", "RWKV models") or a number asked of it, and no
+    word turning it to other work ("alternatives to", "compared with", "based on")."""
+    for n in named:
+        x = re.escape(n.asked)
+        if any(re.search(place.format(x=x), question, re.IGNORECASE) for place in _ABOUT_OTHERS):
+            return False
+    return asks_for_quantity(question) or any(_in_naming_place(n.asked, question) for n in named)
+
+
 def _in_naming_place(word: str, question: str) -> bool:
     x = re.escape(word)
     return any(re.search(place.format(x=x), question) for place in _NAMING_PLACES)
@@ -190,6 +217,18 @@ SELECT EXISTS (
     SELECT 1 FROM papers_paper e
     WHERE e.search_vector @@ phraseto_tsquery('english', %s) AND e.published < %s
       AND e.id <> %s AND NOT e.hidden
+)
+"""
+
+
+# Whether any paper's title, abstract or read full text mentions a name (both GIN-indexed): a
+# name the catalogue mentions somewhere ("NC-RAPT" in its paper's body) is not "unknown".
+_MENTIONED = """
+SELECT EXISTS (
+    SELECT 1 FROM papers_paper WHERE search_vector @@ phraseto_tsquery('english', %(name)s)
+) OR EXISTS (
+    SELECT 1 FROM papers_passage
+    WHERE kind = 'fulltext' AND lexemes @@ phraseto_tsquery('english', %(name)s)
 )
 """
 
@@ -238,8 +277,13 @@ def find_named(cursor, question: str, filters: SearchFilters) -> Named:
         subjects = [n for n in named if _in_naming_place(n.asked, question)]
         named = subjects or named
     if named:
-        return Named(named, [])
-    return Named([], unknown_names(question, set(claims)))
+        return Named(named, [], asks_about(question, named))
+    unknown = []
+    for word in unknown_names(question, set(claims)):
+        cursor.execute(_MENTIONED, {"name": word})
+        if not cursor.fetchone()[0]:
+            unknown.append(word)
+    return Named([], unknown)
 
 
 def named_first(items: list, paper_ids: list[int], key=lambda item: item.paper_id) -> list:

@@ -105,6 +105,15 @@ async def test_the_named_paper_leads_the_search_and_opens_the_answer(catalogue_o
 
 @pytest.mark.asyncio
 async def test_a_question_naming_a_paper_the_catalogue_lacks_says_so(catalogue_of_pdfs):
+    from asgiref.sync import sync_to_async
+
+    def unknown(question):
+        with connection.cursor() as cursor:
+            return find_named(cursor, question, SearchFilters()).unknown
+
+    assert await sync_to_async(unknown)("What batch size was used to train LLaMA-2?") == ["LLaMA-2"]
+    # GPT-3 has no paper here, but OPT's body mentions it: not said to be absent.
+    assert await sync_to_async(unknown)("What batch size was used to train GPT-3?") == []
     cards, done = await _answer("What batch size was used to train LLaMA-2?")
     assert done["content"] == T.NAMED_ABSENT.format(names="LLaMA-2")
     assert done["citations"] == []
@@ -145,6 +154,16 @@ def test_a_coined_acronym_names_its_paper_and_a_name_before_a_noun_still_counts(
     # "DPR" qualifies "Wikipedia corpus": still DPR's ("Dense Passage Retriever (DPR)" in its
     # body, the acronym of its title's first words).
     assert _named("How many passages does the DPR Wikipedia corpus contain?") == [DPR]
+
+
+def test_a_question_about_other_work_around_the_named_paper_is_not_answered_by_it_alone():
+    from chat.retrieval.named import NamedPaper, asks_about
+
+    transformer = [NamedPaper(1, TRANSFORMER, "Transformer", "Transformer")]
+    assert asks_about("What label smoothing value did the Transformer use?", transformer)
+    assert asks_about("What is the Transformer?", transformer)
+    assert not asks_about("What are alternatives to the Transformer for long texts?", transformer)
+    assert not asks_about("Which models improve on the Transformer?", transformer)
 
 
 def test_topic_words_are_not_a_title_name():
