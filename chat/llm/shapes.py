@@ -556,9 +556,15 @@ _DATASET_WORD = re.compile(r"\b(?:datasets?|data\s+sets?|benchmarks?|corpora|cor
 _NAME = re.compile(r"[A-Za-z]*[a-z][A-Z][\w-]*|[A-Z]{2,}[\w-]*")
 
 
+# Datasets others used ("was mostly considered in previous work for datasets such as ..."): not
+# the paper's own.
+_OTHERS_WORK = re.compile(r"\b(?:previous|prior|earlier|related|past)\s+(?:work|studies|methods)\b", re.I)
+
+
 def _dataset_names(text: str) -> set[str]:
-    """The names a sentence gives datasets: none unless it speaks of datasets or benchmarks."""
-    if not _DATASET_WORD.search(text):
+    """The names a sentence gives datasets: none unless it speaks of datasets or benchmarks (of
+    the paper's own work)."""
+    if not _DATASET_WORD.search(text) or _OTHERS_WORK.search(text):
         return set()
     words = [w.strip(",.;:()[]") for w in text.split()[1:]]
     return {w for w in words if _NAME.fullmatch(w)}

@@ -415,3 +415,13 @@ def test_the_answer_opens_with_the_answering_sentence_of_any_paper_found(setting
     assert lines[0] == T.LEAD_IN
     first = next(line for line in lines if line.startswith("- "))
     assert first.startswith("- We trained the student on 8 A100 GPUs for three days")
+
+
+def test_a_sentence_names_the_papers_own_datasets_not_earlier_works():
+    from chat.llm.shapes import _dataset_names
+
+    own = "We train on large datasets (NQ, TriviaQA, SQuAD) and small ones (TREC, WQ)."
+    assert _dataset_names(own) == {"NQ", "TriviaQA", "SQuAD", "TREC", "WQ"}
+    others = "It was mostly considered in previous work for datasets such as NarrativeQA or CoQA."
+    assert _dataset_names(others) == set()
+    assert _dataset_names("We focus on datasets where the writers did not know the answer.") == set()
