@@ -381,6 +381,8 @@ LEXICAL_EXACT_HEAD = envint("LEXICAL_EXACT_HEAD", 10)
 # Walk each term's champions down to its floor per publication year (LexicalTermYear); off: the
 # global floors alone, as before them (for comparison: docs/BENCHMARKS.md).
 LEXICAL_YEAR_FLOORS = envbool("LEXICAL_YEAR_FLOORS", True)
+# PostgreSQL work_mem for BM25's reads of whole terms (their bitmaps stay exact, not lossy).
+LEXICAL_WORK_MEM = envstr("LEXICAL_WORK_MEM", "64MB")
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused
 # Ranking refinements, comma-separated (chat/retrieval/refine.py): none by default, none won.
 SEARCH_REFINE = envstr("SEARCH_REFINE", "")
