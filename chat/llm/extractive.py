@@ -24,7 +24,14 @@ from chat.understanding.quantity import NUMBER_WEIGHT, asks_for_quantity, states
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
 
 from .base import LLM_UNAVAILABLE, AnswerRequest, LLMError, LLMStream, SourceText, Usage
-from .sentences import content_words, split_sentences, stems, terms
+from .sentences import (
+    answers_nothing,
+    content_words,
+    passage_sentences,
+    split_sentences,
+    stems,
+    terms,
+)
 from .templates import LEAD_IN, NO_SOURCES, NOT_ENOUGH, PARTLY  # noqa: F401 (re-exported)
 
 MIN_SENTENCES, MAX_SENTENCES = 3, 6
@@ -65,7 +72,9 @@ def _source_sentences(source: SourceText) -> tuple[bool, list[str]]:
     text = source.text.strip()
     title = source.title.strip()
     has_title = bool(title) and text.startswith(title)
-    body = split_sentences(text[len(title) :].lstrip(" .:\n") if has_title else text)
+    # (A full-text chunk's table rows are sentences of their own, with caption and header.)
+    split = passage_sentences if source.where else split_sentences
+    body = split(text[len(title) :].lstrip(" .:\n") if has_title else text)
     # Passages may be cut to fit a prompt: a last sentence with no final stop is likely a
     # fragment, and quoting it with a full stop added would put words in the authors' mouths.
     if body and not re.search(r"[.!?][\"')\]]*$", body[-1]):
@@ -109,6 +118,9 @@ def _bm25_weights(
     avg_len = sum(s.length for s in sentences) / len(sentences) or 1.0
     weights = []
     for s in sentences:
+        if answers_nothing(s.text, query):
+            weights.append({})
+            continue
         norm = K1 * (1 - B + B * s.length / avg_len)
         scale = TITLE_WEIGHT if s.is_title else 1.0
         weights.append(

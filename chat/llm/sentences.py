@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from papers.fulltext.tables import RowSentence, find_tables
+
 # TeX spans whose inner punctuation must never end a sentence.
 _TEX = re.compile(
     r"\$\$.+?\$\$|(?<!\\)\$.+?(?<!\\)\$|\\\(.+?\\\)|\\\[.+?\\\]|\\begin\{(\w+\*?)\}.+?\\end\{\1\}",
@@ -82,6 +84,34 @@ def split_sentences(text: str) -> list[str]:
         if masked[begin:].strip():
             sentences.append(_unmask(masked[begin:].strip(), spans))
     return sentences
+
+
+def passage_sentences(text: str) -> list[str]:
+    """split_sentences for a passage of a paper's full text, where each row of a table whose
+    header names its cells (with its caption in the passage: papers.fulltext.tables) is a
+    sentence of its own that says its header and caption ("Table 1: Model 175B, #L 96, …, LR
+    1.2e−4, Batch 2M (Model architecture details. …)."): the table's lines run together would be
+    one "sentence" of every number in it. A table whose rows the header does not surely name
+    stays that one sentence: its rows alone would lose what groups them ("StrategyQA" above
+    "Dataset Size 1648 1648 1319 1319")."""
+    tables = find_tables(text)
+    if not tables:
+        return split_sentences(text)
+    sentences: list[str] = []
+    cursor = 0
+    for table in tables:
+        if not table.names_its_rows(text):
+            continue
+        sentences += split_sentences(text[cursor : table.start])
+        sentences += [table.row_sentence(text[a:b]) for a, b in table.rows]
+        cursor = max(cursor, table.end)
+    return sentences + split_sentences(text[cursor:])
+
+
+def answers_nothing(sentence: str, query_terms) -> bool:
+    """A table row whose own cells hold none of `query_terms`: only its caption or header meet
+    the question, and those match every row alike."""
+    return isinstance(sentence, RowSentence) and not set(query_terms) & set(terms(sentence.row))
 
 
 # --- Terms --------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 
-from chat.llm.sentences import split_sentences, terms
+from chat.llm.sentences import answers_nothing, passage_sentences, terms
 from chat.understanding.quantity import NUMBER_WEIGHT, states_new_number
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
 from papers.indexing.lexical import K1, B
@@ -398,7 +398,9 @@ def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity:
     NUMBER_WEIGHT times more for a quantity question when it states a number, less when it is
     about another model size than the asked one (chat.understanding.variants)."""
     best = 0.0
-    for sentence in split_sentences(text):
+    for sentence in passage_sentences(text):
+        if answers_nothing(sentence, idf):
+            continue
         words = set(terms(sentence))
         score = sum(weight for lexeme, weight in idf.items() if lexeme in words)
         if score > 0 and quantity and states_new_number(sentence, question):

@@ -4,7 +4,8 @@ its window), overlapping by a sentence or two, each inside one section and knowi
 The packing is the abstracts' (papers/indexing/passages.split_passages: sentences packed greedily
 into windows, spans of the original text); here it runs section by section, so a chunk never
 straddles two headings, and a section too short to stand alone (a heading followed at once by
-its first subsection) is joined to the next.
+its first subsection) is joined to the next. A table (papers.fulltext.tables: its rows, caption
+and header) is never cut when it fits one chunk, and a larger one only between its rows.
 """
 
 from bisect import bisect_right
@@ -14,6 +15,7 @@ from django.conf import settings
 
 from papers.embeddings import Embedder
 from papers.fulltext.parse import ParsedPdf
+from papers.fulltext.tables import find_tables
 from papers.indexing.passages import split_passages
 
 # A chunk repeats this share of the window from the end of the previous one.
@@ -60,6 +62,8 @@ def chunk_text(parsed: ParsedPdf, embedder: Embedder) -> list[Chunk]:
     chunks: list[Chunk] = []
     pending_start = None  # a short region waiting to be joined to the next
     regions = _regions(parsed)
+    # A table stays in one chunk with its caption and header, so its numbers keep their meaning.
+    tables = [(t.start, t.end) for t in find_tables(text)]
     for i, (start, end, title) in enumerate(regions):
         if pending_start is not None:
             start, pending_start = pending_start, None
@@ -67,7 +71,10 @@ def chunk_text(parsed: ParsedPdf, embedder: Embedder) -> list[Chunk]:
         if not last and embedder.count_tokens(text[start:end]) < MIN_SECTION_TOKENS:
             pending_start = start
             continue
-        for span in split_passages(text[start:end], embedder.count_tokens, max_tokens, overlap):
+        whole = [(a - start, b - start) for a, b in tables if start <= a and b <= end]
+        for span in split_passages(
+            text[start:end], embedder.count_tokens, max_tokens, overlap, keep_whole=whole
+        ):
             a, b = start + span.start, start + span.end
             chunks.append(
                 Chunk(

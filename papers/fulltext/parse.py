@@ -40,6 +40,12 @@ _NUMBERED_HEADING = re.compile(
     r"^(?P<num>(?:\d{1,2}(?:\.\d{1,2}){0,3}|[A-H](?:\.\d{1,2}){0,3}|[IVX]{1,5})\.?)\s+"
     r"(?P<title>[A-Z][^\n]{1,78})$"
 )
+# "Appendix B Search", "APPENDIX A: Proofs", "Appendix C. Hyperparameters" (MuZero's, after its
+# references: not seen as headings, the appendices were dropped with the references).
+_APPENDIX_HEADING = re.compile(
+    r"^(?:Appendix|APPENDIX)\s+(?P<num>[A-Z]|\d{1,2})(?:\.\d{1,2}){0,2}[.:]?"
+    r"(?:\s+(?P<title>[A-Z][^\n]{1,70}))?$"
+)
 _NAMED_HEADINGS = {
     "abstract",
     "introduction",
@@ -61,6 +67,7 @@ _NAMED_HEADINGS = {
     "appendix",
     "appendices",
     "supplementary material",
+    "supplementary materials",
 }
 _REFERENCES = {"references", "bibliography", "references and notes"}
 
@@ -225,6 +232,13 @@ def heading_title(line: str) -> str | None:
     bare = line.rstrip(":").strip()
     if bare.lower() in _NAMED_HEADINGS:
         return bare
+    appendix = _APPENDIX_HEADING.match(line)
+    if appendix:
+        title = appendix.group("title") or ""
+        # Not a sentence wrapped at a line end: "Appendix B shows that …", "… in\nAppendix B."
+        if len(title.split()) <= 8 and not line.endswith((".", ",", ";")):
+            return line
+        return None
     match = _NUMBERED_HEADING.match(line)
     if not match:
         return None

@@ -11,7 +11,7 @@ original text, and finding them back is fragile; the greedy packing below is sho
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 # A boundary is the whitespace after ., ! or ? (optionally closed by a quote or bracket), or a
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 # only offers one more place to cut, the packing never cuts where the window does not require it.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+|\n\s*\n\s*")
 _WHITESPACE = re.compile(r"\s+")
+_LINE_END = re.compile(r"\n")
 
 # By default a passage repeats up to a quarter of the window from the end of the previous one:
 # about one sentence of an abstract for MiniLM's 256 tokens.
@@ -53,9 +54,12 @@ def split_passages(
     count_tokens: Callable[[str], int],
     max_tokens: int,
     overlap_tokens: int | None = None,
+    keep_whole: Sequence[tuple[int, int]] = (),
 ) -> list[Span]:
     """Spans of `text`, each within `max_tokens` by `count_tokens`, covering every character
-    that is not whitespace at the edges of a piece. An empty text gives no spans."""
+    that is not whitespace at the edges of a piece. An empty text gives no spans. `keep_whole`:
+    (start, end) spans of `text` (a table with its caption and header) never cut when they fit
+    the window, else cut only at line ends (between a table's rows)."""
     if max_tokens < 8:
         raise ValueError(f"max_tokens must be at least 8, not {max_tokens}")
     if overlap_tokens is None:
@@ -72,6 +76,8 @@ def split_passages(
         return count_tokens(text[a:b]) <= max_tokens
 
     pieces = _pieces(text, start, end, fits)
+    for a, b in sorted(keep_whole, reverse=True):  # from the end: earlier indexes stay valid
+        pieces = _kept_whole(text, pieces, a, b, fits)
     spans: list[Span] = []
     i = 0
     while i < len(pieces):
@@ -128,8 +134,27 @@ def _pieces(
     return pieces
 
 
-def _pack_words(text: str, start: int, end: int, fits) -> list[tuple[int, int]]:
-    words = _split_at(text, start, end, _WHITESPACE)
+def _kept_whole(text: str, pieces: list[tuple[int, int]], a: int, b: int, fits):
+    """`pieces` with those overlapping text[a:b] merged into one when it fits, else into runs of
+    whole lines (a long line: runs of words)."""
+    inside = [i for i, (s, e) in enumerate(pieces) if s < b and e > a]
+    if len(inside) < 2:
+        return pieces
+    first, last = inside[0], inside[-1]
+    s, e = pieces[first][0], pieces[last][1]
+    if fits(s, e):
+        merged = [(s, e)]
+    else:
+        merged = []
+        for la, lb in _pack_words(text, s, e, fits, _LINE_END):
+            merged.extend([(la, lb)] if fits(la, lb) else _pack_words(text, la, lb, fits))
+    return pieces[:first] + merged + pieces[last + 1 :]
+
+
+def _pack_words(
+    text: str, start: int, end: int, fits, separator: re.Pattern = _WHITESPACE
+) -> list[tuple[int, int]]:
+    words = _split_at(text, start, end, separator)
     runs, i = [], 0
     while i < len(words):
         j = i + 1

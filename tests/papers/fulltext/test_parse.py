@@ -90,3 +90,32 @@ def test_a_reference_list_without_a_heading_is_dropped_and_a_wrapped_title_is_no
     text = clean_pages(pages).text
     assert "It works [3]." in text
     assert "Farhi" not in text and "Depth-Progressive" not in text and "Last (2022)" not in text
+
+
+def test_appendix_headings_after_the_references_are_kept_and_sentences_are_not_headings():
+    assert heading_title("Appendix B Search") == "Appendix B Search"
+    assert heading_title("APPENDIX A: Proofs") == "APPENDIX A: Proofs"
+    assert heading_title("Supplementary Materials") == "Supplementary Materials"
+    assert heading_title("Appendix B shows that the") is None
+    assert heading_title("Appendix B.") is None  # "… described in\nAppendix B."
+    pages = [
+        _page(1, "1 Introduction", "We cite a paper [1]."),
+        _page(2, "References", "[1] A. Author. A title. 2020.", "[2] B. Author. More. 2021."),
+        _page(3, "Appendix G Training", "We used 16", "TPUs for training."),
+    ]
+    parsed = clean_pages(pages)
+    assert "A title. 2020" not in parsed.text
+    assert "Appendix G Training\nWe used 16\nTPUs for training." in parsed.text
+    assert parsed.page_of(parsed.text.index("TPUs for training")) == 3
+
+
+def test_muzero_appendices_are_read_from_the_real_pdf(shared_data):
+    # MuZero prints its references before "Appendix A …" to "Appendix I …" (pages 11-16).
+    from papers.fulltext.parse import parse_pdf
+
+    parsed = parse_pdf((shared_data / "arxiv-pdf" / "1911.08265v2.pdf").read_bytes())
+    titles = [s["title"] for s in parsed.sections]
+    assert "Appendix G Training" in titles and "Appendix C Hyperparameters" in titles
+    at = parsed.text.index("we used 16\nTPUs for training")
+    assert parsed.page_of(at) == 15
+    assert "Tobias Pohlen" not in parsed.text  # its references (p. 10) are still dropped

@@ -1,0 +1,265 @@
+"""Tables in a paper's text as PDFium lays them out: one line per row, cells joined by single
+spaces, the header line(s) above the rows, the caption ("Table 3. Error rates …") above or below
+them as ordinary lines:
+
+    model top-1 err. top-5 err.                                  <- header
+    ResNet-101 21.75 6.05                                        <- rows
+    ResNet-152 21.43 5.71
+    Table 3. Error rates (%, 10-crop testing) on ImageNet validation.   <- caption
+
+Cheap and line-based (no character boxes): a row is a short line mostly of numbers; a table is a
+run of rows next to a caption; its header the short lines between them (caption above) or just
+above the rows (caption below). A run with no caption is not a table here: without one nobody can
+say what its numbers are.
+
+Used where a table must stay readable: the chunker keeps a table whole in one chunk when it fits
+(papers.fulltext.chunk), and a table's row becomes a sentence of its own that carries its caption
+and header (`Table.row_sentence`): what the composer quotes and what a question's words are
+matched against (chat.llm.sentences.passage_sentences).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# A cell that is a value: 21.43, 5.71%, 632M, 1.2e−4, ±0.04, 10K, (dev), -, ✓.
+_VALUE = re.compile(
+    r"^[(\[]?[-−+±~≈<>≤≥]?\d[\d.,/]*(?:[eE][-−+]?\d+)?[%×xMBKkGTs]*[)\]]?[*†‡∗]*$"
+    r"|^[-–—−✓✗×]$|^N/A$"
+)
+_CAPTION = re.compile(r"^(?:Table|TABLE)\s+(?:[0-9]{1,2}|[IVX]{1,5}|[A-Z]\.?\d{1,2})[.:]\s*")
+_REFERENCE = re.compile(r"\s*\[\d{1,3}(?:,\s*\d{1,3})*\]")
+# Lines a table's run may skip between rows: a group label "(A)", an exponent PDFium put on a
+# line of its own.
+MAX_GAP_LINES = 2
+MIN_ROWS = 2
+MAX_ROW_WORDS = 24
+MAX_HEADER_LINES = 3
+MAX_CAPTION_LINES = 8
+# A caption up to this long is said whole with each row, else its first sentence.
+CAPTION_WORDS = 45
+# Rows this far (in lines) from the caption still belong to it.
+CAPTION_REACH = 4
+
+
+class RowSentence(str):
+    """A table row said as a sentence (`Table.row_sentence`), knowing its own cells (`row`): a
+    question whose words meet only the caption or header matches every row alike, and must not
+    make one row's numbers the answer (chat.llm.sentences.answers_nothing)."""
+
+    row: str
+
+    def __new__(cls, text: str, row: str = ""):
+        sentence = super().__new__(cls, text)
+        sentence.row = row
+        return sentence
+
+    def __getnewargs__(self):  # copy and pickle keep the row (cards are deep-copied)
+        return str(self), self.row
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    start: int  # the block: header, rows and caption, whichever comes first and last
+    end: int
+    caption: str  # whitespace collapsed
+    header: str
+    rows: tuple[tuple[int, int], ...]  # each row line's span
+    header_lines: int = 1
+
+    @property
+    def label(self) -> str:
+        match = _CAPTION.match(self.caption)
+        return match.group(0).strip().rstrip(".:") if match else "Table"
+
+    def columns(self) -> list[str]:
+        """The header cut into column names where it can be: "top-1 err." and "F1 score" are one
+        name (a short lower-case word with a dot, or a word of _CONTINUES, closes the name
+        before it)."""
+        names: list[str] = []
+        for word in self.header.split():
+            if names and (
+                re.fullmatch(r"[a-z]{1,5}\.|\([^()]*\)|×\d+", word) or word in _CONTINUES
+            ):
+                names[-1] += " " + word
+            else:
+                names.append(word)
+        return names
+
+    def _named_cells(self, row: str) -> list[str] | None:
+        """The row's cells when the header names them one to one, else None."""
+        cells = _REFERENCE.sub("", row).split()
+        names = self.columns()
+        # A row's label may be several words ("ResNet-34 A", "Oxford-IIIT Pets"): words before
+        # the first value join while the row has more cells than the header names.
+        while len(cells) > len(names) > 0 and len(cells) > 1 and not is_value(cells[1]):
+            cells[:2] = [f"{cells[0]} {cells[1]}"]
+        if (
+            self.header_lines == 1
+            and names
+            and names[0].lower() in _LABEL_COLUMNS
+            and len(names) == len(cells) > 1
+            and all(is_value(cell) for cell in cells[1:])
+        ):
+            return cells
+        return None
+
+    def names_its_rows(self, text: str) -> bool:
+        """Every row of the table (spans of `text`) pairs with the header's names."""
+        return all(self._named_cells(text[a:b]) is not None for a, b in self.rows)
+
+    def row_sentence(self, row: str) -> RowSentence:
+        """A row said with what its numbers are: "Table 3: model ResNet-152, top-1 err. 21.43,
+        top-5 err. 5.71 (Error rates (%, 10-crop testing) on ImageNet validation. …)." When the
+        header's names and the row's cells do not surely pair one to one (a header on several
+        lines or not naming the labels' column first, a cell after the label that is no value),
+        the header is given whole.
+        The caption is given whole up to CAPTION_WORDS words (it often says what the header's
+        abbreviations stand for: "the peak Learning Rate (LR)"), else its first sentence."""
+        named = self._named_cells(row)
+        if named is not None:
+            body = ", ".join(f"{n} {c}" for n, c in zip(self.columns(), named, strict=True))
+        elif self.header:
+            body = f"{' '.join(_REFERENCE.sub('', row).split())} (columns: {self.header})"
+        else:
+            body = " ".join(_REFERENCE.sub("", row).split())
+        about = _CAPTION.sub("", self.caption).strip()
+        if len(about.split()) > CAPTION_WORDS:
+            about = re.split(r"(?<=[.!?])\s+(?=[A-Z])", about, maxsplit=1)[0]
+        # Reference numbers ("VGG-16 [41]") would read as the answer's own citations.
+        text = _REFERENCE.sub("", f"{self.label}: {body} ({about.rstrip('.')}).")
+        return RowSentence(text, row)
+
+
+def is_value(cell: str) -> bool:
+    """A cell that is a number or a dash; "2019)" closes a citation, it is no value."""
+    return bool(_VALUE.match(cell)) and cell.count("(") == cell.count(")")
+
+
+def is_row(line: str) -> bool:
+    """A short line whose cells are mostly values (at least two)."""
+    words = line.split()
+    if not words or len(words) > MAX_ROW_WORDS:
+        return False
+    values = sum(is_value(w) for w in words)
+    return values >= 2 and values >= 0.3 * len(words)
+
+
+# Lower-case header words that end the column name before them ("F1 score", "Hidden size").
+_CONTINUES = frozenset("size score rate steps length time accuracy acc".split())
+# A header whose first name is one of these names its rows' labels: then, and only then, names
+# and cells are paired (without character positions a header such as "MSMARCO Jeopardy QGen"
+# could be two columns or three, with or without the label's).
+_LABEL_COLUMNS = frozenset(
+    "model models method methods dataset datasets category task tasks setting system systems "
+    "approach action name agent game parser variant architecture baseline".split()
+)
+# Words of prose, not of a table's header.
+_PROSE = frozenset("we is are was were that which this our these those their it".split())
+
+
+def _is_header(line: str) -> bool:
+    words = line.split()
+    if not words or len(words) > 14 or _CAPTION.match(line) or line.endswith((",", ";")):
+        return False
+    if any(w.lower() in _PROSE for w in words):
+        return False
+    # A prose line ends a sentence on a long word ("… in this setting."); "top-5 err." does not.
+    last = words[-1]
+    return not (last.endswith(".") and len(last.rstrip(".")) >= 5 and last[:-1].isalpha())
+
+
+def find_tables(text: str) -> list[Table]:
+    """The captioned tables of `text` (lines separated by "\\n"), in order."""
+    lines: list[tuple[int, int, str]] = []
+    offset = 0
+    for line in text.split("\n"):
+        lines.append((offset, offset + len(line), line.strip()))
+        offset += len(line) + 1
+    rows = [is_row(line) for _, _, line in lines]
+    runs = _runs(rows, lines)
+    tables = []
+    used_runs: set[int] = set()
+    for c, (_, _, line) in enumerate(lines):
+        if not _CAPTION.match(line):
+            continue
+        caption_end = c
+        while (
+            caption_end - c < MAX_CAPTION_LINES - 1
+            and caption_end + 1 < len(lines)
+            and not re.search(r"[.:]$", lines[caption_end][2])
+            and lines[caption_end + 1][2]
+            and not rows[caption_end + 1]
+        ):
+            caption_end += 1
+        found = _run_near(runs, used_runs, c, caption_end)
+        if found is None:
+            continue
+        index, (first, last) = found
+        used_runs.add(index)
+        if first > caption_end:  # caption above: the header sits between them
+            header_lines = list(range(caption_end + 1, first))
+            header_lines = header_lines if len(header_lines) <= MAX_HEADER_LINES else []
+        else:  # caption below: the header is just above the rows
+            header_lines = []
+            k = first - 1
+            while k >= 0 and len(header_lines) < MAX_HEADER_LINES - 1 and lines[k][2]:
+                if rows[k] or not _is_header(lines[k][2]):
+                    break
+                header_lines.insert(0, k)
+                k -= 1
+        caption = " ".join(lines[i][2] for i in range(c, caption_end + 1))
+        header = " ".join(lines[i][2] for i in header_lines)
+        block = [c, caption_end, first, last, *header_lines]
+        tables.append(
+            Table(
+                start=lines[min(block)][0],
+                end=lines[max(block)][1],
+                caption=" ".join(caption.split()),
+                header=" ".join(header.split()),
+                rows=tuple((lines[i][0], lines[i][1]) for i in range(first, last + 1) if rows[i]),
+                header_lines=len(header_lines),
+            )
+        )
+    return sorted(tables, key=lambda t: t.start)
+
+
+def _runs(rows: list[bool], lines) -> list[tuple[int, int]]:
+    """(first, last) line indexes of runs of rows, gaps of MAX_GAP_LINES short lines allowed."""
+    runs = []
+    i = 0
+    while i < len(rows):
+        if not rows[i]:
+            i += 1
+            continue
+        first = last = i
+        j = i + 1
+        while j < len(rows):
+            if rows[j]:
+                last = j
+            elif j - last > MAX_GAP_LINES or len(lines[j][2].split()) > 6 or not lines[j][2]:
+                break
+            j += 1
+        if sum(rows[first : last + 1]) >= MIN_ROWS:
+            runs.append((first, last))
+        i = last + 1
+    return runs
+
+
+def _run_near(runs, used: set[int], caption_first: int, caption_last: int):
+    """The run of rows that belongs to the caption on lines caption_first..caption_last: the
+    nearest one starting just below it or ending just above it."""
+    best = None
+    for index, (first, last) in enumerate(runs):
+        if index in used:
+            continue
+        if first > caption_last:
+            distance = first - caption_last
+        elif last < caption_first:
+            distance = caption_first - last
+        else:
+            continue
+        if distance <= CAPTION_REACH and (best is None or distance < best[0]):
+            best = (distance, index, (first, last))
+    return None if best is None else best[1:]

@@ -1,0 +1,164 @@
+"""Tables in PDFium's text (papers.fulltext.tables) on the shared arXiv PDFs: found with their
+caption and header, kept whole in one chunk, each row a sentence that says what its numbers are."""
+
+from functools import cache
+
+import pytest
+
+from chat.llm.sentences import passage_sentences
+from papers.embeddings import get_embedder
+from papers.fulltext.chunk import chunk_text
+from papers.fulltext.parse import parse_pdf
+from papers.fulltext.tables import find_tables
+from papers.indexing.passages import split_passages
+
+OPT_ROW = "175B 96 96 12288 1.2e−4 2M"
+
+
+@cache
+def _parsed(path):
+    return parse_pdf(path.read_bytes())
+
+
+@pytest.fixture
+def opt(shared_data):
+    return _parsed(shared_data / "arxiv-pdf" / "2205.01068v1.pdf")
+
+
+@pytest.fixture
+def resnet(shared_data):
+    return _parsed(shared_data / "arxiv-pdf" / "1512.03385v1.pdf")
+
+
+def test_a_table_is_found_with_its_caption_below_and_its_header_above(opt):
+    table = next(t for t in find_tables(opt.text) if t.label == "Table 1")
+    assert table.header == "Model #L #H dmodel LR Batch"
+    assert table.caption.startswith("Table 1: Model architecture details.")
+    rows = [opt.text[a:b] for a, b in table.rows]
+    assert rows[0] == "125M 12 12 768 6.0e−4 0.5M" and rows[-1] == OPT_ROW and len(rows) == 8
+    assert opt.page_of(table.start) == opt.page_of(table.end) == 2
+    assert table.row_sentence(OPT_ROW) == (
+        "Table 1: Model 175B, #L 96, #H 96, dmodel 12288, LR 1.2e−4, Batch 2M (Model architecture "
+        "details. We report the number of layers (#L), number of attention heads (#H), and the "
+        "embedding size (dmodel). We also report the peak Learning Rate (LR) and global batch "
+        "size in number of tokens (Batch))."
+    )
+
+
+def test_a_row_whose_label_is_two_words_pairs_its_values_with_the_header(resnet):
+    table = next(t for t in find_tables(resnet.text) if t.label == "Table 3")
+    assert table.header == "model top-1 err. top-5 err."
+    caption = "Error rates (%, 10-crop testing) on ImageNet validation"
+    assert table.row_sentence("ResNet-34 B 24.52 7.46") == (
+        f"Table 3: model ResNet-34 B, top-1 err. 24.52, top-5 err. 7.46 ({caption})."
+    )
+    # A row the header does not name one to one is given with the whole header, and reference
+    # numbers ("[41]") never read as the answer's citations.
+    assert table.row_sentence("VGG-16 [41] 28.07 9.33 1.2") == (
+        f"Table 3: VGG-16 28.07 9.33 1.2 (columns: model top-1 err. top-5 err.) ({caption})."
+    )
+
+
+def test_prose_with_numbers_and_captionless_number_runs_are_no_table():
+    text = "\n".join(
+        [
+            "We train for 10 epochs with a batch size of 256 and a learning rate of 0.1.",
+            "3.1 Results",
+            "0.2 0.4 0.6 0.8",  # an axis of a figure: no caption, no table
+            "10 20 30 40",
+            "Figure 2: Loss curves.",
+        ]
+    )
+    assert find_tables(text) == []
+    assert passage_sentences(text)[0].startswith("We train for 10 epochs")
+
+
+def test_the_chunk_holding_a_table_holds_its_caption_and_header_on_its_page(opt, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    chunks = chunk_text(opt, get_embedder())
+    holding = [c for c in chunks if OPT_ROW in c.text(opt.text)]
+    assert len(holding) == 1
+    chunk = holding[0]
+    text = chunk.text(opt.text)
+    assert "Model #L #H dmodel LR Batch" in text and "Table 1: Model architecture details." in text
+    # The table heads page 2 (the chunk began on page 1): its span holds the row's page.
+    assert opt.page_of(opt.text.index(OPT_ROW)) == 2 and chunk.page <= 2 == chunk.page_end
+
+
+def test_a_table_row_is_a_sentence_that_says_its_caption_and_header(opt):
+    table = next(t for t in find_tables(opt.text) if t.label == "Table 1")
+    passage = opt.text[table.start : table.end + 400]
+    sentences = passage_sentences(passage)
+    row = next(s for s in sentences if s.startswith("Table 1: Model 13B"))
+    assert row.startswith("Table 1: Model 13B, #L 40, #H 40, dmodel 5120, LR 1.0e−4, Batch 4M (")
+    assert row.row == "13B 40 40 5120 1.0e−4 4M"  # its own cells, for matching a question
+    # The prose after the table is split as before.
+    assert any(s.startswith("guidelines around responsible AI") for s in sentences)
+
+
+def test_a_span_kept_whole_is_never_cut_and_a_long_one_only_between_lines():
+    def count(text: str) -> int:
+        return len(text.split())
+
+    prose = "A sentence of exactly seven words here. " * 3
+    # "err." ends a "sentence" for the packer: without keep_whole the header closes the first
+    # window and its rows open the next.
+    table = "Model top-1 err.\nsmall 1 0.1\nbase 2 0.2\nlarge 3 0.3\nTable 1. Sizes.\n"
+    text = prose + table + prose
+    at = (len(prose), len(prose) + len(table) - 1)
+    cut = split_passages(text, count, max_tokens=24, overlap_tokens=0)
+    assert cut[0].text(text).endswith("Model top-1 err.")
+    spans = split_passages(text, count, max_tokens=24, overlap_tokens=0, keep_whole=[at])
+    assert any(table.strip() in s.text(text) for s in spans)
+    assert all(s.end <= at[0] or s.start >= at[1] or table.strip() in s.text(text) for s in spans)
+    # Too long for the window: cut between rows, never inside one.
+    spans = split_passages(text, count, max_tokens=10, overlap_tokens=0, keep_whole=[at])
+    inside = [s.text(text) for s in spans if at[0] <= s.start and s.end <= at[1] + 1]
+    assert len(inside) > 1 and all(
+        line in table.splitlines() for piece in inside for line in piece.splitlines()
+    )
+
+
+def test_a_row_sentence_survives_the_copies_a_card_goes_through():
+    import copy
+    import json
+    import pickle
+
+    from papers.fulltext.tables import RowSentence
+
+    row = RowSentence("Table 1: Model 175B, Batch 2M (Sizes).", "175B 2M")
+    for copied in (copy.deepcopy({"quote": row})["quote"], pickle.loads(pickle.dumps(row))):
+        assert copied == row and copied.row == "175B 2M"
+    assert json.loads(json.dumps({"quote": row})) == {"quote": str(row)}
+
+
+def test_numbers_are_paired_with_names_only_when_the_header_surely_names_them(shared_data):
+    # RAG's "MSMARCO Jeopardy QGen": two columns or three? No label column is named first.
+    rag = _parsed(shared_data / "arxiv-pdf" / "2005.11401v4.pdf")
+    table = next(t for t in find_tables(rag.text) if t.label == "Table 5")
+    sentence = table.row_sentence(rag.text[slice(*table.rows[0])])
+    assert "(columns: MSMARCO Jeopardy QGen)" in sentence and "Jeopardy 89.6%" not in sentence
+    # The Transformer's Table 3 has a header on three lines: given whole, never paired.
+    transformer = _parsed(shared_data / "arxiv-pdf" / "1706.03762v7.pdf")
+    table = next(t for t in find_tables(transformer.text) if t.label == "Table 3")
+    base = next(
+        transformer.text[a:b] for a, b in table.rows if transformer.text[a:b].startswith("base")
+    )
+    assert table.row_sentence(base).startswith(f"Table 3: {base} (columns: N dmodel dff")
+
+
+def test_a_table_whose_header_does_not_name_its_rows_stays_one_sentence(shared_data):
+    # "Teaching Small Language Models to Reason", Table 3: "Dataset Size 1648 1648 1319 1319"
+    # under "StrategyQA …": said alone, the row would lose the dataset it belongs to.
+    paper = _parsed(shared_data / "arxiv-pdf" / "2212.08410v3.pdf")
+    table = next(t for t in find_tables(paper.text) if t.label == "Table 3")
+    assert not table.names_its_rows(paper.text)
+    sentences = passage_sentences(paper.text[table.start - 200 : table.end + 50])
+    blob = next(s for s in sentences if "1648 1648 1319 1319" in s)
+    assert "StrategyQA 68.12" in blob and not blob.startswith("Table 3:")
+    opt_table = next(t for t in find_tables(_parsed_opt(shared_data).text) if t.label == "Table 1")
+    assert opt_table.names_its_rows(_parsed_opt(shared_data).text)
+
+
+def _parsed_opt(shared_data):
+    return _parsed(shared_data / "arxiv-pdf" / "2205.01068v1.pdf")
