@@ -16,6 +16,7 @@ matches it exactly; a bare archive ("cs", "cond-mat") matches itself and every c
 
 import re
 from collections.abc import Iterable
+from datetime import UTC, datetime
 
 # --- Identifiers --------------------------------------------------------------------------------
 
@@ -62,6 +63,17 @@ def split_version(versioned_id: str) -> tuple[str, int | None]:
     if not match:
         raise InvalidArxivId(f"not an arXiv identifier: {versioned_id!r}")
     return _canonical(match)
+
+
+def submission_month(arxiv_id: str) -> datetime:
+    """The first day (UTC) of the month an identifier was issued in, which is the month of the
+    paper's first version: arXiv numbers papers YYMM.NNNNN (archive/YYMMNNN before April 2007).
+    "1706.03762" -> 2017-06-01."""
+    digits = arxiv_id.rsplit("/", 1)[-1][:4]
+    if not (len(digits) == 4 and digits.isdigit() and 1 <= int(digits[2:]) <= 12):
+        raise InvalidArxivId(f"not an arXiv identifier: {arxiv_id!r}")
+    year = int(digits[:2])
+    return datetime(1900 + year if year >= 91 else 2000 + year, int(digits[2:]), 1, tzinfo=UTC)
 
 
 def parse_arxiv_id(text: str) -> tuple[str, int | None]:

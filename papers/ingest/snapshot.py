@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from queue import Full, Queue
@@ -22,7 +22,7 @@ from typing import IO
 
 from django.db import DatabaseError, connection
 
-from papers.identifiers import InvalidArxivId, split_version
+from papers.identifiers import InvalidArxivId, split_version, submission_month
 from papers.ingest.runs import RunRecorder
 from papers.ingest.upsert import (
     BATCH_SIZE,
@@ -80,7 +80,17 @@ def _version_date(text: str) -> datetime:
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _dates_and_version(data: dict) -> tuple[datetime, datetime, int]:
+def _not_after_first_month(earliest_known: datetime, arxiv_id: str) -> datetime:
+    """The publication date of a record that does not list v1 (copies of the snapshot trimmed to
+    the latest version, or with only update_date): its earliest date is a revision's, often years
+    after the paper appeared (the Transformer's v7 is dated 2023). The identifier still gives
+    v1's month: past that month, its first day is the better date."""
+    month = submission_month(arxiv_id)
+    following = (month + timedelta(days=32)).replace(day=1)
+    return month if earliest_known >= following else earliest_known
+
+
+def _dates_and_version(data: dict, arxiv_id: str) -> tuple[datetime, datetime, int]:
     versions = data.get("versions")
     if isinstance(versions, list) and versions:
         try:
@@ -90,6 +100,8 @@ def _dates_and_version(data: dict) -> tuple[datetime, datetime, int]:
             raise MalformedRecord(f"unreadable versions[].created ({exc})") from None
         label = str(versions[-1].get("version", ""))
         number = int(label[1:]) if label[:1] == "v" and label[1:].isdigit() else len(versions)
+        if str(versions[0].get("version", "v1")) != "v1":
+            first = _not_after_first_month(first, arxiv_id)
         return first, last, number
     update_date = data.get("update_date")
     if update_date:
@@ -97,7 +109,7 @@ def _dates_and_version(data: dict) -> tuple[datetime, datetime, int]:
             day = datetime.fromisoformat(update_date).replace(tzinfo=UTC)
         except (TypeError, ValueError):
             raise MalformedRecord(f"unreadable update_date {update_date!r}") from None
-        return day, day, 1
+        return _not_after_first_month(day, arxiv_id), day, 1
     raise MalformedRecord("no dates (neither versions[].created nor update_date)")
 
 
@@ -144,7 +156,7 @@ def parse_snapshot_record(data) -> PaperRecord:
     abstract = _text(data, "abstract")
     if not abstract:
         raise MalformedRecord("missing abstract")
-    published, updated, version = _dates_and_version(data)
+    published, updated, version = _dates_and_version(data, arxiv_id)
     categories = _text(data, "categories").split()
     comments = _text(data, "comments")
     return PaperRecord(

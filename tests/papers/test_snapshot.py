@@ -181,6 +181,27 @@ def test_versions_fall_back_to_update_date():
         parse_snapshot_record(json.loads(_line(versions=[], update_date=None)))
 
 
+def test_a_record_without_v1_is_dated_by_its_identifiers_month(shared_data):
+    # The shared PDFs' records list only the version in the file: the Transformer's v7 (2023).
+    lines = (shared_data / "arxiv-pdf" / "metadata.jsonl").read_text().splitlines()
+    transformer = next(json.loads(line) for line in lines if '"1706.03762"' in line)
+    assert [v["version"] for v in transformer["versions"]] == ["v7"]
+    record = parse_snapshot_record(transformer)
+    assert record.published == datetime(2017, 6, 1, tzinfo=UTC)
+    assert record.updated == datetime(2023, 8, 2, tzinfo=UTC) and record.version == 7
+
+    late_v2 = [{"version": "v2", "created": "Tue, 9 Jan 2024 10:00:00 GMT"}]
+    same_month = parse_snapshot_record(json.loads(_line("2401.00001", versions=late_v2)))
+    assert same_month.published == datetime(2024, 1, 9, 10, tzinfo=UTC)  # v1 came days before
+    old_style = parse_snapshot_record(
+        json.loads(_line("hep-th/9901001", versions=[], update_date="2008-11-26"))
+    )
+    assert old_style.published == datetime(1999, 1, 1, tzinfo=UTC)
+    assert old_style.updated == datetime(2008, 11, 26, tzinfo=UTC)
+    complete = parse_snapshot_record(json.loads(_line("2301.00002")))  # lists v1: its own date
+    assert complete.published == datetime(2024, 1, 1, 10, tzinfo=UTC)
+
+
 def test_command_reports_skipped_lines_and_queues_indexing(tmp_path):
     path = tmp_path / "two.jsonl"
     path.write_text(_line("2401.00001") + "\n{oops\n")
