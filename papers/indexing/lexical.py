@@ -53,9 +53,9 @@ CHAMPION_MIN_DF = 2000
 CHAMPION_SHARE = 0.05
 # A common term also gets a floor per publication year (LexicalTermYear) near that year's best
 # CHAMPION_SHARE, where it is below the global floor: a window on a year where the term is weak
-# then walks the year's own best papers. `rebuild` sets them from up to YEAR_FLOOR_SAMPLE papers
-# a year (a term with few sampled postings in a year is rare there: its floor is about the best
-# of them, and its list in that year short either way).
+# then walks the year's own best papers. `rebuild` sets them from every k-th paper of each year,
+# YEAR_FLOOR_SAMPLE to twice that (all of a smaller year); a term with few sampled postings in a
+# year is rare there: its floor is about the best of them, its list there short either way.
 YEAR_FLOOR_SAMPLE = 2000
 
 
