@@ -17,7 +17,7 @@ import asyncio
 import math
 import re
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
 from chat.understanding.quantity import NUMBER_WEIGHT, asks_for_quantity, states_new_number
@@ -44,6 +44,8 @@ SOURCE_REPEAT_DECAY = 0.6  # a source already quoted counts this much less each 
 # 8 for 84% of claims and says "not enough" for 84% of them against 8 unrelated abstracts;
 # 0.2: 90% / 74%; 0.3: 76% / 91%; 0.4: 63% / 99%.
 MIN_COVERAGE = 0.25
+# What the question calls a paper it names counts this much of its IDF (answering_scores).
+NAME_WEIGHT = 0.25
 TITLE_WEIGHT = 0.6  # a title names a topic; a sentence of the abstract says something about it
 # Numbered references inside an abstract ("as shown in [12]") would read as our citations.
 _BRACKET_NUMBER = re.compile(r"\[\s*\d")
@@ -288,25 +290,37 @@ class ExtractiveBackend:
         )
 
 
-def answering_sentences(question: str, sources: list[SourceText]) -> dict[int, str]:
+def answering_sentences(
+    question: str, sources: list[SourceText], names: Iterable[str] = ()
+) -> dict[int, str]:
     """Each source's sentence that best answers `question`, by source number: the one this
     composer would quote first from it (the same BM25 weights over the same sentences), so a
     card's highlighted quote is the sentence the answer cites. Sources with no sentence sharing
     a word with the question are left out."""
-    return {number: text for number, (_, text) in answering_scores(question, sources).items()}
+    scores = answering_scores(question, sources, names)
+    return {number: text for number, (_, text) in scores.items()}
 
 
-def answering_scores(question: str, sources: list[SourceText]) -> dict[int, tuple[float, str]]:
+def answering_scores(
+    question: str, sources: list[SourceText], names: Iterable[str] = ()
+) -> dict[int, tuple[float, str]]:
     """answering_sentences with each sentence's score (comparable across the sources). For a
     quantity question ("How many GPUs…") a sentence that states a number weighs NUMBER_WEIGHT
     times more (chat.understanding.quantity): "trained on 8 NVIDIA P100 GPUs" before "GPUs made
     this feasible"; one about another model size than the asked one less
-    (chat.understanding.variants)."""
+    (chat.understanding.variants). The words of `names` (what the question calls a paper it
+    names: "OPT-175B") weigh NAME_WEIGHT of their IDF: rare, they would make "we provide a model
+    card for OPT-175B" the best answer to "What batch size was used to train OPT-175B?", yet
+    kept, they tell "the largest RWKV model has 14B parameters" from any other parameter count."""
     sentences = [s for s in _candidates(sources) if not s.is_title]
     query = list(dict.fromkeys(stems(list(dict.fromkeys(content_words(question))))))
     if not sentences or not query:
         return {}
-    weights = _bm25_weights(query, _idf(query, sentences), sentences)
+    idf = _idf(query, sentences)
+    for stem in stems(content_words(" ".join(names))):
+        if stem in idf:
+            idf[stem] *= NAME_WEIGHT
+    weights = _bm25_weights(query, idf, sentences)
     quantity = asks_for_quantity(question)
     best: dict[int, tuple[float, str]] = {}
     for sentence, weight in zip(sentences, weights, strict=True):

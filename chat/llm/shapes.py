@@ -488,7 +488,7 @@ def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
             return []
         # Chunk cards of their own: the retrieval's first chunk may only set the scene.
         chunks = {s.number: s.arxiv_id for s in request.sources if s.where}
-    scored = answering_scores(request.question, request.sources)
+    scored = answering_scores(request.question, request.sources, _asked_names(request))
     quotes = [(score, number, text) for number, (score, text) in scored.items() if number in chunks]
     picks = [max(quotes, key=lambda q: (q[0], -q[1]))] if quotes else []
     mine = [q for q in quotes if chunks[q[1]] == top.arxiv_id]
@@ -509,6 +509,11 @@ def _named_papers(request: AnswerRequest) -> set[str]:
     if not named.get("about"):
         return set()
     return {p["arxiv_id"] for p in named.get("papers", []) if p.get("arxiv_id")}
+
+
+def _asked_names(request: AnswerRequest) -> list[str]:
+    """What the question calls the papers it names ("OPT-175B", "the Transformer")."""
+    return [p["asked"] for p in _analysis(request, "named", {}).get("papers", []) if p.get("asked")]
 
 
 def _without_names(request: AnswerRequest, text: str | None = None) -> str:

@@ -166,10 +166,11 @@ def source_cards(hits, first: Sequence[dict] = (), wanted: int = 0) -> list[dict
     return cards
 
 
-def with_quotes(cards: list[dict], question: str) -> list[dict]:
+def with_quotes(cards: list[dict], question: str, names: Sequence[str] = ()) -> list[dict]:
     """The cards with `quote`: each passage's sentence that answers `question` (the one the
-    extractive composer quotes first from it)."""
-    quotes = answering_sentences(question, _source_texts(cards))
+    extractive composer quotes first from it), `names` being what the question calls the papers
+    it names."""
+    quotes = answering_sentences(question, _source_texts(cards), names)
     for card in cards:
         card["quote"] = quotes.get(card["number"], "")
     return cards
@@ -382,7 +383,8 @@ async def answer_events(
         seed["passage"] = seed["passage"][:PASSAGE_CHARS]
     # "summarize <id>": the paper itself is source [1] (search only found papers like it).
     first = [{**seed, "number": 1}] if seed and intent.kind == intents.NAMED_PAPER else []
-    cards = with_quotes(source_cards(hits, first, wanted=settings.CHAT_SOURCES), topic)
+    asked = [p["asked"] for p in analysis.get("named", {}).get("papers", []) if p.get("asked")]
+    cards = with_quotes(source_cards(hits, first, wanted=settings.CHAT_SOURCES), topic, asked)
     if reference.kind == SOURCES and analysis.get("previous", {}).get("filtered"):
         for card in cards:  # "which of these…": the sentence that says so, or none
             card["quote"] = evidence.get(card["paper_id"], "")

@@ -35,6 +35,12 @@ NUMBER_WORDS = frozenset(
     hundred thousand million billion trillion dozen half""".split()
 )
 _WORD = re.compile(r"[a-z]+")
+# A reference's year is no stated quantity: "Mitchell et al. (2018)", "(Ioffe & Szegedy, 2015)",
+# "(He et al., 2016; Wu & He, 2018)".
+_CITATION = re.compile(
+    r"(?:\bet\s+al\.?|\b[A-Z][a-z]+)\s*\((?:19|20)\d\d[a-z]?\)"
+    r"|\([^()]*[A-Za-z][^()]*,\s*(?:19|20)\d\d[a-z]?(?:\s*;[^()]*)?\)"
+)
 
 
 def asks_for_quantity(question: str) -> bool:
@@ -64,7 +70,8 @@ def asked_things(question: str) -> list[str]:
 
 def numbers_in(text: str) -> set[str]:
     """The numbers a text states: digit runs ("0.1", "21,015,324", the 28 of "28x28"; not the
-    2 of "β2" nor the 1 of "1 − β1") and number words ("five", "sixteen")."""
+    2 of "β2" nor the 1 of "1 − β1" nor a reference's year) and number words ("five", "sixteen")."""
+    text = _CITATION.sub(" ", text)
     found = set(_DIGITS.findall(text))
     found.update(w for w in _WORD.findall(text.lower()) if w in NUMBER_WORDS)
     return found

@@ -2,6 +2,8 @@
 evidence (numbers for quantity questions), and the body's evidence reordering the page. The
 search itself is tested in test_chunks.py."""
 
+from chat.llm.base import SourceText
+from chat.llm.extractive import answering_scores
 from chat.retrieval.chunks import (
     Chunk,
     _by_sentences,
@@ -9,7 +11,12 @@ from chat.retrieval.chunks import (
     sentence_evidence,
     with_bm25,
 )
-from chat.understanding.quantity import asked_things, asks_for_quantity, states_new_number
+from chat.understanding.quantity import (
+    asked_things,
+    asks_for_quantity,
+    numbers_in,
+    states_new_number,
+)
 
 
 def test_bm25_over_chunks_counts_rare_words_more_than_common_ones():
@@ -47,6 +54,26 @@ def test_quantity_questions_and_sentences_stating_a_number():
     assert not states_new_number("The stepsize is bounded by α · (1 − β1).", "What stepsize?")
     assert not states_new_number("Scale by β2 and the P100's memory.", "What stepsize?")
     assert states_new_number("Good defaults are α = 0.002, β1 = 0.9.", "What stepsize?")
+    # A reference's year is no value: OPT's model card sentence is no batch size.
+    card = "Following Mitchell et al. (2018), we provide a model card for OPT-175B."
+    assert not states_new_number(card, "What batch size was used to train OPT-175B?")
+    cited = "We use ResNet (He et al., 2016; Wu & He, 2018) with a batch size of 4096."
+    assert states_new_number(cited, "What batch size?") and "2016" not in numbers_in(cited)
+    assert "2018" in numbers_in("In 2018 we trained it again.")  # a year in the text still counts
+
+
+def test_the_name_a_question_gives_a_paper_weighs_little_in_choosing_its_answer():
+    # Rare in the passage, the name would make a sentence that only names the paper the answer.
+    question = "Which optimizer trained OPT-175B?"
+    card = SourceText(
+        1, "OPT", "", "2022-05-02", arxiv_id="2205.01068", where="p. 2",
+        text="We release a model card for OPT-175B and for its smaller models. Gradients were clipped. "
+        "Optimizer states are sharded. Each step took a second. We used the AdamW optimizer.",
+    )  # fmt: skip
+    by_name = answering_scores(question, [card])[1][1]
+    assert by_name.startswith("We release a model card")
+    named = answering_scores(question, [card], names=["OPT-175B"])[1][1]
+    assert "optimizer" in named.lower() and "model card" not in named
 
 
 def test_words_of_one_sentence_weigh_more_than_the_same_words_spread_over_a_chunk():
