@@ -44,8 +44,9 @@ SOURCE_REPEAT_DECAY = 0.6  # a source already quoted counts this much less each 
 # 8 for 84% of claims and says "not enough" for 84% of them against 8 unrelated abstracts;
 # 0.2: 90% / 74%; 0.3: 76% / 91%; 0.4: 63% / 99%.
 MIN_COVERAGE = 0.25
-# What the question calls a paper it names counts this much of its IDF (answering_scores).
-NAME_WEIGHT = 0.25
+# What the question calls a paper it names counts this much of its IDF (answering_scores): 0.25
+# also let "RWKV" drop out of "Is RWKV cheaper than transformers at inference?".
+NAME_WEIGHT = 0.5
 TITLE_WEIGHT = 0.6  # a title names a topic; a sentence of the abstract says something about it
 # Numbered references inside an abstract ("as shown in [12]") would read as our citations.
 _BRACKET_NUMBER = re.compile(r"\[\s*\d")
