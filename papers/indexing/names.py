@@ -282,3 +282,13 @@ def name_papers(paper_ids: Iterable[int]) -> int:
                 values,
             )
     return len(values)
+
+
+def name_every_paper(batch: int = 2000) -> None:
+    """Names for the whole catalogue, `batch` papers at a time: what a data migration runs when
+    these rules change (0015, 0017)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM papers_paper ORDER BY id")
+        ids = [row[0] for row in cursor.fetchall()]
+    for start in range(0, len(ids), batch):
+        name_papers(ids[start : start + batch])

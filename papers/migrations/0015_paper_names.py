@@ -6,13 +6,9 @@ from django.db import migrations, models
 
 def name_every_paper(apps, schema_editor):
     """The names of the papers already in the catalogue (new ones get theirs when indexed)."""
-    from papers.indexing.names import name_papers
+    from papers.indexing.names import name_every_paper
 
-    with schema_editor.connection.cursor() as cursor:
-        cursor.execute("SELECT id FROM papers_paper ORDER BY id")
-        ids = [row[0] for row in cursor.fetchall()]
-    for start in range(0, len(ids), 2000):
-        name_papers(ids[start : start + 2000])
+    name_every_paper()
 
 
 class Migration(migrations.Migration):
