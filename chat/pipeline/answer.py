@@ -13,7 +13,7 @@ after text was streamed, the partial text is kept and the generator ends with `e
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
@@ -143,17 +143,23 @@ def source_card(number: int, hit, chunk=None) -> dict:
 EXTRA_CHUNKS_BY_RANK = (2, 1)
 
 
-def source_cards(hits, first: Sequence[dict] = (), wanted: int = 0) -> list[dict]:
+def source_cards(
+    hits, first: Sequence[dict] = (), wanted: int = 0, asked_about: Collection[str] = ()
+) -> list[dict]:
     """Numbered cards for `hits` after `first`, at most `wanted` (or one per paper): each paper,
     then for the best papers their next best chunks (EXTRA_CHUNKS_BY_RANK), which displace the
     weakest papers; when fewer papers than `wanted` were found (a thread about one paper), more
-    chunks fill the rest, as cards of their own with their own pages."""
+    chunks fill the rest, as cards of their own with their own pages. A paper the question is
+    about (arXiv ids in `asked_about`: "What optimizer trained OPT-175B?") gets all its chunks
+    first: other papers' cards cannot answer for it."""
     wanted = max(wanted, len(first) + len(hits))
     planned: list[tuple] = []
     used: set[int] = set()
     for rank, hit in enumerate(hits):
         planned.append((hit, None))
         extra = EXTRA_CHUNKS_BY_RANK[rank] if rank < len(EXTRA_CHUNKS_BY_RANK) else 0
+        if hit.arxiv_id in asked_about:
+            extra = len(hit.more_chunks)
         for chunk in hit.more_chunks[:extra]:
             planned.append((hit, chunk))
             used.add(chunk.passage_id)
@@ -383,8 +389,11 @@ async def answer_events(
         seed["passage"] = seed["passage"][:PASSAGE_CHARS]
     # "summarize <id>": the paper itself is source [1] (search only found papers like it).
     first = [{**seed, "number": 1}] if seed and intent.kind == intents.NAMED_PAPER else []
-    asked = [p["asked"] for p in analysis.get("named", {}).get("papers", []) if p.get("asked")]
-    cards = with_quotes(source_cards(hits, first, wanted=settings.CHAT_SOURCES), topic, asked)
+    named = analysis.get("named", {})
+    asked = [p["asked"] for p in named.get("papers", []) if p.get("asked")]
+    about = {p["arxiv_id"] for p in named.get("papers", [])} if named.get("about") else set()
+    cards = source_cards(hits, first, wanted=settings.CHAT_SOURCES, asked_about=about)
+    cards = with_quotes(cards, topic, asked)
     if reference.kind == SOURCES and analysis.get("previous", {}).get("filtered"):
         for card in cards:  # "which of these…": the sentence that says so, or none
             card["quote"] = evidence.get(card["paper_id"], "")

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from django.conf import settings
@@ -55,6 +56,10 @@ CHUNK_DENSE_SHARE = 0.5
 # Chunks kept per paper, best first: the first is the card's passage, the others may become
 # cards of their own when the answer has room (a scoped thread about one paper).
 CHUNKS_PER_PAPER = 4
+# A paper the question is about ("What optimizer was used to train OPT-175B?") keeps this many:
+# its answer may sit in its 5th-8th best chunk (OPT's training setup ranked below its intro,
+# efficiency and release chunks), and other papers' chunks are no answer to it.
+ASKED_ABOUT_CHUNKS = 8
 
 # Reciprocal rank constant when fusing one paper's chunks by cosine and by BM25: lists of 40-200
 # chunks, where the catalogue's 60 flattens the head (bench_fulltext: docs/BENCHMARKS.md).
@@ -274,12 +279,13 @@ class RankedChunks:
 def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
                 per_paper: int = CHUNKS_PER_PAPER,
                 abstracts: dict[int, str] | None = None,
-                question: str = "", quantity: bool = False) -> RankedChunks:
+                question: str = "", quantity: bool = False,
+                asked_about: Collection[int] = ()) -> RankedChunks:
     """For each of `paper_ids` that has read full text, its best `per_paper` chunks for the
     query (`vector`, and `lexemes`: the query's stemmed words as BM25 saw them); `abstracts`
     (paper id: text) stand for the papers without chunks in the evidence. `quantity`: the
     `question` asks for a number (chat.understanding.quantity), so a sentence stating one is
-    better evidence."""
+    better evidence. Papers in `asked_about` keep ASKED_ABOUT_CHUNKS."""
     ids = [int(i) for i in paper_ids]
     if not ids or vector is None:
         return RankedChunks({}, {})
@@ -303,7 +309,7 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
             )
             chunks = [replace(c, overlap=float(r[0]))
                       for c, r in zip(chunks, cursor.fetchall(), strict=True)]
-        return RankedChunks(_mixed_per_paper(chunks, per_paper), {})
+        return RankedChunks(_mixed_per_paper(chunks, per_paper, asked_about), {})
     read = {c.paper_id for c in chunks}
     unread = {pid: text for pid, text in (abstracts or {}).items() if pid not in read and text}
     stand_ins = []
@@ -321,7 +327,9 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     by_paper = _fused_per_paper(scored[: len(chunks)], SENTENCE_POOL)
     idf = chunk_idf(scored[: len(chunks)])
     by_paper = {
-        paper: _by_sentences(found, idf, question, quantity)[:per_paper]
+        paper: _by_sentences(found, idf, question, quantity)[
+            : ASKED_ABOUT_CHUNKS if paper in asked_about else per_paper
+        ]
         for paper, found in by_paper.items()
     }
     return RankedChunks(by_paper, evidence)
@@ -447,7 +455,9 @@ def _normalised(values: list[float]) -> list[float]:
     return [(v - low) / spread if spread > 0 else 1.0 for v in values]
 
 
-def _mixed_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chunk]]:
+def _mixed_per_paper(
+    chunks: list[Chunk], per_paper: int, asked_about: Collection[int] = ()
+) -> dict[int, list[Chunk]]:
     sims = _normalised([c.similarity for c in chunks])
     overlaps = _normalised([c.overlap for c in chunks]) if any(c.overlap for c in chunks) else [
         0.0
@@ -458,7 +468,9 @@ def _mixed_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chun
         scored = replace(chunk, score=share * sim + (1 - share) * overlap)
         by_paper.setdefault(chunk.paper_id, []).append(scored)
     return {
-        paper: sorted(found, key=lambda c: (-c.score, c.start))[:per_paper]
+        paper: sorted(found, key=lambda c: (-c.score, c.start))[
+            : ASKED_ABOUT_CHUNKS if paper in asked_about else per_paper
+        ]
         for paper, found in by_paper.items()
     }
 

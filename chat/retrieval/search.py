@@ -718,6 +718,7 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
                 abstracts=abstracts,
                 question=question,
                 quantity=asks_for_quantity(q.text),
+                asked_about=set(q.named.paper_ids) if q.named.about else (),
             )
         chunks = ranked.by_paper
         if q.sort == "relevance" and chunks:
