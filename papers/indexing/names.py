@@ -12,8 +12,9 @@ Derived from the catalogue, never from a hand-written list: each paper's title, 
   a run of the title's words ("Dense Passage Retriever (DPR)" in a paper titled "Dense Passage
   Retrieval for …"), in the abstract or the body, with its long form;
 - BODY (1): the same introducing phrases in the first BODY_CHARS of the full text ("we refer to
-  it as Fusion-in-Decoder"), and a coined acronym the abstract defines ("Vision Transformer
-  (ViT)": later papers define it as well). Weaker: a body also renames what it uses ("we refer to it as
+  it as Fusion-in-Decoder"), a coined acronym the abstract defines ("Vision Transformer
+  (ViT)": later papers define it as well), and one the body defines with words of the title
+  ("residual nets (ResNets)" in "Deep Residual Learning for Image Recognition"). Weaker: a body also renames what it uses ("we refer to it as
   ImageNet in what follows"), so chat.retrieval.named drops a BODY name that an older paper of
   the catalogue already mentions.
 
@@ -185,6 +186,12 @@ def _title_cased(words: str) -> bool:
     return bool(parts) and all(p[0].isupper() for p in parts if p.lower() not in ("of", "for", "and", "in"))
 
 
+def _shares_title_word(words: str, title: str) -> bool:
+    """Whether `words` hold a word of four letters or more of the title ("residual")."""
+    title_words = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", title)}
+    return any(w.lower() in title_words for w in re.findall(r"[A-Za-z]{4,}", words))
+
+
 def _acronym_long(long: str, short: str) -> str:
     """The words of `long` whose initials spell `short` (the definition's own long form)."""
     words = long.split()
@@ -239,6 +246,12 @@ def introduced_names(title: str, abstract: str, body: str = "") -> dict[str, tup
             short, long = m["short"], before[0]
             full = _acronym_long(long, short)
             if not _title_cased(full):
+                if text is body and _COINED.fullmatch(short) and _shares_title_word(full, title):
+                    # "residual nets (ResNets)" in "Deep Residual Learning for …": the paper's
+                    # own coinage, though its long form is lower case (weak, as a body's name).
+                    add(short, BODY)
+                    if short.endswith("s") and _COINED.fullmatch(short[:-1]):
+                        add(short[:-1], BODY)  # "ResNets" -> "ResNet", as questions write it
                 continue
             if _title_acronym(short, long, title):
                 add(short, PROPOSED)

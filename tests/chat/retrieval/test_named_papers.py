@@ -216,3 +216,17 @@ async def test_a_named_papers_chunks_are_ranked_without_its_name(catalogue):
     # Every chunk of it says its name and no other paper's does: the name would pick REPEATS.
     assert hit.arxiv_id == "2510.00003" and hit.named == "Zebraformer-XL"
     assert hit.passage_text == SETTING and hit.page == 3
+
+
+def test_a_name_the_body_coins_from_the_titles_words_names_its_paper(pdf_server, shared_papers):  # noqa: F811
+    # ResNet's abstract never says "ResNet"; its body defines "residual nets (ResNets)", and
+    # "residual" is a word of its title ("Deep Residual Learning for Image Recognition").
+    from papers.fulltext.read import read_paper
+
+    resnet = "1512.03385"
+    index_missing()
+    assert _named("Does ResNet use batch normalization?") == []
+    assert read_paper(shared_papers[resnet]).status == "ok"
+    keys = dict(PaperName.objects.filter(paper__arxiv_id=resnet).values_list("key", "strength"))
+    assert keys == {"resnets": 1, "resnet": 1}  # weak: a body's name, nothing else of it
+    assert _named("Does ResNet use batch normalization?") == [resnet]
