@@ -488,7 +488,9 @@ def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
             return []
         # Chunk cards of their own: the retrieval's first chunk may only set the scene.
         chunks = {s.number: s.arxiv_id for s in request.sources if s.where}
-    scored = answering_scores(request.question, request.sources, _asked_names(request))
+    scored = answering_scores(
+        request.question, request.sources, asked_names(_analysis(request, "named", {}))
+    )
     quotes = [(score, number, text) for number, (score, text) in scored.items() if number in chunks]
     picks = [max(quotes, key=lambda q: (q[0], -q[1]))] if quotes else []
     mine = [q for q in quotes if chunks[q[1]] == top.arxiv_id]
@@ -503,17 +505,20 @@ def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
 
 
 def _named_papers(request: AnswerRequest) -> set[str]:
-    """The arXiv ids of the papers the question names and asks about (chat.retrieval.named, via
-    the analysis): "alternatives to the Transformer" names it but asks about others."""
-    named = _analysis(request, "named", {})
+    return named_about(_analysis(request, "named", {}))
+
+
+def named_about(named: dict) -> set[str]:
+    """The arXiv ids of the papers the question names and asks about (chat.retrieval.named's
+    analysis): "alternatives to the Transformer" names it but asks about others."""
     if not named.get("about"):
         return set()
     return {p["arxiv_id"] for p in named.get("papers", []) if p.get("arxiv_id")}
 
 
-def _asked_names(request: AnswerRequest) -> list[str]:
+def asked_names(named: dict) -> list[str]:
     """What the question calls the papers it names ("OPT-175B", "the Transformer")."""
-    return [p["asked"] for p in _analysis(request, "named", {}).get("papers", []) if p.get("asked")]
+    return [p["asked"] for p in named.get("papers", []) if p.get("asked")]
 
 
 def _without_names(request: AnswerRequest, text: str | None = None) -> str:

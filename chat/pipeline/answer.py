@@ -27,7 +27,7 @@ from chat.llm import get_fallback, get_llm
 from chat.llm.base import LLM_BAD_OUTPUT, AnswerRequest, LLMError, SourceText
 from chat.llm.extractive import answering_sentences
 from chat.llm.repetition import trim_loop
-from chat.llm.shapes import NAMED_TITLE_MATCH, on_topic, title_match
+from chat.llm.shapes import NAMED_TITLE_MATCH, asked_names, named_about, on_topic, title_match
 from chat.pipeline import progress, prompts
 from chat.pipeline.citations import check_citations, only_citations
 from chat.pipeline.direct import catalogue_coverage, chat_reply, nothing_relevant_reply
@@ -390,10 +390,8 @@ async def answer_events(
     # "summarize <id>": the paper itself is source [1] (search only found papers like it).
     first = [{**seed, "number": 1}] if seed and intent.kind == intents.NAMED_PAPER else []
     named = analysis.get("named", {})
-    asked = [p["asked"] for p in named.get("papers", []) if p.get("asked")]
-    about = {p["arxiv_id"] for p in named.get("papers", [])} if named.get("about") else set()
-    cards = source_cards(hits, first, wanted=settings.CHAT_SOURCES, asked_about=about)
-    cards = with_quotes(cards, topic, asked)
+    cards = source_cards(hits, first, wanted=settings.CHAT_SOURCES, asked_about=named_about(named))
+    cards = with_quotes(cards, topic, asked_names(named))
     if reference.kind == SOURCES and analysis.get("previous", {}).get("filtered"):
         for card in cards:  # "which of these…": the sentence that says so, or none
             card["quote"] = evidence.get(card["paper_id"], "")
