@@ -8,6 +8,7 @@ from django.db import connection
 
 from bench import text_corpus, text_scale
 from papers.indexing import lexical
+from papers.indexing.periods import year_indexes
 from papers.models import LexicalStats, LexicalTerm, Paper
 
 
@@ -54,3 +55,26 @@ def weights() -> dict[int, str]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT paper_id, weights::text FROM papers_paperlexicon")
         return dict(cursor.fetchall())
+
+
+def test_the_text_database_gets_the_year_indexes_the_indexing_job_builds(
+    transactional_db, shared_data, tmp_path, settings
+):
+    """The dense stage is measured as production runs it: with the partial HNSW index of every
+    year holding DENSE_YEAR_INDEX_MIN abstracts (papers.indexing.periods)."""
+    settings.DENSE_YEAR_INDEX_MIN = 150
+    snapshot = small_snapshot(shared_data, tmp_path)
+
+    info = text_scale.load(600, snapshot, "bench-model", lambda message: None)
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT extract(year FROM published AT TIME ZONE 'UTC')::int, count(*)"
+            " FROM papers_passage WHERE kind = 'abstract' GROUP BY 1"
+        )
+        counts = dict(cursor.fetchall())
+        indexed = year_indexes(cursor)
+    wanted = {year for year, count in counts.items() if count >= 150}
+    assert wanted and set(indexed) == wanted
+    assert sorted(info["year_indexes_built"]) == sorted(wanted)
+    assert len(wanted) < len(counts)  # the thin years are scanned exactly, as in production

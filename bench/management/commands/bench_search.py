@@ -163,6 +163,11 @@ class Command(BaseCommand):
             help="instead: hybrid search over N papers grown from the sample (database bench_text)",
         )
         parser.add_argument(
+            "--build-only",
+            action="store_true",
+            help="--text: build (or complete) the database, print its setup, measure nothing",
+        )
+        parser.add_argument(
             "--compare-year-floors",
             action="store_true",
             help="--text: search() and BM25 with the global champion floors alone, then with the"
@@ -516,6 +521,9 @@ class Command(BaseCommand):
             setup = bench_text.load(n, options["snapshot"], model, self.say)
             self.say(f"setup: {json.dumps(setup, default=str)}")  # a long run keeps it early
             result = {"setup": setup}
+            if options["build_only"]:
+                self.stdout.write(json.dumps(result, indent=2, default=str))
+                return
             if options["compare_year_floors"]:
                 result.update(self.compare_year_floors(queries, now, options))
                 self.stdout.write(json.dumps(result, indent=2, default=str))
