@@ -16,7 +16,9 @@ the catalogue. So, MaxScore / threshold-algorithm style:
   most sum(weight(t) * max(last weight read for t, t's floor in y)) over the walked terms (the
   floor alone when a list was read to its end): when the `LEXICAL_EXACT_HEAD`-th score is above
   that bound in every year of the window, the head of the ranking is exhaustive BM25's;
-  otherwise the walk goes 4x deeper, and when that cannot lower the bound any more, MaxScore:
+  otherwise the walk goes 4x deeper, each list continued where it stopped (keyset on (weight,
+  paper)) and only the papers it adds scored and merged into the ranking; when that cannot
+  lower the bound any more, or reading whole costs less, MaxScore:
   in each year where an unread paper could still enter the head, every paper with one of the
   terms it could not do without (`essential_terms`) is scored.
 A term's floor in a year is the lower of its global floor and its `LexicalTermYear` floor (the
@@ -190,14 +192,19 @@ CROSS JOIN generate_series(
 LEFT JOIN papers_lexicaltermyear y ON y.term_id = q.term AND y.year = g.year
 """
 
-# Each walked term's best papers in the window, in weight order, `depth` of them at most.
+# Each walked term's next papers in the window, in (weight, paper) order from where its last walk
+# stopped (keyset on (weight, paper); from the top the first time), `more` of them at most.
 _WALK = """
-SELECT q.term, count(c.paper_id), min(c.weight), array_agg(c.paper_id)
-FROM unnest(%(walked)s::int[]) AS q(term) {join}
+SELECT q.term, count(c.paper_id), min(c.weight),
+       (array_agg(c.paper_id ORDER BY c.weight, c.paper_id DESC))[1], array_agg(c.paper_id)
+FROM unnest(%(walked)s::int[], %(after_weight)s::float8[], %(after_paper)s::bigint[])
+     AS q(term, weight, paper) {join}
 LEFT JOIN LATERAL (
     SELECT c.paper_id, c.weight FROM papers_lexicalchampion c
     WHERE c.term_id = q.term AND {dates} {floor}
-    ORDER BY c.weight DESC LIMIT %(depth)s
+      AND c.weight <= coalesce(q.weight, 'Infinity')
+      AND NOT coalesce(c.weight = q.weight AND c.paper_id <= q.paper, false)
+    ORDER BY c.weight DESC, c.paper_id LIMIT %(more)s
 ) c ON TRUE
 GROUP BY q.term
 """
@@ -224,36 +231,68 @@ def window_floors(cursor, walked: list[QueryTerm], filters) -> dict[int, dict[in
     return floors
 
 
-@dataclass
 class _Walk:
-    papers: set[int]  # read
-    bounds: dict[int, dict[int, float]]  # year -> term -> the most an unread paper gets from it
-    exhausted: bool  # walking deeper cannot lower any bound
+    """Where each walked term's champion walk stands: the papers read so far, and per term the
+    last (weight, paper) read and whether its list in the window has ended. Deepening continues
+    each list where it stopped, so no posting is read twice and only new papers get scored."""
 
+    def __init__(self, walked, weights, filters, floors):
+        self.weights, self.filters, self.floors = weights, filters, floors
+        self.papers: set[int] = set()  # read
+        self.depth = 0  # postings read of each list that has not ended
+        self.last: dict[int, tuple[float, int] | None] = {t.id: None for t in walked}
+        self.ended: set[int] = set()
 
-def _walk(cursor, walked, weights, depth, filters, floors) -> _Walk:
-    params = {"walked": [t.id for t in walked], "depth": depth}
-    dates = filters.date_conditions("c.published", params)
-    # Without year floors, the postings below the global floor are not the global list's.
-    join, floor = "", ""
-    if not settings.LEXICAL_YEAR_FLOORS:
-        join = "JOIN papers_lexicalterm t ON t.id = q.term"
-        floor = "AND c.weight >= t.champion_floor"
-    cursor.execute(_WALK.format(dates=dates, join=join, floor=floor), params)
-    papers: set[int] = set()
-    bounds: dict[int, dict[int, float]] = {}
-    exhausted = True
-    for term, count, lowest, ids in cursor.fetchall():
-        papers.update(i for i in ids if i is not None)
-        years = floors[term]
-        # An unread paper of year y is below the last paper read (when the walk stopped short
-        # of the list's end) and below its floor in y (else the walk would have read it).
-        deeper = count == depth and lowest > min(years.values(), default=lowest)
-        exhausted = exhausted and not deeper
-        for year, floor_y in years.items():
-            below = max(lowest, floor_y) if count == depth else floor_y
-            bounds.setdefault(year, {})[term] = max(weights[term], 0.0) * below
-    return _Walk(papers, bounds, exhausted)
+    def deeper(self, cursor, depth: int) -> list[int]:
+        """Read each unfinished list down to `depth` postings; the papers not read before."""
+        going = [term for term in self.last if term not in self.ended]
+        more, self.depth = depth - self.depth, depth
+        if not going or more <= 0:
+            return []
+        params = {
+            "walked": going,
+            "after_weight": [(self.last[t] or (None, None))[0] for t in going],
+            "after_paper": [(self.last[t] or (None, None))[1] for t in going],
+            "more": more,
+        }
+        dates = self.filters.date_conditions("c.published", params)
+        # Without year floors, the postings below the global floor are not the global list's.
+        join, floor = "", ""
+        if not settings.LEXICAL_YEAR_FLOORS:
+            join = "JOIN papers_lexicalterm t ON t.id = q.term"
+            floor = "AND c.weight >= t.champion_floor"
+        cursor.execute(_WALK.format(dates=dates, join=join, floor=floor), params)
+        new: set[int] = set()
+        for term, count, lowest, lowest_paper, ids in cursor.fetchall():
+            new.update(i for i in ids if i is not None)
+            if count:
+                self.last[term] = (lowest, lowest_paper)
+            if count < more:
+                self.ended.add(term)
+        new -= self.papers
+        self.papers |= new
+        return sorted(new)
+
+    def bounds(self) -> dict[int, dict[int, float]]:
+        """year -> term -> the most an unread paper of that year gets from the term: below the
+        last paper read (when the list has not ended) and below its floor in the year (else
+        the walk would have read it)."""
+        bounds: dict[int, dict[int, float]] = {}
+        for term, years in self.floors.items():
+            last = self.last[term]
+            for year, floor_y in years.items():
+                below = floor_y if term in self.ended or last is None else max(last[0], floor_y)
+                bounds.setdefault(year, {})[term] = max(self.weights[term], 0.0) * below
+        return bounds
+
+    @property
+    def exhausted(self) -> bool:
+        """Walking deeper cannot lower any bound: every list ended or went below its floors."""
+        for term, years in self.floors.items():
+            last = self.last[term]
+            if term not in self.ended and last is not None and last[0] > min(years.values()):
+                return False
+        return True
 
 
 def essential_terms(bounds: dict[int, float], threshold: float) -> list[int]:
@@ -354,42 +393,53 @@ def rank_terms(
         return LexicalResult(hits, lexemes, terms, "postings", True)
     head = min(n, settings.LEXICAL_EXACT_HEAD)
     df = {t.id: t.df for t in walked}
-    floors = window_floors(cursor, walked, filters)
-    depth, walks = settings.LEXICAL_WALK_DEPTH, 0
+    walk = _Walk(walked, weights, filters, window_floors(cursor, walked, filters))
+    depth, walks, hits = settings.LEXICAL_WALK_DEPTH, 0, None
     while True:
-        walk = _walk(cursor, walked, weights, depth, filters, floors)
+        new = walk.deeper(cursor, depth)
         walks += 1
-        hits = _rank(cursor, qv, *_generator(whole, walk.papers), filters, n)
+        if hits is None:  # the terms read whole, and the first papers read
+            hits = _rank(cursor, qv, *_generator(whole, set(new)), filters, n)
+        elif new:  # only the papers this walk added: the others are ranked already
+            hits = _merge(hits, _rank(cursor, qv, *_generator([], set(new)), filters, n), n)
         threshold = hits[head - 1].score if len(hits) >= head else 0.0
+        bounds = walk.bounds()
         # year -> the terms an unread paper of that year cannot do without (none: it cannot
         # enter the head)
         needs = {
             year: needed
-            for year, bounds in walk.bounds.items()
-            if (needed := tuple(sorted(essential_terms(bounds, threshold))))
+            for year, year_bounds in bounds.items()
+            if (needed := tuple(sorted(essential_terms(year_bounds, threshold))))
         }
         if not needs:  # no unread paper can enter the head
             return LexicalResult(
-                hits, lexemes, terms, "champions", True, walks, len(walk.papers),
-                len(walk.bounds),
+                hits, lexemes, terms, "champions", True, walks, len(walk.papers), len(bounds),
             )  # fmt: skip
         if walk.exhausted:
             break
         # Read the essential terms whole, in the years that need them, when that costs less
-        # than walking 4x deeper.
+        # than walking 4x deeper (3x as many new papers as read so far).
         essential = set().union(*needs.values())
         share = _share(cursor, filters, sorted(needs))
-        if share * sum(df[t] for t in essential) <= 4 * len(walk.papers):
+        if share * sum(df[t] for t in essential) <= 3 * len(walk.papers):
             break
         depth *= 4
     by_terms: dict[tuple[int, ...], list[int]] = {}
     for year, needed in needs.items():
         by_terms.setdefault(needed, []).append(year)
-    if len(by_terms) == 1 and len(needs) == len(walk.bounds):
+    if len(by_terms) == 1 and len(needs) == len(bounds):
         by_terms = {needed: [] for needed in by_terms}  # every year: no year condition
-    hits = _rank_whole(cursor, qv, *_generator(whole, walk.papers, by_terms), filters, n)
-    every = len(needs) == len(walk.bounds) and all(len(t) == len(walked) for t in needs.values())
+    # The papers with an essential term (those read and the whole terms are ranked already).
+    hits = _merge(hits, _rank_whole(cursor, qv, *_generator([], set(), by_terms), filters, n), n)
+    every = len(needs) == len(bounds) and all(len(t) == len(walked) for t in needs.values())
     return LexicalResult(
         hits, lexemes, terms, "exhaustive" if every else "essential", True, walks,
-        len(walk.papers), len(walk.bounds), len(needs),
+        len(walk.papers), len(bounds), len(needs),
     )  # fmt: skip
+
+
+def _merge(hits: list[LexicalHit], more: list[LexicalHit], n: int) -> list[LexicalHit]:
+    """The best `n` of two rankings (a paper in both has the same score), in _RANK's order."""
+    best = {hit.paper_id: hit for hit in more}
+    best.update((hit.paper_id, hit) for hit in hits)
+    return sorted(best.values(), key=lambda hit: (-hit.score, hit.paper_id))[:n]

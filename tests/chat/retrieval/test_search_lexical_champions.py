@@ -262,3 +262,30 @@ def test_year_floors_stay_exact_as_papers_arrive_change_and_hide(catalogue):
 
             assert [h.paper_id for h in fast.hits] == [h.paper_id for h in full.hits]
             assert changed.id not in {h.paper_id for h in fast.hits}
+
+
+def test_a_deeper_walk_continues_where_the_last_stopped_and_scores_each_paper_once(catalogue):
+    """Deepening reads on from each list's last (weight, paper) and scores only the papers it
+    adds: no paper is handed to the BM25 ranking twice in one search."""
+    deepened = 0
+    for query in QUERIES:
+        for start, end in WINDOWS + YEAR_WINDOWS:
+            filters = SearchFilters(start=_day(start), end=_day(end))
+            scored: list[list[int]] = []
+
+            def record(execute, sql, params, many, context, scored=scored):
+                if isinstance(params, dict) and "read" in params and "qv" in params:
+                    scored.append(list(params["read"]))
+                return execute(sql, params, many, context)
+
+            with connection.execute_wrapper(record):
+                fast = ranked(query, filters, 10)
+            full = ranked(query, filters, 10, cap=10**9)
+
+            assert [h.paper_id for h in fast.hits] == [h.paper_id for h in full.hits]
+            ids = [paper for batch in scored for paper in batch]
+            assert len(ids) == len(set(ids)), (query, start, end, fast.walks)
+            if fast.walks >= 2:
+                deepened += 1
+                assert len(ids) == fast.walked  # every paper read, scored once
+    assert deepened >= 10, deepened
