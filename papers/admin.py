@@ -10,14 +10,17 @@ from django.views.decorators.http import require_POST
 
 from papers.catalogue import run_progress_text
 from papers.fulltext.queue import request_fulltext
+from papers.fulltext.rechunk import stale_fulltexts
 from papers.ingest.upsert import refresh_text_index
-from papers.jobs import enqueue_indexing, enqueue_ingest, enqueue_refresh
+from papers.jobs import enqueue_indexing, enqueue_ingest, enqueue_recut, enqueue_refresh
 from papers.models import Author, Authorship, IngestRun, Paper, Passage, active_embedding_model
 
 # An admin refresh is a few id_list requests, 3 s apart; beyond this, use ingest_arxiv instead.
 MAX_REFRESH_IDS = 2000
 # Each one is a task and several requests to arXiv, 3 s apart: beyond this, fetch_fulltext.
 MAX_FULLTEXT_PAPERS = 200
+# A re-cut fetches nothing (about a second a paper, docs/BENCHMARKS.md): one task for these many.
+MAX_RECUT_PAPERS = 2000
 
 
 class PublishedYearFilter(admin.SimpleListFilter):
@@ -77,7 +80,14 @@ class PaperAdmin(admin.ModelAdmin):
     list_filter = ("primary_category", PublishedYearFilter, "hidden", "withdrawn", EmbeddedFilter)
     readonly_fields = ("authors_text", "created_at", "modified_at", "links")
     inlines = [AuthorshipInline]
-    actions = ["hide", "unhide", "reembed", "refresh_from_arxiv", "read_full_text"]
+    actions = [
+        "hide",
+        "unhide",
+        "reembed",
+        "refresh_from_arxiv",
+        "read_full_text",
+        "recut_full_text",
+    ]
     # Counting every paper on each page load is the slow part of big changelists.
     show_full_result_count = False
     list_per_page = 50
@@ -184,6 +194,36 @@ class PaperAdmin(admin.ModelAdmin):
             f"Reading the full text of {len(papers) - already} papers queued"
             + (f" ({already} already read)" if already else "")
             + "; see the Full text runs and each paper's page.",
+            messages.SUCCESS,
+        )
+
+    @admin.action(
+        description="Re-cut full text with the current chunker (stored text, no fetch)",
+        permissions=["change"],
+    )
+    def recut_full_text(self, request, queryset):
+        ids = list(queryset.values_list("arxiv_id", flat=True)[: MAX_RECUT_PAPERS + 1])
+        if len(ids) > MAX_RECUT_PAPERS:
+            self.message_user(
+                request,
+                f"Select at most {MAX_RECUT_PAPERS} papers; for more, run fetch_fulltext --rechunk.",
+                messages.ERROR,
+            )
+            return
+        stale = stale_fulltexts(retry_failed=True).filter(paper__arxiv_id__in=ids).count()
+        if not stale:
+            self.message_user(
+                request,
+                "None of the selected papers has full text cut by an older chunker.",
+                messages.INFO,
+            )
+            return
+        enqueue_recut(ids)
+        self.message_user(
+            request,
+            f"Re-cutting the chunks of {stale} paper{'s' if stale != 1 else ''} queued"
+            + (f" ({len(ids) - stale} current or not read)" if len(ids) > stale else "")
+            + "; see the Full text re-cut runs.",
             messages.SUCCESS,
         )
 

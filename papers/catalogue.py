@@ -12,14 +12,16 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import Count, Max, Min
 
+from papers.fulltext.rechunk import stale_count
 from papers.ingest.runs import active_run, lock_held
-from papers.models import IngestRun, Paper, active_embedding_model
+from papers.models import FullText, IngestRun, Paper, active_embedding_model
 
 # Categories listed with their counts (by primary category), the most papers first.
 TOP_CATEGORIES = 12
 NIGHTLY_SCHEDULE = "nightly-arxiv-ingest"  # papers.schedules names it
 _INGEST_SOURCES = (IngestRun.Source.ARXIV_API, IngestRun.Source.SNAPSHOT)
 _COMPLETED = (IngestRun.Status.SUCCEEDED, IngestRun.Status.PARTIAL)
+RECUTTING = "Re-cutting the full text of"
 
 
 @dataclass
@@ -28,6 +30,7 @@ class IndexingProgress:
     done: int
     total: int
     per_second: float = 0.0
+    doing: str = "Indexing"  # or RECUTTING
 
     @property
     def seconds_left(self) -> float | None:
@@ -38,7 +41,7 @@ class IndexingProgress:
     @property
     def text(self) -> str:
         """ "Indexing 1,240 of 2,998 papers, about 6 minutes left"."""
-        text = f"Indexing {self.done:,} of {self.total:,} papers"
+        text = f"{self.doing} {self.done:,} of {self.total:,} papers"
         if (left := self.seconds_left) is not None:
             text += f", about {_duration(left)} left"
         return text
@@ -89,6 +92,7 @@ class Catalogue:
     last_success: IngestSummary | None
     next_ingest: datetime | None
     categories: list[tuple[str, int]] = field(default_factory=list)
+    fulltext: "FullTextSummary | None" = None
 
     @property
     def vectors_pending(self) -> bool:
@@ -110,6 +114,41 @@ class Catalogue:
             "last_success": self.last_success.as_json(staff) if self.last_success else None,
             "next_ingest": _iso(self.next_ingest),
             "categories": [{"category": c, "papers": n} for c, n in self.categories],
+            "fulltext": self.fulltext.as_json() if self.fulltext else None,
+        }
+
+
+@dataclass
+class FullTextSummary:
+    """Papers whose full text is read, how many of them an older chunker cut (re-cut from their
+    stored text by papers.fulltext.rechunk), and the re-cut under way."""
+
+    read: int
+    stale: int
+    recutting: bool
+    progress: IndexingProgress | None
+
+    @property
+    def text(self) -> str:
+        """ "Full text read for 120 papers; re-cutting the full text of 40 of 95 papers, about
+        a minute left" (or "… 95 cut by an older chunker, waiting to be re-cut")."""
+        text = f"Full text read for {self.read:,} paper{'s' if self.read != 1 else ''}"
+        if self.progress is not None:
+            return f"{text}; {self.progress.text[0].lower()}{self.progress.text[1:]}."
+        if self.stale:
+            return (
+                f"{text}; {self.stale:,} of them cut into passages by an older chunker"
+                f"{'' if self.recutting else ', waiting to be re-cut'}."
+            )
+        return f"{text}."
+
+    def as_json(self) -> dict:
+        return {
+            "read": self.read,
+            "stale": self.stale,
+            "recutting": self.recutting,
+            "progress": self.progress.as_json() if self.progress else None,
+            "text": self.text,
         }
 
 
@@ -175,9 +214,13 @@ def _summary(run: IngestRun | None) -> IngestSummary | None:
 def run_progress_text(run: IngestRun) -> str:
     """How far a running run got, in words (the admin's ingest runs page)."""
     p = run.progress or {}
-    if run.source == IngestRun.Source.EMBED and "total" in p:
+    if run.source in (IngestRun.Source.EMBED, IngestRun.Source.RECHUNK) and "total" in p:
         return IndexingProgress(
-            run.pk, int(p.get("done", 0)), int(p["total"]), float(p.get("per_second", 0))
+            run.pk,
+            int(p.get("done", 0)),
+            int(p["total"]),
+            float(p.get("per_second", 0)),
+            doing=RECUTTING if run.source == IngestRun.Source.RECHUNK else "Indexing",
         ).text
     if "planned_requests" in p:
         return f"{p.get('requests', 0):,} of about {p['planned_requests']:,} requests"
@@ -193,6 +236,26 @@ def _indexing_progress() -> IndexingProgress | None:
     return IndexingProgress(
         run.pk, int(p.get("done", 0)), int(p.get("total", 0)), float(p.get("per_second", 0))
     )
+
+
+def _fulltext_summary() -> FullTextSummary | None:
+    """None while no paper's full text was ever read (a default install reads none)."""
+    read = FullText.objects.exclude(text="").count()
+    if not read:
+        return None
+    stale = stale_count(retry_failed=True)
+    recutting = lock_held("rechunk")
+    progress = None
+    if recutting and (run := active_run(IngestRun.Source.RECHUNK)) is not None:
+        p = run.progress or {}
+        progress = IndexingProgress(
+            run.pk,
+            int(p.get("done", 0)),
+            int(p.get("total", 0)),
+            float(p.get("per_second", 0)),
+            doing=RECUTTING,
+        )
+    return FullTextSummary(read=read, stale=stale, recutting=recutting, progress=progress)
 
 
 def _next_ingest() -> datetime | None:
@@ -231,4 +294,5 @@ def catalogue_status(*, categories: int = TOP_CATEGORIES) -> Catalogue:
         last_success=_summary(ingests.filter(status__in=_COMPLETED).first()),
         next_ingest=_next_ingest(),
         categories=top,
+        fulltext=_fulltext_summary(),
     )

@@ -10,10 +10,12 @@ from django.utils import timezone
 from django_q.tasks import async_task
 
 from papers.fulltext.read import read_paper
+from papers.fulltext.rechunk import recut_papers, select_stale, stale_count
 from papers.fulltext.runs import read_papers, select_papers
 from papers.indexing.periods import ensure_year_indexes
 from papers.indexing.run import run_indexing
 from papers.ingest.arxiv_api import ingest_arxiv, refresh_papers
+from papers.ingest.runs import RunBusy
 from papers.models import Paper
 from papers.signals import catalogue_indexed
 
@@ -22,6 +24,7 @@ REFRESH_JOB = "papers.jobs.refresh_papers_job"
 INDEX_JOB = "papers.jobs.index_new_papers_job"
 FULLTEXT_JOB = "papers.jobs.read_fulltext_job"
 NEW_FULLTEXT_JOB = "papers.jobs.read_new_fulltext_job"
+RECUT_JOB = "papers.jobs.recut_fulltext_job"
 
 
 def enqueue_ingest(task_name: str, **kwargs) -> str:
@@ -44,6 +47,12 @@ def enqueue_fulltext(paper_id: int) -> str:
     )
 
 
+def enqueue_recut(arxiv_ids: list[str] | None = None) -> str:
+    """Re-cut stale full texts from their stored text: these papers, or the next batch of
+    FULLTEXT_RECUT_BATCH (papers.fulltext.rechunk)."""
+    return async_task(RECUT_JOB, arxiv_ids or [], task_name="recut-fulltext", group="fulltext")
+
+
 def ingest_recent_job(categories: list[str] | None = None) -> dict:
     """The nightly ingest (also the first start's): new arXiv papers, then their vectors."""
     result = ingest_arxiv(categories=categories)
@@ -55,12 +64,17 @@ def ingest_recent_job(categories: list[str] | None = None) -> dict:
         async_task(
             NEW_FULLTEXT_JOB, since.isoformat(), task_name="read-new-fulltext", group="fulltext"
         )
+    # Papers read before an upgrade of the chunker: the next batch of their re-cut.
+    recut_queued = stale_count() > 0
+    if recut_queued:
+        enqueue_recut()
     return {
         "status": result.status,
         "run": result.run_id,
         **result.counts.as_dict(),
         "indexing_queued": result.changed,
         "fulltext_queued": fulltext_queued,
+        "recut_queued": recut_queued,
         "message": result.message,
     }
 
@@ -105,5 +119,32 @@ def read_new_fulltext_job(since: str) -> dict:
         "status": run.status,
         "run": run.pk,
         "read": run.new + run.updated,
+        "errors": len(run.errors),
+    }
+
+
+def recut_fulltext_job(arxiv_ids: list[str] | None = None) -> dict:
+    """Re-cut stale full texts from their stored text (no PDF fetched): the papers named (the
+    admin's action), or a batch of FULLTEXT_RECUT_BATCH, the next batch queued while stale
+    papers remain (the nightly ingest and `serve` start the chain)."""
+    rows, _ = select_stale(
+        arxiv_ids or (), limit=None if arxiv_ids else settings.FULLTEXT_RECUT_BATCH
+    )
+    if not rows:
+        return {"status": "nothing stale"}
+    try:
+        run = recut_papers(rows, params={"arxiv_ids": arxiv_ids or [], "batch": not arxiv_ids})
+    except RunBusy as exc:
+        return {"status": "busy", "message": str(exc)}
+    # Only when this batch settled something: a batch of failures would queue itself forever
+    # (failed papers leave the selection, so this is belt and braces).
+    more = not arxiv_ids and (run.updated + run.unchanged + len(run.errors)) > 0
+    if more and stale_count() > 0:
+        enqueue_recut()
+    return {
+        "status": run.status,
+        "run": run.pk,
+        "recut": run.updated,
+        "unchanged": run.unchanged,
         "errors": len(run.errors),
     }

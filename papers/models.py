@@ -327,6 +327,15 @@ class FullText(models.Model):
     pages = models.PositiveIntegerField(default=0)
     bytes = models.PositiveIntegerField(default=0)
     parser = models.CharField(max_length=100, blank=True, help_text="Library and version")
+    # papers.fulltext.chunk.chunker_signature of the chunks kept, "" for chunks cut before it
+    # was recorded: a paper whose signature is not the current one is re-cut from `text`.
+    chunker = models.CharField(
+        max_length=40, blank=True, help_text="Chunker version/chunk tokens that cut its chunks"
+    )
+    # The signature whose re-cut failed, and why: the older chunks stay, and the nightly re-cut
+    # does not try it again under that signature.
+    recut_failed = models.CharField(max_length=40, blank=True)
+    recut_reason = models.TextField(blank=True, help_text="Why re-cutting the chunks failed")
     requested_at = models.DateTimeField(auto_now_add=True)
     fetched_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -348,6 +357,7 @@ class IngestRun(models.Model):
         EMBED = "embed", "Embedding"
         LIVE_SEARCH = "live_search", "Live arXiv search"
         FULLTEXT = "fulltext", "Full text"
+        RECHUNK = "rechunk", "Full text re-cut"
 
     class Status(models.TextChoices):
         RUNNING = "running", "Running"

@@ -322,6 +322,9 @@ FULLTEXT_TIMEOUT_SECONDS = envfloat("FULLTEXT_TIMEOUT_SECONDS", 60.0)  # connect
 FULLTEXT_CHUNK_TOKENS = envint("FULLTEXT_CHUNK_TOKENS", 300)  # capped by the embedder's window
 # Categories whose new papers the nightly job reads in full (default none: a light install).
 FULLTEXT_CATEGORIES = envlist("FULLTEXT_CATEGORIES", [])
+# Papers whose chunks an older chunker cut are re-cut from their stored text by background jobs
+# of this many papers each (one queues the next), so other jobs interleave.
+FULLTEXT_RECUT_BATCH = envint("FULLTEXT_RECUT_BATCH", 25)
 
 # --- Embeddings ---------------------------------------------------------------------------------
 # Every backend produces vectors of EMBEDDING_DIMENSIONS (OpenAI's text-embedding-3 models are

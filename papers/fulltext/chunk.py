@@ -18,6 +18,12 @@ from papers.fulltext.parse import ParsedPdf
 from papers.fulltext.tables import find_tables
 from papers.indexing.passages import split_passages
 
+# Bump when a change here, in papers.fulltext.tables or in the heading rules
+# (papers.fulltext.parse.heading_title) cuts different chunks from the same text: papers read
+# before are then re-cut from their stored text (papers.fulltext.rechunk), no PDF fetched.
+# 1: tables kept whole with caption and header, "Appendix B Search" headings.
+CHUNKER_VERSION = 1
+
 # A chunk repeats this share of the window from the end of the previous one.
 OVERLAP_FRACTION = 0.15
 # A section region shorter than this (in tokens) is merged into the next one.
@@ -40,6 +46,12 @@ class Chunk:
 def chunk_tokens(embedder: Embedder) -> int:
     """The chunk size: FULLTEXT_CHUNK_TOKENS, capped by the embedder's window (MiniLM: 256)."""
     return min(settings.FULLTEXT_CHUNK_TOKENS, embedder.max_tokens)
+
+
+def chunker_signature(embedder: Embedder) -> str:
+    """What cut a paper's chunks (FullText.chunker): the chunker's version and the chunk size,
+    "1/256". A paper whose chunks carry another signature is re-cut."""
+    return f"{CHUNKER_VERSION}/{chunk_tokens(embedder)}"
 
 
 def _regions(parsed: ParsedPdf) -> list[tuple[int, int, str]]:

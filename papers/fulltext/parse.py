@@ -145,21 +145,35 @@ def clean_pages(raw_pages: list[str], parser: str = "") -> ParsedPdf:
 
     parts: list[str] = []
     page_starts: list[int] = []
-    sections: list[dict] = []
     offset = 0
     for lines in pages:
         page_starts.append(offset)
         for line in lines:
-            if title := heading_title(line):
-                sections.append({"title": title, "start": offset})
             parts.append(line)
             offset += len(line) + 1
         parts.append("")  # a blank line between pages
         offset += 1
     text = "\n".join(parts)
     return ParsedPdf(
-        text=text, page_starts=page_starts, sections=sections, pages=len(pages), parser=parser
+        text=text,
+        page_starts=page_starts,
+        sections=sections_of(text),
+        pages=len(pages),
+        parser=parser,
     )
+
+
+def sections_of(text: str) -> list[dict]:
+    """The headings of a cleaned text (one line each), in reading order: [{"title", "start"}].
+    From the text alone, so stored full texts get the current rules again when their chunks are
+    re-cut (papers.fulltext.rechunk)."""
+    sections = []
+    offset = 0
+    for line in text.split("\n"):
+        if title := heading_title(line):
+            sections.append({"title": title, "start": offset})
+        offset += len(line) + 1
+    return sections
 
 
 def _lines(text: str) -> list[str]:

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from papers.embeddings import Embedder, EmbeddingError, get_embedder
 from papers.fulltext import FullTextError
-from papers.fulltext.chunk import chunk_text
+from papers.fulltext.chunk import chunk_text, chunker_signature
 from papers.fulltext.fetch import fetch_pdf
 from papers.fulltext.parse import parse_pdf
 from papers.indexing.names import name_papers
@@ -127,6 +127,8 @@ def read_paper(
         fulltext.pages = parsed.pages
         fulltext.bytes = len(download.content)
         fulltext.parser = parsed.parser
+        fulltext.chunker = chunker_signature(embedder)
+        fulltext.recut_failed = fulltext.recut_reason = ""
         fulltext.fetched_at = timezone.now()
         fulltext.save()
         name_papers([paper.pk])  # names its body introduces ("we refer to it as …")

@@ -73,8 +73,13 @@ def select_papers(
 
 
 def read_papers(
-    selection: Selection, *, params: dict | None = None, progress: bool = False
+    selection: Selection,
+    *,
+    params: dict | None = None,
+    progress: bool = False,
+    force: bool = False,
 ) -> IngestRun:
+    """Read the selection's papers; with `force`, those already read at their version too."""
     recorder = RunRecorder(IngestRun.Source.FULLTEXT, params or {})
     embedder = get_embedder()
     timings = ReadTimings()
@@ -94,11 +99,11 @@ def read_papers(
     started = time.monotonic()
     for done, paper in enumerate(bar, start=1):
         before = FullText.objects.filter(paper=paper).first()
-        if before is not None and is_read(before, paper, embedder.name):
+        if not force and before is not None and is_read(before, paper, embedder.name):
             recorder.add(UpsertCounts(unchanged=1))
         else:
             had_text = bool(before and before.status == FullText.Status.OK)
-            fulltext = read_paper(paper, embedder=embedder, timings=timings)
+            fulltext = read_paper(paper, force=force, embedder=embedder, timings=timings)
             if fulltext.status == FullText.Status.OK:
                 recorder.add(UpsertCounts(updated=1) if had_text else UpsertCounts(new=1))
             else:

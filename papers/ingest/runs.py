@@ -22,6 +22,7 @@ MAX_STORED_ERRORS = 100
 LOCK_KEYS = {
     "arxiv": 0x61727869,  # "arxi": arXiv API ingests and refreshes
     "indexing": 0x696E6478,  # "indx": BM25 + vectors of new papers
+    "rechunk": 0x72636E6B,  # "rcnk": full texts re-cut by a newer chunker
 }
 
 

@@ -1,10 +1,12 @@
 // Live catalogue progress: while indexing, poll /papers/catalogue/ and update the line
-// "Indexing N of M papers, about T left"; stop polling when indexing ends.
+// "Indexing N of M papers, about T left" (and the full-text line while papers are re-cut); stop
+// polling when both end.
 (function () {
   "use strict";
   var section = document.getElementById("catalogue");
   if (!section) return;
   var line = section.querySelector('[data-role="indexing"]');
+  var fulltext = section.querySelector('[data-role="fulltext"]');
   var url = section.getAttribute("data-status-url");
   var POLL_MS = 3000;
 
@@ -21,6 +23,14 @@
       line.hidden = false;
     }
     section.setAttribute("data-indexing", status.indexing ? "true" : "false");
+    if (fulltext && status.fulltext) {
+      fulltext.textContent = status.fulltext.text;
+      fulltext.setAttribute("data-recutting", status.fulltext.recutting ? "true" : "false");
+    }
+  }
+
+  function recutting(status) {
+    return Boolean(status.fulltext && status.fulltext.recutting);
   }
 
   function poll() {
@@ -29,10 +39,11 @@
       .then(function (status) {
         if (!status) return;
         show(status);
-        if (status.indexing || status.pending_index > 0) window.setTimeout(poll, POLL_MS);
+        if (status.indexing || status.pending_index > 0 || recutting(status)) window.setTimeout(poll, POLL_MS);
       })
       .catch(function () { window.setTimeout(poll, POLL_MS * 3); });
   }
 
-  if (section.getAttribute("data-indexing") === "true" || !line.hidden) window.setTimeout(poll, POLL_MS);
+  var recuttingNow = fulltext && fulltext.getAttribute("data-recutting") === "true";
+  if (section.getAttribute("data-indexing") === "true" || !line.hidden || recuttingNow) window.setTimeout(poll, POLL_MS);
 })();

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from flatuniverse.settings.database import forget_dead_users
 from papers.catalogue import catalogue_status
-from papers.jobs import enqueue_indexing, enqueue_ingest
+from papers.jobs import enqueue_indexing, enqueue_ingest, enqueue_recut
 from papers.models import IngestRun, Paper
 
 
@@ -98,6 +98,20 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"flatuniverse: {catalogue.pending_index:,} papers wait for indexing"
                     " (no job cluster: run manage.py embed_papers)"
+                )
+        # After an upgrade of the chunker: papers read before are re-cut from their stored text.
+        if catalogue.fulltext and catalogue.fulltext.stale and not catalogue.fulltext.recutting:
+            stale = catalogue.fulltext.stale
+            if jobs:
+                enqueue_recut()
+                self.stdout.write(
+                    f"flatuniverse: re-cutting the full text of {stale:,} papers read by an"
+                    " older chunker, in the background (progress on the home page)"
+                )
+            else:
+                self.stdout.write(
+                    f"flatuniverse: {stale:,} papers' full text was cut by an older chunker"
+                    " (no job cluster: run manage.py fetch_fulltext --rechunk)"
                 )
 
     _watching_since = None  # set when the first ingest is queued: its outcome is said once
