@@ -44,6 +44,7 @@ from chat.understanding.analysis import analyse
 from chat.understanding.reference import SOURCES, STANDALONE
 from chat.understanding.triage import triage, triage_with_model
 from chat.window import window_label
+from papers.fulltext.tables import RowSentence
 from papers.indexing.passages import document_text
 from papers.templatetags.authors import author_entries
 
@@ -125,6 +126,7 @@ def source_card(number: int, hit, chunk=None) -> dict:
         "pages": pages_label(page, page_end) if fulltext else "",
         "section": section if fulltext else "",
         "quote": "",  # the passage's sentence that answers (set once every card is known)
+        "quote_row": "",  # when that sentence says a table's row: the row's line in the passage
         # The version whose text was read: what the card cites and links to.
         "version": hit.version,
         "cited_as": f"{hit.arxiv_id}v{hit.version}",
@@ -178,8 +180,16 @@ def with_quotes(cards: list[dict], question: str, names: Sequence[str] = ()) -> 
     it names."""
     quotes = answering_sentences(question, _source_texts(cards), names)
     for card in cards:
-        card["quote"] = quotes.get(card["number"], "")
+        set_quote(card, quotes.get(card["number"], ""))
     return cards
+
+
+def set_quote(card: dict, sentence: str) -> None:
+    """The card's answering sentence. A table's row is quoted as a sentence of its own ("Table
+    1: Model 175B, …, Batch 2M (…)", papers.fulltext.tables) that is not in the passage: its row
+    line ("175B 96 96 12288 1.2e−4 2M") is, and `quote_row` names it for the card to mark."""
+    card["quote"] = sentence
+    card["quote_row"] = sentence.row if isinstance(sentence, RowSentence) else ""
 
 
 def _source_texts(cards: Sequence[dict]):
@@ -394,7 +404,7 @@ async def answer_events(
     cards = with_quotes(cards, topic, asked_names(named))
     if reference.kind == SOURCES and analysis.get("previous", {}).get("filtered"):
         for card in cards:  # "which of these…": the sentence that says so, or none
-            card["quote"] = evidence.get(card["paper_id"], "")
+            set_quote(card, evidence.get(card["paper_id"], ""))
     seed_text = _source_texts(first or [seed])[0] if seed else None
     texts = prompt_texts = _source_texts(cards)
     # "which of these…": each passage holds the sentence that says so; a model reads it whole.

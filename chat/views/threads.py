@@ -82,19 +82,26 @@ def new_thread(request):
     return redirect("chat:thread", pk=thread.pk)
 
 
-def quoted(passage: str, quote: str) -> tuple[str, str, str]:
+def quoted(passage: str, quote: str, row: str = "") -> tuple[str, str, str]:
     """A passage split around its answering sentence (before, quote, after), for the card to
-    highlight it; ("passage", "", "") when the quote is not in it. Each part is escaped by the
-    template (static/js/chat.js splits the same way for live answers)."""
-    at = passage.find(quote) if quote else -1
-    if at < 0:
-        return passage, "", ""
-    return passage[:at], quote, passage[at + len(quote):]
+    highlight it; a quoted table row (said with its header and caption, so not in the passage)
+    marks its own line, `row`; ("passage", "", "") when neither is in it. Each part is escaped by
+    the template (static/js/chat.js splits the same way for live answers)."""
+    for mark in (quote, row):
+        at = passage.find(mark) if mark else -1
+        if at >= 0:
+            return passage[:at], mark, passage[at + len(mark):]
+    return passage, "", ""
 
 
 def _with_quotes(sources: list[dict]) -> list[dict]:
     return [
-        {**card, "quoted": quoted(card.get("passage") or "", card.get("quote") or "")}
+        {
+            **card,
+            "quoted": quoted(
+                card.get("passage") or "", card.get("quote") or "", card.get("quote_row") or ""
+            ),
+        }
         for card in sources
     ]
 

@@ -288,13 +288,23 @@
     }
     const passage = s.passage || "";
     const quote = el("blockquote", "passage-quote");
-    const at = s.quote ? passage.indexOf(s.quote) : -1;
+    // The answering sentence, or for a quoted table row (said with its header and caption, so
+    // not in the passage) the row's own line: chat/views/threads.py `quoted` does the same.
+    let mark = "";
+    let at = -1;
+    for (const candidate of [s.quote, s.quote_row]) {
+      at = candidate ? passage.indexOf(candidate) : -1;
+      if (at >= 0) {
+        mark = candidate;
+        break;
+      }
+    }
     if (at < 0) {
       quote.textContent = passage;
     } else {
       quote.append(passage.slice(0, at));
-      quote.appendChild(el("mark", "quote", s.quote));
-      quote.append(passage.slice(at + s.quote.length));
+      quote.appendChild(el("mark", "quote", mark));
+      quote.append(passage.slice(at + mark.length));
     }
     return [where, quote];
   }

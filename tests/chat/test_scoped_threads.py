@@ -161,3 +161,33 @@ def test_a_full_text_card_shows_its_page_pdf_link_and_the_quote_highlighted(owne
         '<blockquote class="passage-quote">We use Adam. &lt;b&gt;Hostile&lt;/b&gt; text. '
         '<mark class="quote">We train with a learning rate of 3e-4 for 10 epochs.</mark></blockquote>'
     ) in page
+
+
+@pytest.mark.django_db
+def test_a_quoted_table_row_marks_its_row_in_the_card(owner, owner_client):
+    # The composer quotes the row said with its header and caption, which is not in the passage;
+    # the row's own line is, and that is what the card marks (escaped like all of it).
+    passage = (
+        "Model #L LR Batch\n125M 12 6.0e−4 0.5M\n175B 96 1.2e−4 <b>2M</b>\n"
+        "Table 1: Model architecture details."
+    )
+    thread = Thread.objects.create(owner=owner, title="batch")
+    Message.objects.create(thread=thread, role="user", content="batch size?")
+    Message.objects.create(
+        thread=thread, role="assistant", status="complete", content="Batch 2M [1].",
+        citations=[1], sources=[{
+            "number": 1, "paper_id": 1, "arxiv_id": "2205.01068", "title": "OPT",
+            "url": "https://arxiv.org/abs/2205.01068v1", "passage": passage, "kind": "fulltext",
+            "page": 2, "page_end": 2, "pages": "p. 2", "section": "2 Method",
+            "quote": "Table 1: Model 175B, #L 96, LR 1.2e−4, Batch <b>2M</b> (Model architecture "
+            "details).",
+            "quote_row": "175B 96 1.2e−4 <b>2M</b>",
+            "pdf_url": "https://arxiv.org/pdf/2205.01068v1#page=2",
+        }],
+    )
+    page = owner_client.get(f"/chat/{thread.pk}/").content.decode()
+    assert (
+        '<blockquote class="passage-quote">Model #L LR Batch\n125M 12 6.0e−4 0.5M\n'
+        '<mark class="quote">175B 96 1.2e−4 &lt;b&gt;2M&lt;/b&gt;</mark>\n'
+        "Table 1: Model architecture details.</blockquote>"
+    ) in page
