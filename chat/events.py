@@ -223,8 +223,9 @@ SOURCE_CARD_OPTIONAL = {
     # answers, and arXiv's PDF at that page.
     "kind": str, "page": (int, type(None)), "page_end": (int, type(None)), "pages": str,
     "section": str, "quote": str, "pdf_url": str,
-    # A quoted table row's own line in the passage (the quote says it with header and caption).
-    "quote_row": str,
+    # The passage's own text of the quote, which the card marks: its line breaks kept, or a
+    # quoted table row's own line (the quote says the row with its header and caption).
+    "highlight": str,
     # Each author's page, made on the server for pages that draw cards in the browser:
     # {"links": [{"name", "url"}], "more": int} (absent from older cards).
     "author_links": dict,

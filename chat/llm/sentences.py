@@ -108,6 +108,20 @@ def passage_sentences(text: str) -> list[str]:
     return sentences + split_sentences(text[cursor:])
 
 
+def passage_span(passage: str, sentence: str) -> str:
+    """The passage's own text of `sentence` (one of `passage_sentences(passage)`), for a card to
+    mark it: sentences come out with their whitespace collapsed (a PDF line's break is a space in
+    them) and a table row's sentence is said with its header and caption, so the passage holds
+    the row's line instead. "" when the passage does not hold it (a card's quote may come from
+    elsewhere: "which of these" quotes the paper's best sentence, not always the card's)."""
+    wanted = sentence.row if isinstance(sentence, RowSentence) and sentence.row else sentence
+    words = wanted.split()
+    if not words:
+        return ""
+    found = re.search(r"\s+".join(map(re.escape, words)), passage)
+    return found.group(0) if found else ""
+
+
 def answers_nothing(sentence: str, query_terms) -> bool:
     """A table row whose own cells hold none of `query_terms`: only its caption or header meet
     the question, and those match every row alike."""

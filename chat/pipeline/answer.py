@@ -27,6 +27,7 @@ from chat.llm import get_fallback, get_llm
 from chat.llm.base import LLM_BAD_OUTPUT, AnswerRequest, LLMError, SourceText
 from chat.llm.extractive import answering_sentences
 from chat.llm.repetition import trim_loop
+from chat.llm.sentences import passage_span
 from chat.llm.shapes import NAMED_TITLE_MATCH, asked_names, named_about, on_topic, title_match
 from chat.pipeline import progress, prompts
 from chat.pipeline.citations import check_citations, only_citations
@@ -44,7 +45,6 @@ from chat.understanding.analysis import analyse
 from chat.understanding.reference import SOURCES, STANDALONE
 from chat.understanding.triage import triage, triage_with_model
 from chat.window import window_label
-from papers.fulltext.tables import RowSentence
 from papers.indexing.passages import document_text
 from papers.templatetags.authors import author_entries
 
@@ -126,7 +126,7 @@ def source_card(number: int, hit, chunk=None) -> dict:
         "pages": pages_label(page, page_end) if fulltext else "",
         "section": section if fulltext else "",
         "quote": "",  # the passage's sentence that answers (set once every card is known)
-        "quote_row": "",  # when that sentence says a table's row: the row's line in the passage
+        "highlight": "",  # the passage's own text of that sentence, which the card marks
         # The version whose text was read: what the card cites and links to.
         "version": hit.version,
         "cited_as": f"{hit.arxiv_id}v{hit.version}",
@@ -185,11 +185,12 @@ def with_quotes(cards: list[dict], question: str, names: Sequence[str] = ()) -> 
 
 
 def set_quote(card: dict, sentence: str) -> None:
-    """The card's answering sentence. A table's row is quoted as a sentence of its own ("Table
-    1: Model 175B, …, Batch 2M (…)", papers.fulltext.tables) that is not in the passage: its row
-    line ("175B 96 96 12288 1.2e−4 2M") is, and `quote_row` names it for the card to mark."""
+    """The card's answering sentence and `highlight`, the passage's own text of it that the card
+    marks (chat.llm.sentences.passage_span): the sentence with the PDF's line breaks it was
+    split across, or for a table row said as a sentence ("Table 1: Model 175B, …, Batch 2M (…)",
+    papers.fulltext.tables) the row's line ("175B 96 96 12288 1.2e−4 2M")."""
     card["quote"] = sentence
-    card["quote_row"] = sentence.row if isinstance(sentence, RowSentence) else ""
+    card["highlight"] = passage_span(card.get("passage") or "", sentence) if sentence else ""
 
 
 def _source_texts(cards: Sequence[dict]):

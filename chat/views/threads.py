@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from chat import notion, service
+from chat.llm.sentences import passage_span
 from chat.markdown import anchor_prefix, render_answer
 from chat.models import Message, Thread
 from chat.pipeline.followups import suggest_followups
@@ -82,28 +83,24 @@ def new_thread(request):
     return redirect("chat:thread", pk=thread.pk)
 
 
-def quoted(passage: str, quote: str, row: str = "") -> tuple[str, str, str]:
-    """A passage split around its answering sentence (before, quote, after), for the card to
-    highlight it; a quoted table row (said with its header and caption, so not in the passage)
-    marks its own line, `row`; ("passage", "", "") when neither is in it. Each part is escaped by
-    the template (static/js/chat.js splits the same way for live answers)."""
-    for mark in (quote, row):
-        at = passage.find(mark) if mark else -1
-        if at >= 0:
-            return passage[:at], mark, passage[at + len(mark):]
-    return passage, "", ""
+def quoted(passage: str, highlight: str) -> tuple[str, str, str]:
+    """A passage split around the text its card marks (before, highlight, after); ("passage",
+    "", "") when that is not in it. Each part is escaped by the template (static/js/chat.js
+    splits the same way for live answers)."""
+    at = passage.find(highlight) if highlight else -1
+    if at < 0:
+        return passage, "", ""
+    return passage[:at], highlight, passage[at + len(highlight):]
 
 
 def _with_quotes(sources: list[dict]) -> list[dict]:
-    return [
-        {
-            **card,
-            "quoted": quoted(
-                card.get("passage") or "", card.get("quote") or "", card.get("quote_row") or ""
-            ),
-        }
-        for card in sources
-    ]
+    cards = []
+    for card in sources:
+        passage = card.get("passage") or ""
+        # Cards saved before `highlight` find their quote in the passage as they are read.
+        highlight = card.get("highlight", passage_span(passage, card.get("quote") or ""))
+        cards.append({**card, "quoted": quoted(passage, highlight)})
+    return cards
 
 
 def _conversation(thread: Thread) -> list[dict]:

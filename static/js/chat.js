@@ -288,17 +288,11 @@
     }
     const passage = s.passage || "";
     const quote = el("blockquote", "passage-quote");
-    // The answering sentence, or for a quoted table row (said with its header and caption, so
-    // not in the passage) the row's own line: chat/views/threads.py `quoted` does the same.
-    let mark = "";
-    let at = -1;
-    for (const candidate of [s.quote, s.quote_row]) {
-      at = candidate ? passage.indexOf(candidate) : -1;
-      if (at >= 0) {
-        mark = candidate;
-        break;
-      }
-    }
+    // The passage's own text of the answering sentence (its line breaks kept, or a quoted table
+    // row's line), found by the server (chat.llm.sentences.passage_span); older cards have only
+    // the quote. chat/views/threads.py `quoted` splits the same way.
+    const mark = s.highlight !== undefined ? s.highlight : s.quote;
+    const at = mark ? passage.indexOf(mark) : -1;
     if (at < 0) {
       quote.textContent = passage;
     } else {

@@ -181,7 +181,7 @@ def test_a_quoted_table_row_marks_its_row_in_the_card(owner, owner_client):
             "page": 2, "page_end": 2, "pages": "p. 2", "section": "2 Method",
             "quote": "Table 1: Model 175B, #L 96, LR 1.2e−4, Batch <b>2M</b> (Model architecture "
             "details).",
-            "quote_row": "175B 96 1.2e−4 <b>2M</b>",
+            "highlight": "175B 96 1.2e−4 <b>2M</b>",
             "pdf_url": "https://arxiv.org/pdf/2205.01068v1#page=2",
         }],
     )
@@ -191,3 +191,25 @@ def test_a_quoted_table_row_marks_its_row_in_the_card(owner, owner_client):
         '<mark class="quote">175B 96 1.2e−4 &lt;b&gt;2M&lt;/b&gt;</mark>\n'
         "Table 1: Model architecture details.</blockquote>"
     ) in page
+
+
+@pytest.mark.django_db
+def test_a_card_marks_its_quote_across_the_pdfs_line_breaks(owner, owner_client):
+    # A card saved before cards carried `highlight`: the page finds the quote in the passage.
+    passage = "Residual Dropout We apply dropout.\nFor the base model, we use a rate of\nPdrop = 0.1."
+    thread = Thread.objects.create(owner=owner, title="dropout")
+    Message.objects.create(thread=thread, role="user", content="dropout?")
+    Message.objects.create(
+        thread=thread, role="assistant", status="complete", content="It is 0.1 [1].",
+        citations=[1], sources=[{
+            "number": 1, "paper_id": 1, "arxiv_id": "1706.03762", "title": "Attention",
+            "url": "https://arxiv.org/abs/1706.03762v7", "passage": passage, "kind": "fulltext",
+            "page": 8, "page_end": 8, "pages": "p. 8", "section": "5.4 Regularization",
+            "quote": "For the base model, we use a rate of Pdrop = 0.1.",
+            "pdf_url": "https://arxiv.org/pdf/1706.03762v7#page=8",
+        }],
+    )
+    page = owner_client.get(f"/chat/{thread.pk}/").content.decode()
+    assert (
+        '<mark class="quote">For the base model, we use a rate of\nPdrop = 0.1.</mark>' in page
+    )

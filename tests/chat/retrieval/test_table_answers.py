@@ -59,7 +59,7 @@ async def test_a_table_row_is_quoted_with_its_caption_and_header(opt_read):
     assert "175B 96 96 12288 1.2e−4 2M" in passage and card["page"] <= 2 <= card["page_end"]
     assert card["quote"].startswith(ROW)
     # The quote is not in the passage; the row's own line is, and the card marks that.
-    assert card["quote"] not in passage and card["quote_row"] == "175B 96 96 12288 1.2e−4 2M"
-    assert card["quote_row"] in passage
+    assert card["quote"] not in passage and card["highlight"] == "175B 96 96 12288 1.2e−4 2M"
+    assert card["highlight"] in passage
     # No other model size's row is put forward as the answer.
     assert not any(line.startswith("- Table 1") and "Model 175B" not in line for line in lines)
