@@ -80,7 +80,7 @@ def _version_date(text: str) -> datetime:
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _not_after_first_month(earliest_known: datetime, arxiv_id: str) -> datetime:
+def not_after_first_month(earliest_known: datetime, arxiv_id: str) -> datetime:
     """The publication date of a record that does not list v1 (copies of the snapshot trimmed to
     the latest version, or with only update_date): its earliest date is a revision's, often years
     after the paper appeared (the Transformer's v7 is dated 2023). The identifier still gives
@@ -101,7 +101,7 @@ def _dates_and_version(data: dict, arxiv_id: str) -> tuple[datetime, datetime, i
         label = str(versions[-1].get("version", ""))
         number = int(label[1:]) if label[:1] == "v" and label[1:].isdigit() else len(versions)
         if str(versions[0].get("version", "v1")) != "v1":
-            first = _not_after_first_month(first, arxiv_id)
+            first = not_after_first_month(first, arxiv_id)
         return first, last, number
     update_date = data.get("update_date")
     if update_date:
@@ -109,7 +109,7 @@ def _dates_and_version(data: dict, arxiv_id: str) -> tuple[datetime, datetime, i
             day = datetime.fromisoformat(update_date).replace(tzinfo=UTC)
         except (TypeError, ValueError):
             raise MalformedRecord(f"unreadable update_date {update_date!r}") from None
-        return _not_after_first_month(day, arxiv_id), day, 1
+        return not_after_first_month(day, arxiv_id), day, 1
     raise MalformedRecord("no dates (neither versions[].created nor update_date)")
 
 
