@@ -226,26 +226,34 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
     return sorted(best.values(), key=lambda h: (-h.score, h.paper_id))[:n]
 
 
-# Exact over the chunks of a few papers (tens of rows each): no index needed. The text is read
-# from FullText by the chunk's span, so it is never stored twice. Beside the cosine, what BM25
-# needs of each chunk: its length and the occurrences of the query's lexemes, tokenised as the
-# catalogue's BM25 index tokenises (to_tsvector('english')): the words stored with the chunk
-# (Passage.lexemes, that very tsvector) when it has them, since tokenising the ~180 chunks of a
-# page's papers on every search was most of this query's time (bench_search --chunks).
+# Exact over the chunks of a few papers (tens of rows each): no index needed. Beside the cosine,
+# what BM25 needs of each chunk: its length and the occurrences of the query's lexemes, tokenised
+# as the catalogue's BM25 index tokenises (to_tsvector('english')): the words stored with the
+# chunk (Passage.lexemes, that very tsvector) when it has them, since tokenising the ~180 chunks
+# of a page's papers on every search was most of this query's time (bench_search --chunks). The
+# text is not read here (COALESCE reads it only for a chunk without stored words): see _TEXTS.
 _CHUNKS = """
-SELECT ps.id, ps.paper_id, b.body, ps.page, ps.page_end, ps.section, ps.start, ps."end",
+SELECT ps.id, ps.paper_id, ps.page, ps.page_end, ps.section, ps.start, ps."end",
        1 - (ps.embedding <=> %(q)s::vector) AS similarity, t.length, t.lexemes, t.counts
 FROM papers_passage ps
 JOIN papers_fulltext ft ON ft.paper_id = ps.paper_id AND ft.status = 'ok'
-CROSS JOIN LATERAL (SELECT substr(ft.text, ps.start + 1, ps."end" - ps.start) AS body) b
 CROSS JOIN LATERAL (
     SELECT coalesce(sum(array_length(u.positions, 1)), 0)::int AS length,
            array_agg(u.lexeme) FILTER (WHERE u.lexeme = ANY(%(words)s)) AS lexemes,
            array_agg(array_length(u.positions, 1)) FILTER (WHERE u.lexeme = ANY(%(words)s))
                AS counts
-    FROM unnest(coalesce(ps.lexemes, to_tsvector('english', b.body))) AS u
+    FROM unnest(coalesce(
+        ps.lexemes, to_tsvector('english', substr(ft.text, ps.start + 1, ps."end" - ps.start))
+    )) AS u
 ) t
 WHERE ps.kind = 'fulltext' AND ps.model = %(model)s AND ps.paper_id = ANY(%(ids)s)
+"""
+# A chunk's text is its span of FullText.text, never stored twice. Each paper's text is read once
+# and cut here: `substr` per chunk decompressed the TOASTed text from its start to the chunk's
+# end for every chunk (a paper's chunks read it ~n/2 times over), and only the chunks that the
+# sentence evidence reads or the page shows need their text (bench_search --chunks).
+_TEXTS = """
+SELECT paper_id, text FROM papers_fulltext WHERE paper_id = ANY(%s) AND status = 'ok'
 """
 _OVERLAP = """
 SELECT ts_rank_cd(to_tsvector('english', body), to_tsquery('simple', %(tsquery)s), 1)
@@ -297,12 +305,12 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     if not rows:
         return RankedChunks({}, {})
     chunks = [
-        Chunk(pid, paper, body, page, page_end, section or "", start, end, float(sim), 0.0,
+        Chunk(pid, paper, "", page, page_end, section or "", start, end, float(sim), 0.0,
               length=length, counts=tuple(zip(found or (), counts or (), strict=True)))
-        for (pid, paper, body, page, page_end, section, start, end, sim, length, found, counts)
-        in rows
+        for (pid, paper, page, page_end, section, start, end, sim, length, found, counts) in rows
     ]
     if ranking() == "mix":
+        chunks = with_texts(cursor, chunks)
         if words:
             cursor.execute(
                 _OVERLAP, {"tsquery": " | ".join(words), "bodies": [c.text for c in chunks]}
@@ -325,6 +333,11 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     for chunk in scored:
         evidence[chunk.paper_id] = max(evidence.get(chunk.paper_id, 0.0), chunk.bm25)
     by_paper = _fused_per_paper(scored[: len(chunks)], SENTENCE_POOL)
+    # Only the pools' chunks are read: the sentence evidence and the cards need their text.
+    pools = with_texts(cursor, [c for found in by_paper.values() for c in found])
+    by_paper = {}
+    for chunk in pools:
+        by_paper.setdefault(chunk.paper_id, []).append(chunk)
     idf = chunk_idf(scored[: len(chunks)])
     by_paper = {
         paper: _by_sentences(found, idf, question, quantity)[
@@ -333,6 +346,15 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
         for paper, found in by_paper.items()
     }
     return RankedChunks(by_paper, evidence)
+
+
+def with_texts(cursor, chunks: list[Chunk]) -> list[Chunk]:
+    """The chunks with their text, in the same order: each paper's full text read once (_TEXTS)."""
+    if not chunks:
+        return chunks
+    cursor.execute(_TEXTS, [sorted({c.paper_id for c in chunks})])
+    texts = dict(cursor.fetchall())
+    return [replace(c, text=texts.get(c.paper_id, "")[c.start : c.end]) for c in chunks]
 
 
 def reordered_by_evidence(paper_ids: list[int], evidence: dict[int, float]) -> list[int]:

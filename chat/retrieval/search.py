@@ -42,7 +42,7 @@ from chat.retrieval import chunks as fulltext_chunks
 from chat.retrieval import refine
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
-from chat.retrieval.fulltext import LexicalResult, lexical_search
+from chat.retrieval.fulltext import LexicalResult, lexical_search, query_terms
 from chat.retrieval.fusion import Fused, Ranked, fuse, list_weight
 from chat.retrieval.multiquery import rewrite
 from chat.retrieval.named import Named, find_named, named_first
@@ -353,11 +353,18 @@ async def _retrieve(q: _Query) -> list[Ranked]:
         if q.text and not q.analysis.arxiv_id:
             await run_search_sql(_named_stage, q, parallel=q.parallel)
         lexical = run_search_sql(_lexical_stage, q, q.text, parallel=q.parallel)
+        # The chunk word search needs the query's lexemes, not BM25's result: beside it.
+        words = _chunk_words_wanted(q)
         if q.parallel:  # dense starts as soon as the query vector exists, beside BM25
-            q.lexical, q.dense = await asyncio.gather(lexical, _dense_after(q, embedding))
+            jobs = [lexical, _dense_after(q, embedding)]
+            if words:
+                jobs.append(run_search_sql(_chunk_words_stage, q, parallel=True))
+            q.lexical, q.dense, *_ = await asyncio.gather(*jobs)
         else:
             q.lexical = await lexical
             q.dense = await _dense_after(q, embedding)
+            if words:
+                await run_search_sql(_chunk_words_stage, q, parallel=False)
     except BaseException:  # a failed or cancelled search leaves no work running behind it
         for task in (embedding, rewriting):
             if task is not None and not task.done():
@@ -367,9 +374,6 @@ async def _retrieve(q: _Query) -> list[Ranked]:
     q.plan["lexical"] = {"generator": q.lexical.generator, "exact": q.lexical.exact}
     lists = _lists(q.dense, q.lexical, "")
     if q.chunks is not None:  # (the direct chunk search ran beside dense: _dense_after)
-        if q.chunks.plan != "none" and settings.FULLTEXT_CHUNK_WORDS and q.lexical.lexemes:
-            # The chunk word search needs BM25's lexemes: after it.
-            await run_search_sql(_chunk_words_stage, q, parallel=q.parallel)
         chunk_lists = [
             Ranked(
                 "chunks",
@@ -519,13 +523,26 @@ def _chunk_stage(q: _Query) -> DenseResult:
     return result
 
 
+def _chunk_words_wanted(q: _Query) -> bool:
+    """Whether the chunk word search takes part (as the direct chunk search does: _dense_after)."""
+    return (
+        q.fulltext in ("fused", "direct")
+        and settings.FULLTEXT_CHUNK_WORDS
+        and bool(q.text)
+        and not q.analysis.arxiv_id
+    )
+
+
 def _chunk_words_stage(q: _Query) -> None:
-    """Database: the chunk word search (`q.chunk_words`) for BM25's lexemes, within the filters."""
+    """Database: the chunk word search (`q.chunk_words`) for the query's lexemes as BM25 makes
+    them (chat.retrieval.fulltext.query_terms), within the filters, once any full text is read."""
     step = time.perf_counter()
     with connection.cursor() as cursor:
-        q.chunk_words = fulltext_chunks.chunk_word_search(
-            cursor, q.lexical.lexemes, q.model, q.filters, q.candidates
-        )
+        if fulltext_chunks.any_full_text(cursor):
+            lexemes, _ = query_terms(cursor, q.text_for_bm25 or q.text)
+            q.chunk_words = fulltext_chunks.chunk_word_search(
+                cursor, lexemes, q.model, q.filters, q.candidates
+            )
     q.timings["chunk_words"] = _ms(step)
     q.published.update({h.paper_id: h.published for h in q.chunk_words})
 
