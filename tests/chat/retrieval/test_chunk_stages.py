@@ -1,7 +1,8 @@
 """What the chunk stages of a search read and wait for: the best-chunk stage
 (chat.retrieval.chunks.best_chunks) reads each paper's text once, not once a chunk (PostgreSQL's
 own counters of the TOAST blocks read tell); the chunk word search runs beside BM25, not after it
-(BM25 held up by a lock while the chunk word search completes)."""
+(BM25 held up by a lock while the chunk word search completes), and unnests only the query's
+words of each candidate chunk (EXPLAIN ANALYZE of its candidate query tells)."""
 
 import asyncio
 import random
@@ -11,7 +12,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection, connections
 
-from chat.retrieval.chunks import best_chunks
+from chat.retrieval.chunks import best_chunks, chunk_word_search
+from chat.retrieval.filters import SearchFilters
 from chat.retrieval.fulltext import query_terms
 from chat.retrieval.search import search
 from papers.embeddings import get_embedder
@@ -139,3 +141,30 @@ async def test_the_chunk_word_search_completes_while_bm25_is_still_waiting(catal
     found = {h.arxiv_id: h for h in response.hits}
     assert found["9901.00007"].passage_text == SOURDOUGH and response.timings["chunk_words"]
     assert "2510.00003" in found and response.plan["lexical"]["generator"] != "none"
+
+
+def _nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", ()):
+        yield from _nodes(child)
+
+
+def test_the_chunk_word_search_unnests_only_the_query_words_of_each_chunk(catalogue):
+    from django.test.utils import CaptureQueriesContext
+
+    quantum = Paper.objects.get(arxiv_id="9901.00007")
+    add_fulltext(quantum, [["Two-qubit Werner states."], [SOURDOUGH]])
+    with CaptureQueriesContext(connection) as queries, connection.cursor() as cursor:
+        lexemes, _ = query_terms(cursor, "sourdough starter hydration")
+        hits = chunk_word_search(cursor, lexemes, get_embedder().name, SearchFilters(), 10)
+    assert [h.paper_id for h in hits] == [quantum.pk]
+    candidates = next(
+        q["sql"] for q in queries.captured_queries if "CROSS JOIN LATERAL" in q["sql"]
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + candidates)
+        plan = cursor.fetchone()[0][0]["Plan"]
+    unnests = [n for n in _nodes(plan) if n.get("Function Name") == "unnest"]
+    assert unnests and sum(n["Actual Rows"] * n["Actual Loops"] for n in unnests) == 3
+    # The chunk's other words ('kept', 'percent', 'rye', …: 13 more) are never unnested.
+    assert not any(n.get("Rows Removed by Filter") for n in unnests)
