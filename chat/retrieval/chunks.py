@@ -141,20 +141,32 @@ WORD_CANDIDATE_CAP = 5_000
 
 # The number of chunks: counting them read the whole chunk index, ~1 s a search at 1M chunks
 # (bench_search --chunks, docs/BENCHMARKS.md); from that many on, the planner's count of the
-# chunk word index's entries stands in (an IDF barely moves with a few percent of N).
+# chunk word index's entries stands in (an IDF barely moves with a few percent of N). So do the
+# frequencies ANALYZE keeps of the chunks' most common words (pg_stats.most_common_elems: those
+# in more than ~1.4% of them at 1M): counting them up to the cap read ~5,600 heap blocks each
+# (~100-300 ms a common word at 1M); the rarer words are still counted, from their few postings.
 CHUNKS_ESTIMATED_FROM = 100_000
 _WORD_STATS = """
 SELECT CASE WHEN e.n >= %(estimated_from)s THEN e.n::bigint ELSE (
            SELECT count(*) FROM papers_passage ps WHERE ps.kind = 'fulltext' AND ps.model = %(model)s
        ) END,
-       w, (SELECT count(*) FROM (
+       w,
+       CASE WHEN e.n >= %(estimated_from)s AND f.freq IS NOT NULL
+            THEN least(round(f.freq * e.n), %(cap)s)::bigint
+       ELSE (SELECT count(*) FROM (
                SELECT 1 FROM papers_passage ps
                WHERE ps.kind = 'fulltext' AND ps.model = %(model)s
                  AND ps.lexemes @@ to_tsquery('simple', w)
-               LIMIT %(cap)s) x)
-FROM unnest(%(words)s::text[]) AS w,
-     (SELECT coalesce((SELECT reltuples FROM pg_class
-                       WHERE oid = to_regclass('papers_chunk_lexemes_idx')), -1) AS n) e
+               LIMIT %(cap)s) x) END
+FROM unnest(%(words)s::text[]) AS w
+CROSS JOIN (SELECT coalesce((SELECT reltuples FROM pg_class
+                             WHERE oid = to_regclass('papers_chunk_lexemes_idx')), -1) AS n) e
+LEFT JOIN LATERAL (
+    SELECT s.most_common_elem_freqs[array_position(s.most_common_elems::text::text[], w)] AS freq
+    FROM pg_stats s
+    WHERE s.schemaname = current_schema() AND s.tablename = 'papers_passage'
+      AND s.attname = 'lexemes'
+) f ON TRUE
 """
 
 # The candidates' tf of each query word (tsvector positions) and their length (distinct words),
@@ -182,6 +194,16 @@ class WordHit:
     published: object
 
 
+def word_frequencies(cursor, words: list[str], model: str) -> tuple[int, dict[str, int]]:
+    """(the number of chunks, each word's chunks up to WORD_DF_CAP): counted, or from
+    CHUNKS_ESTIMATED_FROM chunks on, from the statistics where they know the word (_WORD_STATS)."""
+    cursor.execute(_WORD_STATS, {"model": model, "words": words, "cap": WORD_DF_CAP,
+                                 "estimated_from": CHUNKS_ESTIMATED_FROM})  # fmt: skip
+    rows = cursor.fetchall()
+    documents = rows[0][0] if rows else 0
+    return documents, {w: count for _, w, count in rows if count}
+
+
 def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: int) -> list[WordHit]:
     """The `n` papers whose best chunk scores highest by BM25 for the query's `lexemes` (as
     to_tsvector('english') made them), within `filters`. The IDF is the chunks' own (a word in
@@ -190,11 +212,7 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
     words = sorted({w for w in lexemes if _LEXEME.match(w)})
     if n <= 0 or not words or (filters.paper_ids is not None and not filters.paper_ids):
         return []
-    cursor.execute(_WORD_STATS, {"model": model, "words": words, "cap": WORD_DF_CAP,
-                                 "estimated_from": CHUNKS_ESTIMATED_FROM})  # fmt: skip
-    rows = cursor.fetchall()
-    documents = rows[0][0] if rows else 0
-    df = {w: count for _, w, count in rows if count}
+    documents, df = word_frequencies(cursor, words, model)
     if not documents or not df:
         return []
     idf = {w: math.log(1.0 + (documents - d + 0.5) / (d + 0.5)) for w, d in df.items()}

@@ -2,7 +2,8 @@
 (chat.retrieval.chunks.best_chunks) reads each paper's text once, not once a chunk (PostgreSQL's
 own counters of the TOAST blocks read tell); the chunk word search runs beside BM25, not after it
 (BM25 held up by a lock while the chunk word search completes), and unnests only the query's
-words of each candidate chunk (EXPLAIN ANALYZE of its candidate query tells)."""
+words of each candidate chunk (EXPLAIN ANALYZE of its candidate query tells); from many chunks
+on, its words' frequencies come from ANALYZE's statistics, without counting chunks."""
 
 import asyncio
 import random
@@ -168,3 +169,36 @@ def test_the_chunk_word_search_unnests_only_the_query_words_of_each_chunk(catalo
     assert unnests and sum(n["Actual Rows"] * n["Actual Loops"] for n in unnests) == 3
     # The chunk's other words ('kept', 'percent', 'rye', …: 13 more) are never unnested.
     assert not any(n.get("Rows Removed by Filter") for n in unnests)
+
+
+def _heap_blocks(cursor) -> int:
+    """Blocks of papers_passage (the table, not its indexes) read so far, flushed first."""
+    cursor.execute("SELECT pg_stat_force_next_flush()")
+    cursor.execute("SELECT pg_stat_clear_snapshot()")
+    cursor.execute(
+        "SELECT coalesce(heap_blks_read, 0) + coalesce(heap_blks_hit, 0)"
+        " FROM pg_statio_all_tables WHERE relname = 'papers_passage'"
+    )
+    return cursor.fetchone()[0]
+
+
+@pytest.mark.usefixtures("tidy_passage_statistics")  # it ANALYZEs
+def test_many_chunks_take_their_common_words_frequencies_from_the_statistics(
+    catalogue, monkeypatch
+):
+    from chat.retrieval import chunks
+
+    quantum = Paper.objects.get(arxiv_id="9901.00007")
+    add_fulltext(quantum, [["Two-qubit Werner states."], [SOURDOUGH], [SOURDOUGH]])
+    words = ["hydrat", "sourdough", "werner"]
+    with connection.cursor() as cursor:
+        counted = chunks.word_frequencies(cursor, words, get_embedder().name)
+        cursor.execute("ANALYZE papers_passage")  # the words' frequencies, and the index's size
+        monkeypatch.setattr(chunks, "CHUNKS_ESTIMATED_FROM", 1)  # as from 100k chunks on
+        before = _heap_blocks(cursor)
+        estimated = chunks.word_frequencies(cursor, words, get_embedder().name)
+        read = _heap_blocks(cursor) - before
+
+    assert counted == (3, {"hydrat": 2, "sourdough": 2, "werner": 1})
+    assert estimated == counted
+    assert read == 0  # no chunk counted: each word's frequency came from the statistics
