@@ -19,7 +19,7 @@ from papers.models import Author, Authorship, IngestRun, Paper, Passage, active_
 MAX_REFRESH_IDS = 2000
 # Each one is a task and several requests to arXiv, 3 s apart: beyond this, fetch_fulltext.
 MAX_FULLTEXT_PAPERS = 200
-# A re-cut fetches nothing (about a second a paper, docs/BENCHMARKS.md): one task for these many.
+# A re-cut fetches nothing (1-6 s a paper, docs/BENCHMARKS.md "re-cut"): one task for these many.
 MAX_RECUT_PAPERS = 2000
 
 

@@ -102,15 +102,16 @@ class Command(BaseCommand):
         # After an upgrade of the chunker: papers read before are re-cut from their stored text.
         if catalogue.fulltext and catalogue.fulltext.stale and not catalogue.fulltext.recutting:
             stale = catalogue.fulltext.stale
+            papers = f"{stale:,} paper{'s' if stale != 1 else ''}"
             if jobs:
                 enqueue_recut()
                 self.stdout.write(
-                    f"flatuniverse: re-cutting the full text of {stale:,} papers read by an"
-                    " older chunker, in the background (progress on the home page)"
+                    f"flatuniverse: re-cutting the full text of {papers} read by an older"
+                    " chunker, in the background (progress on the home page)"
                 )
             else:
                 self.stdout.write(
-                    f"flatuniverse: {stale:,} papers' full text was cut by an older chunker"
+                    f"flatuniverse: the full text of {papers} was cut by an older chunker"
                     " (no job cluster: run manage.py fetch_fulltext --rechunk)"
                 )
 

@@ -230,3 +230,21 @@ def test_reread_fetches_a_read_paper_again_for_what_a_recut_cannot_recover(
     assert (run.updated, run.unchanged, run.errors) == (1, 0, [])
     with pytest.raises(CommandError, match="name them"):
         call_command("fetch_fulltext", "--reread", "--limit", "3", "--no-progress")
+
+
+def test_serve_starts_the_recut_of_an_upgraded_install(pdf_server, shared_papers, settings):
+    from io import StringIO
+
+    from django_q.models import OrmQ
+
+    from chat.management.commands.serve import Command
+
+    _read_by_an_older_release(shared_papers[SHORT], settings)
+    out = StringIO()
+    Command(stdout=out)._say_catalogue(jobs=True)
+    assert "re-cutting the full text of 1 paper read by an older chunker" in out.getvalue()
+    assert "papers.jobs.recut_fulltext_job" in [task.func() for task in OrmQ.objects.all()]
+
+    out = StringIO()
+    Command(stdout=out)._say_catalogue(jobs=False)
+    assert "no job cluster: run manage.py fetch_fulltext --rechunk" in out.getvalue()
