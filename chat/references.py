@@ -52,6 +52,17 @@ def number_map(cards: list[dict]) -> dict[int, int]:
     return {int(c["number"]): int(c.get("label") or c["number"]) for c in cards}
 
 
+def cite_labels(cards: list[dict]) -> dict[int, str]:
+    """What a page shows for each of an answer's citations: the thread's label, and for a
+    full-text card its pages ("1, p. 8"): a paper's cards share one label, and the reader asks
+    which page says that. static/js/chat.js labels a streaming answer the same way."""
+    return {
+        int(c["number"]): f"{c.get('label') or c['number']}, {c['pages']}"
+        if c.get("pages") else str(c.get("label") or c["number"])
+        for c in cards
+    }
+
+
 def relabel(text: str, numbers: dict[int, int]) -> str:
     """An answer's text with its [n] citations written as the thread's numbers."""
     return _CITATION.sub(

@@ -29,7 +29,7 @@ from chat.models import Message, Thread
 from chat.pipeline.answer import answer_events
 from chat.pipeline.citations import check_citations
 from chat.pipeline.followups import suggest_followups
-from chat.references import label_cards, number_map
+from chat.references import cite_labels, label_cards
 from chat.turns import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, NewTurn, reason, update_message
 
 logger = logging.getLogger(__name__)
@@ -216,7 +216,7 @@ class RunningAnswer:
                 timings[key] += setup_ms
         html = render_answer(
             content, len(self.sources), self.message_id, extra.get("unsupported", ()),
-            labels=number_map(self.sources),
+            labels=cite_labels(self.sources),
         )
         return events.final(
             kind, self.message_id, status, content, str(html), citations, dropped,

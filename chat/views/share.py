@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from chat import sharing
 from chat.markdown import anchor_prefix, render_answer
 from chat.models import Thread, ThreadShare
-from chat.references import number_map
+from chat.references import cite_labels
 from chat.views.threads import _with_quotes
 
 
@@ -44,7 +44,7 @@ def _items(share: ThreadShare) -> list[dict]:
             "status": exchange.get("status", ""),
             "html": render_answer(
                 exchange.get("content", ""), len(sources), exchange.get("id"),
-                exchange.get("unsupported") or (), labels=number_map(sources),
+                exchange.get("unsupported") or (), labels=cite_labels(sources),
             ),
             "sources": _with_quotes(sources),
             "prefix": anchor_prefix(exchange.get("id") or "answer"),

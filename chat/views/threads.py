@@ -20,7 +20,7 @@ from chat.llm.sentences import passage_span
 from chat.markdown import anchor_prefix, render_answer
 from chat.models import Message, Thread
 from chat.pipeline.followups import suggest_followups
-from chat.references import number_map, thread_labels
+from chat.references import cite_labels, thread_labels
 from chat.scopes import Scope, scope_of, start_scoped_thread
 from chat.thread_list import listed_threads
 from chat.turns import fail_stale
@@ -122,7 +122,7 @@ def _conversation(thread: Thread) -> list[dict]:
                 rewritten=bool(message.query) and message.query.strip() != question.strip(),
                 html=render_answer(
                     message.content, len(sources), message.pk, message.unsupported or (),
-                    labels=number_map(sources),
+                    labels=cite_labels(sources),
                 ),
                 sources=_with_quotes(sources),
                 prefix=anchor_prefix(message.pk),

@@ -310,9 +310,12 @@
 
   function renderStreamingText(state) {
     const box = state.el.querySelector(".answer");
-    // Citations as the thread numbers them (the cards' labels), as the finished answer will.
+    // Citations as the thread numbers them (the cards' labels) with a full-text card's pages
+    // ("[1, p. 8]"), as the finished answer will (chat/references.py `cite_labels`).
     const labels = {};
-    for (const s of state.sources || []) labels[s.number] = s.label || s.number;
+    for (const s of state.sources || []) {
+      labels[s.number] = (s.label || s.number) + (s.pages ? ", " + s.pages : "");
+    }
     box.textContent = state.text.replace(/\[(\d{1,3})\](?!\()/g, (m, n) => "[" + (labels[n] || n) + "]");
     box.appendChild(el("span", "cursor", "▍"));
     scrollToEnd();

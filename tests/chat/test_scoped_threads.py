@@ -1,6 +1,8 @@
 """Scoped threads (chat.scopes): every question searches only the scope's papers, through the
 socket, the API and the answer pipeline alike, and the thread page shows the scope as a chip."""
 
+import re
+
 import pytest
 from asgiref.sync import sync_to_async
 from rest_framework.authtoken.models import Token
@@ -213,3 +215,30 @@ def test_a_card_marks_its_quote_across_the_pdfs_line_breaks(owner, owner_client)
     assert (
         '<mark class="quote">For the base model, we use a rate of\nPdrop = 0.1.</mark>' in page
     )
+
+
+@pytest.mark.django_db
+def test_a_citation_of_a_full_text_card_says_its_pages(owner, owner_client):
+    # Two cards of one paper share its label; the reader still sees which page each bullet is from.
+    card = {
+        "paper_id": 1, "arxiv_id": "1706.03762", "title": "Attention",
+        "url": "https://arxiv.org/abs/1706.03762v7", "kind": "fulltext", "section": "",
+        "quote": "", "pdf_url": "",
+    }
+    thread = Thread.objects.create(owner=owner, title="dropout")
+    Message.objects.create(thread=thread, role="user", content="dropout?")
+    Message.objects.create(
+        thread=thread, role="assistant", status="complete",
+        content="- Base: 0.1 [1].\n- Big: 0.3 [2].\n- Abstract [3].", citations=[1, 2, 3],
+        sources=[
+            {**card, "number": 1, "passage": "Pdrop = 0.1.", "page": 8, "page_end": 8,
+             "pages": "p. 8"},
+            {**card, "number": 2, "passage": "Pdrop = 0.3.", "page": 9, "page_end": 10,
+             "pages": "pp. 9-10"},
+            {**card, "number": 3, "passage": "An abstract.", "kind": "abstract", "page": None,
+             "page_end": None, "pages": "", "arxiv_id": "2205.01068", "title": "OPT"},
+        ],
+    )
+    page = owner_client.get(f"/chat/{thread.pk}/").content.decode()
+    cites = re.findall(r'<a class="cite"[^>]* data-source="(\d+)"[^>]*>([^<]*)</a>', page)
+    assert cites == [("1", "[1, p. 8]"), ("2", "[1, pp. 9-10]"), ("3", "[2]")]  # abstract: label
