@@ -1,14 +1,14 @@
 """A thread written out: Markdown (questions, answers, one numbered reference list with arXiv
 links and the versions read) and its sources as BibTeX (papers.bibtex, arXiv's shape).
 
-Text is exported as it was saved: TeX stays TeX, and citations read as the thread numbers
-them (chat.references), the same numbers as the thread's page.
+Text is exported as it was saved: TeX stays TeX, and citations read as the thread's page shows
+them (chat.references): the thread's numbers, with a full-text card's pages ("[1, p. 8]").
 """
 
 from dataclasses import dataclass
 
 from chat.models import Message, Thread
-from chat.references import number_map, relabel, thread_labels
+from chat.references import cite_labels, relabel, thread_labels
 from papers.bibtex import bibtex_for
 from papers.models import Paper
 
@@ -62,7 +62,7 @@ def collect(thread: Thread) -> ThreadExport:
             continue  # not written yet
         cards = labelled[message]
         exchanges.append(
-            Exchange(question, relabel(message.content, number_map(cards)), message.status)
+            Exchange(question, relabel(message.content, cite_labels(cards)), message.status)
         )
         for card in cards:
             references.setdefault(

@@ -47,11 +47,6 @@ def thread_labels(answers_sources: Iterable[list[dict]]) -> list[list[dict]]:
     return [label_cards(cards or [], labels) for cards in answers_sources]
 
 
-def number_map(cards: list[dict]) -> dict[int, int]:
-    """An answer's own citation number -> the thread's label, for its labelled cards."""
-    return {int(c["number"]): int(c.get("label") or c["number"]) for c in cards}
-
-
 def cite_labels(cards: list[dict]) -> dict[int, str]:
     """What a page shows for each of an answer's citations: the thread's label, and for a
     full-text card its pages ("1, p. 8"): a paper's cards share one label, and the reader asks
@@ -63,8 +58,8 @@ def cite_labels(cards: list[dict]) -> dict[int, str]:
     }
 
 
-def relabel(text: str, numbers: dict[int, int]) -> str:
-    """An answer's text with its [n] citations written as the thread's numbers."""
+def relabel(text: str, labels: dict[int, str]) -> str:
+    """An answer's text with its [n] citations written as its page shows them (`cite_labels`)."""
     return _CITATION.sub(
-        lambda m: f"[{numbers.get(int(m.group(1)), int(m.group(1)))}]", text or ""
+        lambda m: f"[{labels.get(int(m.group(1)), m.group(1))}]", text or ""
     )

@@ -96,6 +96,16 @@ def test_markdown_export_has_one_reference_list_and_keeps_tex(owner_client, two_
     ]
 
 
+def test_markdown_export_cites_a_full_text_card_with_its_pages(owner_client, two_answer_thread):
+    answer = two_answer_thread.messages.filter(role="assistant").order_by("created_at").first()
+    answer.content = "It optimises policies [1]; scaling helps [2]."
+    answer.sources[0].update(kind="fulltext", page=7, page_end=8, pages="pp. 7-8")
+    answer.save()
+    text = owner_client.get(f"/chat/{two_answer_thread.pk}/export.md").content.decode()
+    assert "It optimises policies [1, pp. 7-8]; scaling helps [2]." in text
+    assert "- [1] $\\Psi$PO: policy optimisation." in text  # one reference for the paper
+
+
 def test_bibtex_export_parses_in_reference_order(owner_client, two_answer_thread):
     response = owner_client.get(f"/chat/{two_answer_thread.pk}/export.bib")
     assert response["Content-Type"].startswith("application/x-bibtex")
