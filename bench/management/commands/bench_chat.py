@@ -19,7 +19,6 @@ Bench users are named `bench-chat-*` and deleted afterwards (with their threads)
 
 import asyncio
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -54,6 +53,10 @@ def _profiled(profile: str | None, path) -> list[str]:
     if profile == "yappi":
         return ["-m", "bench.profiled_daphne", str(path)]
     return ["-m", "daphne"]
+
+
+# A profiled daphne is several times slower: give its handshakes more than daphne's 5 s.
+PROFILED_CONNECT_TIMEOUT = ["--websocket_connect_timeout", "120"]
 
 
 class Command(BaseCommand):
@@ -93,7 +96,7 @@ class Command(BaseCommand):
             const="cprofile",
             choices=["cprofile", "yappi"],
             help="concurrent: run daphne under cProfile (its event loop thread, the whole process "
-            "life) or yappi (CPU clock, every thread, the measured chats only; needs yappi "
+            "life) or yappi (CPU clock, every thread, the whole process life; needs yappi "
             "importable, e.g. on PYTHONPATH), written to bench-out/bench_chat_daphne-<port>.prof; "
             "read with pstats",
         )
@@ -217,6 +220,7 @@ class Command(BaseCommand):
                 [
                     sys.executable,
                     *_profiled(profile, out / f"bench_chat_daphne-{port}.prof"),
+                    *(PROFILED_CONNECT_TIMEOUT if profile else ()),
                     "-b",
                     "127.0.0.1",
                     "-p",
@@ -242,13 +246,12 @@ class Command(BaseCommand):
                     ramp,
                     [c.pid for c in children],
                     cpu.postmaster_pid(),
-                    profile == "yappi",
                 )
             )
         finally:
             for child in [*children, fake]:
                 child.terminate()
-                child.wait(timeout=15)
+                child.wait(timeout=120 if profile else 15)  # a profile is written
             log.close()
 
         ttft = [r["ttft"] for r in results if r.get("ttft") is not None]
@@ -351,9 +354,7 @@ class Command(BaseCommand):
                 time.sleep(0.2)
         raise CommandError("daphne did not start within 180 s")
 
-    async def _concurrent_run(
-        self, ports, threads, cookies, asked, ramp, server_pids, postmaster, yappi=False
-    ):
+    async def _concurrent_run(self, ports, threads, cookies, asked, ramp, server_pids, postmaster):
 
         # The first answers of a fresh process load the embedding model and import the LLM SDK:
         # warm the server up with two chats (not measured), as a running server would be.
@@ -368,16 +369,9 @@ class Command(BaseCommand):
                 "clients (this process)": cpu.process_cpu_s(os.getpid()),
             }
 
-        if yappi:  # bench.profiled_daphne: profile from here
-            for pid in server_pids:
-                os.kill(pid, signal.SIGUSR1)
         before = spent()
         results = await self._chats(ports, threads[2:], cookies[2:], asked[2:], ramp)
         after = spent()
-        if yappi:  # to here; the profile is written before the process is stopped
-            for pid in server_pids:
-                os.kill(pid, signal.SIGUSR2)
-            await asyncio.sleep(10)
         return results, {name: after[name] - before[name] for name in before}
 
     async def _chats(self, ports, threads, cookies, asked, ramp):
