@@ -22,3 +22,19 @@ QUESTIONS = [
     "topological quantum computing with anyons",
     "instruction tuning of language models in 2024",
 ]
+
+
+def catalogue_questions(n: int) -> list[str]:
+    """`n` questions, each on a different paper of the catalogue (its title, lower-cased), spread
+    evenly over it in arXiv-id order. Unlike QUESTIONS asked in turn, no two chats share a query
+    vector or, mostly, the sources their answers cite, so no cache of the server's answers for
+    another chat (query vectors, the support check's sentence vectors)."""
+    from papers.models import Paper
+
+    ids = list(Paper.objects.visible().order_by("arxiv_id").values_list("pk", flat=True))
+    if len(ids) < n:
+        raise ValueError(f"{n} distinct questions need {n} papers; the catalogue has {len(ids)}")
+    step = len(ids) // n
+    picked = ids[::step][:n]
+    titles = dict(Paper.objects.filter(pk__in=picked).values_list("pk", "title"))
+    return [f"research on {' '.join(titles[pk].split()).rstrip('.').lower()}" for pk in picked]

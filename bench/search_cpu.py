@@ -137,3 +137,21 @@ def _snippets_and_reasons(q, hits, fused) -> None:
     for hit in hits:
         make_snippet(hit.abstract or hit.title, lexemes)
         pipeline._why(q, items[hit.paper_id], hit.title, hit.abstract, hit.published, lexemes)
+
+
+def once_each(queries: list[str], k: int, warm_up: list[str]) -> CpuSample:
+    """The CPU of `search()` over `queries` in order, each asked once (a repeated question finds
+    its query vector cached, as it did in the server), after searching `warm_up` (text of its
+    own, so the model is loaded and nothing of `queries` cached). This process and its own
+    PostgreSQL backends, the meter's cost taken off (`bench_chat concurrent`'s CPU floor)."""
+    run = async_to_sync(pipeline.search)
+    for query in warm_up:
+        run(query, k=k)
+    meter = CpuMeter()
+    tare = meter.overhead()
+    total = ZERO
+    for query in queries:
+        before = meter.read()
+        run(query, k=k)
+        total = total + (meter.read() - before - tare)
+    return total

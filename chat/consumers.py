@@ -17,7 +17,9 @@ import json
 import logging
 from collections import Counter
 
+from channels.auth import AuthMiddleware, get_user
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
+from channels.sessions import CookieMiddleware, SessionMiddleware
 from django.conf import settings
 
 from chat import events, service, turns
@@ -44,6 +46,22 @@ ACCOUNT_CHECK_DELAY = 1.0
 
 # Open thread sockets in this process, per user id.
 open_sockets: Counter[int] = Counter()
+
+
+class LaneAuthMiddleware(AuthMiddleware):
+    """Channels' AuthMiddleware with its user lookup (the session row, the user row, the
+    session hash; `channels.auth.get_user`, unchanged) on chat.lanes.write_lane instead of
+    `database_sync_to_async`, which ran it on the one sync thread every socket shares and then
+    closed its connection (CONN_MAX_AGE 0): every handshake started a PostgreSQL backend."""
+
+    async def resolve_scope(self, scope):
+        scope["user"]._wrapped = await write_lane.run(get_user.func, scope)
+
+
+def LaneAuthMiddlewareStack(inner):  # noqa: N802
+    """Channels' AuthMiddlewareStack (cookies, then the session, then the user) with
+    LaneAuthMiddleware."""
+    return CookieMiddleware(SessionMiddleware(LaneAuthMiddleware(inner)))
 
 
 def max_frame_chars() -> int:
@@ -130,7 +148,8 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         except turns.DATABASE_DOWN as exc:
             logger.warning(
                 "session_not_checked user=%s database unavailable: %s",
-                self.user.pk, turns.reason(exc),
+                self.user.pk,
+                turns.reason(exc),
             )
             if for_frame:
                 await self.send_error("database_unavailable", turns.DATABASE_DOWN_MESSAGE)

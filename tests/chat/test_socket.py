@@ -500,3 +500,26 @@ async def test_token_frames_reach_the_socket_without_a_trip_to_the_database_thre
     assert [f["offset"] for f in frames] == list(range(30))
     assert after - before == 1
 
+
+
+async def test_handshakes_find_the_user_on_one_kept_database_connection(owner, thread, monkeypatch):
+    # Channels' AuthMiddleware looked the user up through database_sync_to_async, which closed
+    # its connection after each call (CONN_MAX_AGE 0): every socket opened started a PostgreSQL
+    # backend, 13% of the server's CPU in a burst of new chats (docs/BENCHMARKS.md, session 9).
+    from django.contrib.auth.backends import ModelBackend
+    from django.db import connection
+
+    backends = []
+    get_user = ModelBackend.get_user
+
+    def recorded(self, user_id):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            backends.append(cursor.fetchone()[0])
+        return get_user(self, user_id)
+
+    monkeypatch.setattr(ModelBackend, "get_user", recorded)
+    for _ in range(3):
+        comm = await open_socket(thread, owner)  # still the owner: authenticated as before
+        await comm.disconnect()
+    assert len(backends) == 3 and len(set(backends)) == 1

@@ -29,7 +29,7 @@ from django.core.management.base import BaseCommand, CommandError
 from bench import cpu
 from bench.chat_tally import fake_answer, tally
 from bench.evaluation import interpolated_percentile as percentile
-from bench.questions import QUESTIONS
+from bench.questions import QUESTIONS, catalogue_questions
 from chat import service
 from chat.lanes import search_lanes
 from chat.models import Message, Thread
@@ -44,6 +44,19 @@ def summary(name, values):
         f"{name}: n={len(values)} p50={percentile(values, 50):.1f} "
         f"p95={percentile(values, 95):.1f} max={max(values):.1f} ms"
     )
+
+
+def _profiled(profile: str | None, path) -> list[str]:
+    """How to start daphne: plain, under cProfile, or under bench.profiled_daphne (yappi)."""
+    if profile == "cprofile":
+        return ["-m", "cProfile", "-o", str(path), "-m", "daphne"]
+    if profile == "yappi":
+        return ["-m", "bench.profiled_daphne", str(path)]
+    return ["-m", "daphne"]
+
+
+# A profiled daphne is several times slower: give its handshakes more than daphne's 5 s.
+PROFILED_CONNECT_TIMEOUT = ["--websocket_connect_timeout", "120"]
 
 
 class Command(BaseCommand):
@@ -64,6 +77,13 @@ class Command(BaseCommand):
             help="concurrent: spread the asks over this many seconds (0: all at once)",
         )
         parser.add_argument(
+            "--questions",
+            choices=["distinct", "repeat"],
+            default="distinct",
+            help="concurrent: a different catalogue paper's title per chat (distinct), or the 20 "
+            "fixed questions in turn (repeat: the server's caches answer most of each search)",
+        )
+        parser.add_argument(
             "--servers",
             type=int,
             default=1,
@@ -72,9 +92,13 @@ class Command(BaseCommand):
 
         parser.add_argument(
             "--profile",
-            action="store_true",
-            help="concurrent: run daphne under cProfile (its event loop thread), written to "
-            "bench-out/bench_chat_daphne-<port>.prof when it stops; read with pstats",
+            nargs="?",
+            const="cprofile",
+            choices=["cprofile", "yappi"],
+            help="concurrent: run daphne under cProfile (its event loop thread, the whole process "
+            "life) or yappi (CPU clock, every thread, the whole process life; needs yappi "
+            "importable, e.g. on PYTHONPATH), written to bench-out/bench_chat_daphne-<port>.prof; "
+            "read with pstats",
         )
 
     def handle(self, *args, mode, **options):
@@ -144,12 +168,19 @@ class Command(BaseCommand):
         return times
 
     # --- concurrent ---------------------------------------------------------------------------
-    def _concurrent(self, chats, tokens_per_second, answer_words, ramp, servers, profile, **_):
+    def _concurrent(
+        self, chats, tokens_per_second, answer_words, ramp, servers, profile, questions, **_
+    ):
         from django.test import Client
 
         from tests.live_server import free_port
 
         users = self._users(chats + 2)  # two more warm the server up
+        # The two warm-up chats ask fixed questions; the measured ones as --questions says.
+        if questions == "distinct":
+            asked = QUESTIONS[-2:] + catalogue_questions(chats)
+        else:
+            asked = QUESTIONS[:2] + [QUESTIONS[i % len(QUESTIONS)] for i in range(chats)]
         threads = [Thread.objects.create(owner=u) for u in users]
         cookies = []
         for user in users:
@@ -188,10 +219,8 @@ class Command(BaseCommand):
             subprocess.Popen(
                 [
                     sys.executable,
-                    *(("-m", "cProfile", "-o", str(out / f"bench_chat_daphne-{port}.prof"))
-                      if profile else ()),
-                    "-m",
-                    "daphne",
+                    *_profiled(profile, out / f"bench_chat_daphne-{port}.prof"),
+                    *(PROFILED_CONNECT_TIMEOUT if profile else ()),
                     "-b",
                     "127.0.0.1",
                     "-p",
@@ -210,13 +239,19 @@ class Command(BaseCommand):
                 self._wait_for(port, server)
             results, cpu_s = asyncio.run(
                 self._concurrent_run(
-                    ports, threads, cookies, ramp, [c.pid for c in children], cpu.postmaster_pid()
+                    ports,
+                    threads,
+                    cookies,
+                    asked,
+                    ramp,
+                    [c.pid for c in children],
+                    cpu.postmaster_pid(),
                 )
             )
         finally:
             for child in [*children, fake]:
                 child.terminate()
-                child.wait(timeout=15)
+                child.wait(timeout=120 if profile else 15)  # a profile is written
             log.close()
 
         ttft = [r["ttft"] for r in results if r.get("ttft") is not None]
@@ -229,7 +264,7 @@ class Command(BaseCommand):
         kept = tally(results, answers)
         self.stdout.write(
             f"chats: {chats}, fake LLM {tokens_per_second:g} tokens/s, {answer_words} words each, "
-            f"ramp {ramp:g} s, {servers} daphne process(es), channel layer "
+            f"{questions} questions, ramp {ramp:g} s, {servers} daphne process(es), channel layer "
             f"{'redis' if settings.REDIS_URL else 'in-memory'}, load average {os.getloadavg()[0]:.1f}"
         )
         if ttft:
@@ -254,21 +289,43 @@ class Command(BaseCommand):
             self.stdout.write(summary("send -> question saved", to_saved))
         self.stdout.write("server-side timings of the same answers:")
         self._timings(Message.objects.filter(thread__in=threads, role="assistant"))
-        self._cpu_floor(cpu_s, chats, ttft)
+        self._cpu_floor(cpu_s, chats, ttft, asked[2:])
 
-    def _cpu_floor(self, cpu_s: dict, chats: int, ttft: list[float]) -> None:
-        """What the burst cost in CPU, and the time-to-first-token floor that CPU sets: every
-        question's search must run before the last first token, on os.cpu_count() cores."""
+    def _cpu_floor(self, cpu_s: dict, chats: int, ttft: list[float], asked: list[str]) -> None:
+        """What the burst cost in CPU, against the time-to-first-token floor that search sets:
+        every question's search must run before the last first token, on os.cpu_count() cores.
+        The CPU per search is measured here, after the burst: `search()` alone on the questions
+        the chats asked, in this process (bench.search_cpu.once_each)."""
+        from bench.search_cpu import once_each
+
         cores = os.cpu_count() or 1
         self.stdout.write(
             "CPU seconds during the measured chats: "
             + ", ".join(f"{name} {seconds:.2f}" for name, seconds in cpu_s.items())
         )
         spent = cpu_s["daphne"] + cpu_s["postgres"]
+        # Per answer streamed: a chat refused at the handshake (daphne's connect timeout) costs
+        # far less than an answer, and dividing by every chat would flatter a run that lost some.
+        answered = max(len(ttft), 1)
+        per_answer = spent / answered * 1000
+        p95 = percentile(ttft, 95) / 1000 if ttft else 0.0
         self.stdout.write(
-            f"per answer: {spent / chats * 1000:.0f} ms of CPU (daphne + PostgreSQL); the chats"
-            f" together need {spent / cores:.2f} s of the {cores} cores, floor for the last first"
-            f" token if nothing else ran; p95 TTFT {percentile(ttft, 95) / 1000 if ttft else 0:.2f} s"
+            f"per answer: {per_answer:.0f} ms of CPU (daphne + PostgreSQL, over the {len(ttft)}"
+            f" answers streamed); the chats together needed {spent / cores:.2f} s of the {cores}"
+            f" cores; p95 TTFT {p95:.2f} s"
+        )
+        searched = once_each(asked, settings.CHAT_SOURCES, warm_up=QUESTIONS[:3]).per(len(asked))
+        per_search = searched["total_ms"]
+        floor = chats * per_search / 1000 / cores
+        self.stdout.write(
+            f"CPU per search, the same {len(asked)} questions through search() alone: "
+            f"{per_search:.1f} ms ({searched['python_ms']:.1f} Python + {searched['sql_ms']:.1f}"
+            f" SQL; PostgreSQL's other processes +{searched['server_other_ms']:.1f})"
+        )
+        self.stdout.write(
+            f"floor set by search: {chats} x {per_search:.1f} ms / {cores} cores = {floor:.2f} s;"
+            f" p95 TTFT = {p95 / floor if floor else 0:.1f}x the floor; the answer path adds"
+            f" {per_answer - per_search:.0f} ms of CPU per answer beyond its search"
         )
 
     def _timings(self, messages):
@@ -301,13 +358,14 @@ class Command(BaseCommand):
                 time.sleep(0.2)
         raise CommandError("daphne did not start within 180 s")
 
-    async def _concurrent_run(self, ports, threads, cookies, ramp, server_pids, postmaster):
+    async def _concurrent_run(self, ports, threads, cookies, asked, ramp, server_pids, postmaster):
 
         # The first answers of a fresh process load the embedding model and import the LLM SDK:
         # warm the server up with two chats (not measured), as a running server would be.
-        warm = await self._chats(ports, threads[:2], cookies[:2], 0)
+        warm = await self._chats(ports, threads[:2], cookies[:2], asked[:2], 0)
         if any(r.get("error") for r in warm):
             raise CommandError(f"warm-up failed: {warm}")
+
         def spent() -> dict[str, float]:
             return {
                 "daphne": sum(cpu.process_cpu_s(pid) for pid in server_pids),
@@ -316,11 +374,11 @@ class Command(BaseCommand):
             }
 
         before = spent()
-        results = await self._chats(ports, threads[2:], cookies[2:], ramp)
+        results = await self._chats(ports, threads[2:], cookies[2:], asked[2:], ramp)
         after = spent()
         return results, {name: after[name] - before[name] for name in before}
 
-    async def _chats(self, ports, threads, cookies, ramp):
+    async def _chats(self, ports, threads, cookies, asked, ramp):
         import aiohttp
 
         async def one(i, session):
@@ -339,7 +397,7 @@ class Command(BaseCommand):
                     sent = time.perf_counter()
                     result["sent_epoch"] = time.time()
                     result["thread"] = threads[i].pk
-                    await ws.send_json({"type": "ask", "text": QUESTIONS[i % len(QUESTIONS)]})
+                    await ws.send_json({"type": "ask", "text": asked[i]})
                     text = ""
                     while True:
                         event = await ws.receive_json(timeout=60)
