@@ -146,8 +146,8 @@ def write_chunks(n: int, model: str, say) -> int:
         say("  full texts of the papers with chunks")
         with cursor.copy(
             "COPY papers_fulltext (paper_id, version, status, reason, text, page_starts,"
-            " sections, sha256, pages, bytes, parser, requested_at, fetched_at, updated_at)"
-            " FROM STDIN"
+            " sections, sha256, pages, bytes, parser, requested_at, fetched_at, updated_at,"
+            " chunker, recut_failed, recut_reason) FROM STDIN"
         ) as copy:
             for (paper_id, _, title, abstract), count in zip(papers, counts, strict=True):
                 if not count:
@@ -159,7 +159,7 @@ def write_chunks(n: int, model: str, say) -> int:
                 starts = "{" + ",".join(str(p * 2 * CHUNK_STEP) for p in range(pages)) + "}"
                 copy.write_row(
                     (paper_id, 1, "ok", "", text, starts, "[]", "", pages, 0, "synthetic",
-                     now, now, now)
+                     now, now, now, "", "", "")
                 )  # fmt: skip
         say("  the chunks' words (the migration's backfill), before any index over them")
         cursor.execute(import_module("papers.migrations.0012_passage_lexemes").BACKFILL)
