@@ -329,13 +329,20 @@ class FullText(models.Model):
     parser = models.CharField(max_length=100, blank=True, help_text="Library and version")
     # papers.fulltext.chunk.chunker_signature of the chunks kept, "" for chunks cut before it
     # was recorded: a paper whose signature is not the current one is re-cut from `text`.
+    # db_default too: raw INSERTs and COPY (bench_search --chunks) need not name them.
     chunker = models.CharField(
-        max_length=40, blank=True, help_text="Chunker version/chunk tokens that cut its chunks"
+        max_length=40,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="Chunker version/chunk tokens that cut its chunks",
     )
     # The signature whose re-cut failed, and why: the older chunks stay, and the nightly re-cut
     # does not try it again under that signature.
-    recut_failed = models.CharField(max_length=40, blank=True)
-    recut_reason = models.TextField(blank=True, help_text="Why re-cutting the chunks failed")
+    recut_failed = models.CharField(max_length=40, blank=True, default="", db_default="")
+    recut_reason = models.TextField(
+        blank=True, default="", db_default="", help_text="Why re-cutting the chunks failed"
+    )
     requested_at = models.DateTimeField(auto_now_add=True)
     fetched_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
