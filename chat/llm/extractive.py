@@ -318,7 +318,14 @@ def answering_scores(
     if not sentences or not query:
         return {}
     idf = _idf(query, sentences)
-    for stem in stems(content_words(" ".join(names))):
+    # The name as the question writes it, with the variant after its hyphen ("OPT-175B" for a
+    # paper named "OPT"): "175B" is in most sentences about OPT-175B, and none of its answers.
+    written = [
+        m[0]
+        for name in names
+        for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?:[-‐‑][\w.]+)*", question)
+    ]
+    for stem in stems(content_words(" ".join([*names, *written]))):
         if stem in idf:
             idf[stem] *= NAME_WEIGHT
     weights = _bm25_weights(query, idf, sentences)

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 
-from chat.llm.sentences import answers_nothing, passage_sentences, terms
+from chat.llm.sentences import STOPWORDS, answers_nothing, passage_sentences, stems, terms
 from chat.understanding.quantity import NUMBER_WEIGHT, states_new_number
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
 from papers.indexing.lexical import K1, B
@@ -72,6 +72,16 @@ SENTENCE_POOL = 16
 SENTENCE_WEIGHT = 2.0
 
 _LEXEME = re.compile(r"^[a-z0-9]+$")
+
+
+def asking_lexemes(question: str) -> set[str]:
+    """The lexemes of the question's words that only ask ("how MANY", "was USED"), which the
+    composer never weighs (chat.llm.sentences.STOPWORDS) and PostgreSQL's fewer stopwords keep:
+    "mani" in a chunk that says "many domains" is no evidence for "How many passages…". A stem
+    another word of the question shares stays ("researchers" is no "research" stopword).
+    (PyStemmer is Snowball, PostgreSQL's 'english' stemmer: the same lexemes.)"""
+    words = re.findall(r"[a-z0-9]+", question.lower())
+    return set(stems([w for w in words if w in STOPWORDS])) - set(terms(question))
 
 
 def variant() -> str:
@@ -318,7 +328,8 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     ids = [int(i) for i in paper_ids]
     if not ids or vector is None:
         return RankedChunks({}, {})
-    words = sorted({w for w in lexemes if _LEXEME.match(w)})
+    asking = asking_lexemes(question)
+    words = sorted({w for w in lexemes if _LEXEME.match(w) and w not in asking})
     cursor.execute(
         _CHUNKS, {"q": vector_literal(vector), "model": model, "ids": ids, "words": words}
     )
@@ -353,15 +364,22 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     evidence: dict[int, float] = {}
     for chunk in scored:
         evidence[chunk.paper_id] = max(evidence.get(chunk.paper_id, 0.0), chunk.bm25)
-    by_paper = _fused_per_paper(scored[: len(chunks)], SENTENCE_POOL)
+    # Within a paper, its own chunks are the collection: a word in most of them (its name,
+    # "OPT-175B"'s "175b") tells none apart, however rare it is among the other papers.
+    own: dict[int, list[Chunk]] = {}
+    for chunk in chunks:
+        own.setdefault(chunk.paper_id, []).append(chunk)
+    pools = {
+        paper: _fused_per_paper(with_bm25(mine), SENTENCE_POOL)[paper]
+        for paper, mine in own.items()
+    }
     # Only the pools' chunks are read: the sentence evidence and the cards need their text.
-    pools = with_texts(cursor, [c for found in by_paper.values() for c in found])
+    read_pools = with_texts(cursor, [c for found in pools.values() for c in found])
     by_paper = {}
-    for chunk in pools:
+    for chunk in read_pools:
         by_paper.setdefault(chunk.paper_id, []).append(chunk)
-    idf = chunk_idf(scored[: len(chunks)])
     by_paper = {
-        paper: _by_sentences(found, idf, question, quantity)[
+        paper: _by_sentences(found, chunk_idf(own[paper]), question, quantity)[
             : ASKED_ABOUT_CHUNKS if paper in asked_about else per_paper
         ]
         for paper, found in by_paper.items()

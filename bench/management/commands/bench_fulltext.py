@@ -1,6 +1,6 @@
 """`manage.py bench_fulltext`: questions answered by the BODY of the shared arXiv PDFs.
 
-    manage.py bench_fulltext [--questions FILE.jsonl] [--split tuning|held_out|all] [--pdfs DIR]
+    manage.py bench_fulltext [--questions FILE.jsonl] [--split tuning|held_out|fresh|all] [--pdfs DIR]
                              [--variants fused,papers_first,direct,off] [--database NAME]
                              [--chunk-rankings rrf,mix] [--fresh] [--verbose]
 
@@ -19,8 +19,9 @@ A question counts as answered when the answer cites a card of the right paper wh
 holds one of the pages the answer string is printed on and whose passage contains that string
 (case and spacing aside). "retrieved" counts the same among all cards, cited or not; "stated"
 the answered questions whose answer text itself says the answer string (the extractive composer
-may cite the right card for another of its sentences). The tuning questions (QUESTIONS) and the
-held-out ones (HELD_OUT, never used to choose a change) are counted apart and together. Results in
+may cite the right card for another of its sentences). The tuning questions (QUESTIONS), the
+held-out ones (HELD_OUT) and the fresh ones (FRESH), the last two never used to choose a change,
+are counted apart and together. Results in
 docs/BENCHMARKS.md.
 """
 
@@ -37,11 +38,11 @@ from django.test import override_settings
 from tqdm import tqdm
 
 from bench import SHARED_DATA
-from bench.fulltext_questions import HELD_OUT, QUESTIONS
+from bench.fulltext_questions import FRESH, HELD_OUT, QUESTIONS
 from bench.scratch_db import scratch_database
 
 VARIANTS = ("fused", "papers_first", "direct", "off")
-SPLITS = {"tuning": QUESTIONS, "held_out": HELD_OUT}
+SPLITS = {"tuning": QUESTIONS, "held_out": HELD_OUT, "fresh": FRESH}
 
 
 def _norm(text: str) -> str:
@@ -69,7 +70,7 @@ class Command(BaseCommand):
             "--split",
             choices=[*SPLITS, "all"],
             default="all",
-            help="which questions of bench/fulltext_questions.py (default: both splits)",
+            help="which questions of bench/fulltext_questions.py (default: every split)",
         )
         parser.add_argument("--pdfs", type=Path, default=SHARED_DATA / "arxiv-pdf")
         parser.add_argument("--variants", default=",".join(VARIANTS))

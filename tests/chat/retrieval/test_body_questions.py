@@ -191,3 +191,43 @@ async def test_body_questions_on_real_pdfs_cite_the_page_and_open_with_the_answe
     )
     card = next(c for c in cards if c["arxiv_id"] == "2212.08410" and "1319" in c["passage"])
     assert card["number"] in done["citations"] and card["page"] == 4
+
+
+NAMING = [
+    "Zebra-9B card. Zebra-9B is released openly, and the Zebra-9B weights are public.",
+    "Zebra-9B in use. Zebra-9B answers questions, and Zebra-9B writes summaries.",
+    "Zebra-9B limits. Zebra-9B may be wrong, so Zebra-9B needs oversight.",
+    "Zebra-9B results. Zebra-9B beats the baselines, and Zebra-9B is fast.",
+    "Zebra-9B release. Zebra-9B comes with a license; Zebra-9B is free.",
+    "Zebra-9B data. Zebra-9B reads web text; Zebra-9B saw books too.",
+]
+OPTIMIZER = "Setup. We use the AdamW optimizer with a weight decay of 0.1."
+
+
+async def test_a_papers_chunks_are_ranked_with_its_own_chunks_word_weights(catalogue):
+    # "9b" is in no other paper's chunks but in most of this paper's own: weighed over all the
+    # candidates' chunks (where "optimizer" is common) it made the chunks repeating the name
+    # this paper's best for "What optimizer did Zebra-9B use?" (OPT-175B's model card and
+    # release notes before its training setup). Among its own chunks it tells none apart.
+    from chat.retrieval.chunks import best_chunks
+
+    def read_and_rank():
+        zebra = Paper.objects.get(arxiv_id="2510.00003")
+        other = Paper.objects.get(arxiv_id="9901.00007")
+        add_fulltext(zebra, [[text] for text in NAMING] + [[OPTIMIZER]])
+        add_fulltext(other, [
+            ["The optimizer of the variational circuit is COBYLA; the optimizer converges."],
+            ["Another optimizer, SPSA, tolerates shot noise better than any gradient optimizer."],
+            ["The optimizer budget is 100 calls of the optimizer per instance."],
+        ])  # fmt: skip
+        question = "What optimizer did Zebra-9B use?"
+        embedder = get_embedder()
+        with connection.cursor() as cursor:
+            lexemes, _ = query_terms(cursor, question)
+            found = best_chunks(
+                cursor, [zebra.pk, other.pk], embedder.embed_query(question), embedder.name,
+                lexemes, per_paper=1, question=question, quantity=False,
+            )  # fmt: skip
+        return found.by_paper[zebra.pk][0].text
+
+    assert await sync_to_async(read_and_rank)() == OPTIMIZER

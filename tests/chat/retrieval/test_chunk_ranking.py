@@ -74,6 +74,11 @@ def test_the_name_a_question_gives_a_paper_weighs_little_in_choosing_its_answer(
     assert by_name.startswith("We release a model card")
     named = answering_scores(question, [card], names=["OPT-175B"])[1][1]
     assert "optimizer" in named.lower() and "model card" not in named
+    # The catalogue names the paper "OPT"; the variant the question writes with it ("175B", in
+    # most sentences about OPT-175B and none of its answers) weighs as little as the name.
+    assert answering_scores(question, [card], names=["OPT"]) == answering_scores(
+        question, [card], names=["OPT-175B"]
+    )
 
 
 def test_words_of_one_sentence_weigh_more_than_the_same_words_spread_over_a_chunk():
@@ -94,3 +99,13 @@ def test_words_of_one_sentence_weigh_more_than_the_same_words_spread_over_a_chun
     # A pool ranked by cosine and BM25 (1 first) is reordered by its sentence evidence.
     pool = [chunk(1, spread), chunk(2, "Nothing here."), chunk(3, numbered)]
     assert [c.passage_id for c in _by_sentences(pool, idf, question, True)] == [3, 1, 2]
+
+
+def test_the_words_that_only_ask_are_no_evidence_in_a_chunk():
+    from chat.retrieval.chunks import asking_lexemes
+
+    # PostgreSQL keeps "many" ("mani"): a chunk saying "many domains" is no answer to how many.
+    assert {"mani", "how"} <= asking_lexemes("How many passages does the corpus contain?")
+    assert "use" in asking_lexemes("What optimizer was used to train it?")
+    # A stem another word of the question shares stays: "researchers" is no stopword.
+    assert "research" not in asking_lexemes("How many researchers took part in the study?")
