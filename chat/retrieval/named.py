@@ -57,7 +57,8 @@ _VARIANT_TAIL = re.compile(r"[\w.]*\d[\w.]*|[A-Z][a-z]+")
 _NAMING_PLACES = (
     r"\btrain(?:ed|ing|s)?\s+(?:the\s+)?{x}",
     r"{x}['’]s\b",
-    r"\b(?:does|did|do|is|was|were|can|could)\s+(?:the\s+)?{x}\s+[a-z]",
+    # (the verb may open the question: "Does ResNet use batch normalization?")
+    r"\b(?i:does|did|do|is|was|were|can|could)\s+(?:the\s+)?{x}\s+[a-z]",
     r"\b(?:the|in|of|for)\s+{x}\s+(?:paper|model|models|architecture|method|algorithm|"
     r"training|pre-?training|authors)\b",
     r"{x}\s+(?:models?|encoders?|generator|training|pre-?training|experiments?|study)\b",

@@ -165,6 +165,9 @@ def test_a_question_about_other_work_around_the_named_paper_is_not_answered_by_i
     transformer = [NamedPaper(1, TRANSFORMER, "Transformer", "Transformer")]
     assert asks_about("What label smoothing value did the Transformer use?", transformer)
     assert asks_about("What is the Transformer?", transformer)
+    # The verb opening the question is still a naming place.
+    resnet = [NamedPaper(2, "1512.03385", "ResNet", "ResNet")]
+    assert asks_about("Does ResNet use batch normalization?", resnet)
     assert not asks_about("What are alternatives to the Transformer for long texts?", transformer)
     assert not asks_about("Which models improve on the Transformer?", transformer)
 
