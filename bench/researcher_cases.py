@@ -36,9 +36,9 @@ RWKV, CITESEE, SMALL_LM = "2305.13048", "2302.07302", "2212.08410"
 RESNET, BATCHNORM, ADAM, TRANSFORMER, VIT = (
     "1512.03385", "1502.03167", "1412.6980", "1706.03762", "2010.11929",
 )  # fmt: skip
-QAOA_SINCE_2024 = {
-    "2307.10149", "2308.08785", "2404.17579", "2506.06790", "2604.25058", "2605.20288",
-}  # fmt: skip
+# Dated by their first version (2307.10149 and 2308.08785 are from 2023: their snapshot records
+# list only a later version, which the catalogue dated them by until session 8).
+QAOA_SINCE_2024 = {"2404.17579", "2506.06790", "2604.25058", "2605.20288"}
 
 _CITATION = re.compile(r"\[(\d+)(?:\s*[,–-]\s*\d+)*\]")
 
@@ -145,7 +145,7 @@ CASES = [
                       "before 2021")),
          before=(RAG_LIST,)),
     Case("qaoa-window", "window", QAOA_LIST,
-         (cites_at_least(4), cites_only_ids(QAOA_SINCE_2024, "QAOA since 2024"))),
+         (cites_at_least(3), cites_only_ids(QAOA_SINCE_2024, "QAOA since 2024"))),
     # None of the QAOA papers listed says it ran on a real device (the superconducting one never
     # names QAOA in its abstract, so the list leaves it out): no claim without a sentence.
     Case("real-hardware", "followup-refer", "which of these ran on real quantum hardware?",
@@ -178,8 +178,9 @@ CASES = [
          (cites_shown(-1), no_refusal()), before=(LLM_LIST,)),
     Case("their-datasets", "followup-refer", "what datasets do they use?",
          (subset_of_previous(), cites_at_least(2), no_refusal()), before=(RAG_LIST,)),
-    Case("from-2023", "followup-refer", "which of these are from 2023?",
-         (subset_of_previous(), counts_shown(), cites(SMALL_LM),
-          _cites_only(published_between(date(2023, 1, 1), date(2023, 12, 31)), "from 2023")),
+    # Teaching Small Language Models to Reason is 2212.08410: December 2022, its first version.
+    Case("from-2022", "followup-refer", "which of these are from 2022?",
+         (subset_of_previous(), counts_shown(), cites(OPT, SMALL_LM),
+          _cites_only(published_between(date(2022, 1, 1), date(2022, 12, 31)), "from 2022")),
          before=(LLM_LIST,)),
 ]  # fmt: skip
