@@ -96,22 +96,7 @@ def read_paper(
     timings.add("parse", t2 - t1)
     timings.add("embed", t3 - t2)
 
-    passages = [
-        Passage(
-            paper=paper,
-            model=embedder.name,
-            kind=Passage.Kind.FULLTEXT,
-            position=chunk.position,
-            start=chunk.start,
-            end=chunk.end,
-            page=chunk.page,
-            page_end=chunk.page_end,
-            section=chunk.section,
-            published=paper.published,
-            embedding=vector,
-        )
-        for chunk, vector in zip(chunks, vectors, strict=True)
-    ]
+    passages = chunk_passages(paper.pk, paper.published, chunks, vectors, embedder.name)
     with transaction.atomic():
         # Every model's chunks index the old text: none of them is valid any more.
         Passage.objects.chunks().filter(paper=paper).delete()
@@ -165,3 +150,24 @@ def _failed(fulltext: FullText, reason: str) -> FullText:
     fulltext.reason = reason[:1000]
     fulltext.save(update_fields=["status", "reason", "updated_at"])
     return fulltext
+
+
+def chunk_passages(paper_id: int, published, chunks, vectors, model: str) -> list[Passage]:
+    """A paper's full-text passages: each chunk with its vector (in the chunks' order) from
+    `model`, dated `published` as every passage is for filtered searches."""
+    return [
+        Passage(
+            paper_id=paper_id,
+            model=model,
+            kind=Passage.Kind.FULLTEXT,
+            position=chunk.position,
+            start=chunk.start,
+            end=chunk.end,
+            page=chunk.page,
+            page_end=chunk.page_end,
+            section=chunk.section,
+            published=published,
+            embedding=vector,
+        )
+        for chunk, vector in zip(chunks, vectors, strict=True)
+    ]

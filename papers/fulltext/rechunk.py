@@ -40,7 +40,7 @@ from tqdm import tqdm
 from papers.embeddings import Embedder, EmbeddingError, get_embedder
 from papers.fulltext.chunk import chunk_text, chunker_signature
 from papers.fulltext.parse import ParsedPdf, sections_of
-from papers.fulltext.read import index_words
+from papers.fulltext.read import chunk_passages, index_words
 from papers.identifiers import InvalidArxivId, parse_arxiv_id
 from papers.indexing.names import name_papers
 from papers.ingest.runs import RunRecorder, exclusive
@@ -123,23 +123,9 @@ def recut_paper(fulltext: FullText, embedder: Embedder, timings: dict | None = N
     timings["chunk"] = timings.get("chunk", 0.0) + t1 - t0
     timings["embed"] = timings.get("embed", 0.0) + t2 - t1
 
-    published = fulltext.paper.published
-    passages = [
-        Passage(
-            paper_id=paper_id,
-            model=embedder.name,
-            kind=Passage.Kind.FULLTEXT,
-            position=chunk.position,
-            start=chunk.start,
-            end=chunk.end,
-            page=chunk.page,
-            page_end=chunk.page_end,
-            section=chunk.section,
-            published=published,
-            embedding=kept[chunk_text_],
-        )
-        for chunk, chunk_text_ in zip(chunks, texts, strict=True)
-    ]
+    passages = chunk_passages(
+        paper_id, fulltext.paper.published, chunks, [kept[t] for t in texts], embedder.name
+    )
     with transaction.atomic():
         row = _locked_if_unchanged(fulltext, signature)
         if row is None:

@@ -100,7 +100,7 @@ def _pre_table_chunker() -> types.ModuleType:
 
 def _as_the_pre_table_release_left_them(papers, old, embedder) -> None:
     from papers.fulltext.parse import ParsedPdf
-    from papers.fulltext.read import index_words
+    from papers.fulltext.read import chunk_passages, index_words
     from papers.models import FullText, Passage
 
     for paper in papers:
@@ -124,20 +124,9 @@ def _as_the_pre_table_release_left_them(papers, old, embedder) -> None:
             vectors.update(zip(new, embedder.embed_documents(new), strict=True))
         Passage.objects.chunks().filter(paper=paper).delete()
         Passage.objects.bulk_create(
-            Passage(
-                paper=paper,
-                model=embedder.name,
-                kind=Passage.Kind.FULLTEXT,
-                position=chunk.position,
-                start=chunk.start,
-                end=chunk.end,
-                page=chunk.page,
-                page_end=chunk.page_end,
-                section=chunk.section,
-                published=paper.published,
-                embedding=vectors[chunk_text],
+            chunk_passages(
+                paper.pk, paper.published, chunks, [vectors[t] for t in texts], embedder.name
             )
-            for chunk, chunk_text in zip(chunks, texts, strict=True)
         )
         index_words(paper, text)
         FullText.objects.filter(pk=fulltext.pk).update(chunker="")
