@@ -486,8 +486,16 @@ def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
         top = request.sources[0] if request.sources else None
         if top is None or not top.where:
             return []
-        # Chunk cards of their own: the retrieval's first chunk may only set the scene.
-        chunks = {s.number: s.arxiv_id for s in request.sources if s.where}
+        # Chunk cards of their own: the retrieval's first chunk may only set the scene. The
+        # question's words in the first paper's title name its topic ("How are QAOA parameters
+        # initialised?"): a card that never says them is about something else (Adam's
+        # "initialisation bias"), however well its words match the rest.
+        topic = set(terms(request.question)) & set(terms(top.title))
+        chunks = {
+            s.number: s.arxiv_id
+            for s in request.sources
+            if s.where and topic <= set(terms(f"{s.title} {s.text}"))
+        }
     scored = answering_scores(
         request.question, request.sources, asked_names(_analysis(request, "named", {}))
     )

@@ -417,6 +417,44 @@ def test_the_answer_opens_with_the_answering_sentence_of_any_paper_found(setting
     assert first.startswith("- We trained the student on 8 A100 GPUs for three days")
 
 
+def test_a_card_that_never_says_the_topic_does_not_open_the_answer(settings):
+    # "QAOA" is the topic (the first paper's title says it); Adam's chunk matches the rest of the
+    # question best ("parameters", "initialisation") but is about something else.
+    settings.EMBEDDING_BACKEND = "minilm"
+    qaoa = SourceText(
+        1,
+        "Parameter landscapes of QAOA for k-SAT",
+        "A. Author",
+        "2026-05-19",
+        "Optimal QAOA parameters concentrate across instances, so angles found on small instances "
+        "transfer to larger ones.",
+        arxiv_id="2605.00001",
+        where="p. 2, 1 Introduction",
+    )
+    adam = SourceText(
+        2,
+        "Adam: a method for stochastic optimization",
+        "D. Kingma",
+        "2014-12-01",
+        "A lack of initialisation bias correction would lead to initial steps that are much "
+        "larger, since the parameters are initialised at zero.",
+        arxiv_id="1412.00002",
+        where="p. 3, 3 Initialization bias correction",
+    )
+    request = AnswerRequest(
+        question="How are QAOA parameters initialised?",
+        sources=[qaoa, adam],
+        messages=[],
+        intent=Intent("overview"),
+    )
+    lines = compose_shaped(request).splitlines()
+    first = next(line for line in lines if line.startswith("- "))
+    assert "QAOA" in first
+    assert lines.index(next(line for line in lines if "Parameter landscapes" in line)) < min(
+        [i for i, line in enumerate(lines) if "Adam" in line] or [len(lines)]
+    )
+
+
 def test_a_sentence_names_the_papers_own_datasets_not_earlier_works():
     from chat.llm.shapes import _dataset_names
 
