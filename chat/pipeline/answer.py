@@ -190,7 +190,7 @@ def set_quote(card: dict, sentence: str) -> None:
     split across, or for a table row said as a sentence ("Table 1: Model 175B, …, Batch 2M (…)",
     papers.fulltext.tables) the row's line ("175B 96 96 12288 1.2e−4 2M")."""
     card["quote"] = sentence
-    card["highlight"] = passage_span(card.get("passage") or "", sentence) if sentence else ""
+    card["highlight"] = passage_span(card.get("passage") or "", sentence)
 
 
 def _source_texts(cards: Sequence[dict]):

@@ -380,11 +380,17 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
         by_paper.setdefault(chunk.paper_id, []).append(chunk)
     by_paper = {
         paper: _by_sentences(found, chunk_idf(own[paper]), question, quantity)[
-            : ASKED_ABOUT_CHUNKS if paper in asked_about else per_paper
+            : _kept(paper, per_paper, asked_about)
         ]
         for paper, found in by_paper.items()
     }
     return RankedChunks(by_paper, evidence)
+
+
+def _kept(paper: int, per_paper: int, asked_about: Collection[int]) -> int:
+    """How many of a paper's best chunks are kept: ASKED_ABOUT_CHUNKS for a paper the question is
+    about, else `per_paper`."""
+    return ASKED_ABOUT_CHUNKS if paper in asked_about else per_paper
 
 
 def with_texts(cursor, chunks: list[Chunk]) -> list[Chunk]:
@@ -530,7 +536,7 @@ def _mixed_per_paper(
         by_paper.setdefault(chunk.paper_id, []).append(scored)
     return {
         paper: sorted(found, key=lambda c: (-c.score, c.start))[
-            : ASKED_ABOUT_CHUNKS if paper in asked_about else per_paper
+            : _kept(paper, per_paper, asked_about)
         ]
         for paper, found in by_paper.items()
     }

@@ -97,8 +97,9 @@ def _with_quotes(sources: list[dict]) -> list[dict]:
     cards = []
     for card in sources:
         passage = card.get("passage") or ""
-        # Cards saved before `highlight` find their quote in the passage as they are read.
-        highlight = card.get("highlight", passage_span(passage, card.get("quote") or ""))
+        highlight = card.get("highlight")
+        if highlight is None:  # a card saved before `highlight`: its quote found as it is read
+            highlight = passage_span(passage, card.get("quote") or "")
         cards.append({**card, "quoted": quoted(passage, highlight)})
     return cards
 
