@@ -33,8 +33,16 @@ _CANDIDATE = re.compile(r"[.!?]+[\"')\]]*\s+")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 
 
+def _has_tex(text: str) -> bool:
+    """Whether `text` may hold a _TEX span (each starts with "$" or a backslash): most sentences
+    do not, and the pattern's search is a fair part of splitting and tokenising them."""
+    return "$" in text or "\\" in text
+
+
 def _mask_tex(text: str) -> tuple[str, list[str]]:
     spans: list[str] = []
+    if not _has_tex(text):
+        return text, spans
 
     def keep(match: re.Match) -> str:
         spans.append(match.group(0))
@@ -44,6 +52,8 @@ def _mask_tex(text: str) -> tuple[str, list[str]]:
 
 
 def _unmask(text: str, spans: list[str]) -> str:
+    if not spans:
+        return text
     return _PLACEHOLDER_RE.sub(lambda m: spans[int(m.group(1))], text)
 
 
@@ -146,18 +156,29 @@ STOPWORDS = frozenset(
     important idea ideas different various common kind kinds type types overview""".split()
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
+_ONE_CHARACTER = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 # Greek letters as the words a question types for them ("beta2" for the PDF's "β2", "epsilon"
 # for "ϵ"), so that a sentence and a question share the term. Applied after lower().
+_GREEK_LETTERS = "αβγδεϵζηθϑικλμνξοπρσςτυφϕχψω"
 _GREEK = str.maketrans(
     dict(
         zip(
-            "αβγδεϵζηθϑικλμνξοπρσςτυφϕχψω",
+            _GREEK_LETTERS,
             "alpha beta gamma delta epsilon epsilon zeta eta theta theta iota kappa lambda mu nu "
             "xi omicron pi rho sigma sigma tau upsilon phi phi chi psi omega".split(),
             strict=True,
         )
     )
 )
+
+
+_ANY_GREEK = re.compile(f"[{_GREEK_LETTERS}]", re.IGNORECASE)
+
+
+def spells_greek(text: str) -> bool:
+    """Whether `terms(text)` would spell out a Greek letter of it ("β2" -> "beta2"): words that
+    PostgreSQL's to_tsvector('english') of the same text does not have."""
+    return bool(_ANY_GREEK.search(text))
 
 
 @lru_cache(maxsize=1)
@@ -167,11 +188,18 @@ def _stemmer():
     return Stemmer.Stemmer("english")
 
 
+def _words(text: str) -> list[str]:
+    """Lower-cased tokens of a text, TeX out, Greek letters spelled out ("β2" -> "beta2")."""
+    text = text.lower()
+    if _has_tex(text):
+        text = _TEX.sub(" ", text)
+    return _TOKEN.findall(text.translate(_GREEK))
+
+
 def content_words(text: str) -> list[str]:
     """Lower-cased words of a text that carry meaning (stopwords, TeX and 1-letter words out),
     Greek letters spelled out ("β2" -> "beta2")."""
-    text = _TEX.sub(" ", text.lower()).translate(_GREEK)
-    return [w for w in _TOKEN.findall(text) if len(w) > 1 and w not in STOPWORDS]
+    return [w for w in _words(text) if len(w) > 1 and w not in STOPWORDS]
 
 
 def stems(words: list[str]) -> list[str]:
@@ -181,3 +209,12 @@ def stems(words: list[str]) -> list[str]:
 def terms(text: str) -> list[str]:
     """The stemmed content words of a text, in order, repeats kept (for term frequencies)."""
     return stems(content_words(text))
+
+
+def term_set(text: str) -> set[str]:
+    """set(terms(text)), each distinct word filtered and stemmed once: what a sentence scorer
+    that only asks which terms a sentence holds needs, at about half the cost."""
+    words = set(_words(text))
+    words -= STOPWORDS
+    words -= _ONE_CHARACTER
+    return set(stems(list(words)))

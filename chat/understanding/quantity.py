@@ -10,6 +10,7 @@ than quote a topical sentence as if it answered.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _FLAGS = re.IGNORECASE
 # "how many / much / long / often / large …", or a question after a measured property.
@@ -80,4 +81,11 @@ def numbers_in(text: str) -> set[str]:
 def states_new_number(sentence: str, question: str) -> bool:
     """Whether `sentence` states a number the question does not already name (the "50" of
     "ResNet-50" asked about is not an answer)."""
-    return bool(numbers_in(sentence) - numbers_in(question))
+    return bool(numbers_in(sentence) - _asked_numbers(question))
+
+
+@lru_cache(maxsize=64)
+def _asked_numbers(question: str) -> frozenset[str]:
+    """numbers_in(question), once a question: the sentence scorers ask for each of hundreds of
+    sentences."""
+    return frozenset(numbers_in(question))

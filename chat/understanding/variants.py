@@ -10,6 +10,7 @@ names only other sizes than the one asked OTHER_SIZE_WEIGHT times as much.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 OTHER_SIZE_WEIGHT = 0.5
 SIZES = frozenset("tiny mini small base medium large big huge giant xl xxl".split())
@@ -23,8 +24,14 @@ def sizes_in(text: str) -> set[str]:
 
 def about_other_size(sentence: str, question: str) -> bool:
     """The question names a size and the sentence names sizes, none of them the asked one."""
-    asked = sizes_in(question)
+    asked = _asked_sizes(question)
     if not asked:
         return False
     named = sizes_in(sentence)
     return bool(named) and not named & asked
+
+
+@lru_cache(maxsize=64)
+def _asked_sizes(question: str) -> frozenset[str]:
+    """sizes_in(question), once a question (asked for each of hundreds of sentences)."""
+    return frozenset(sizes_in(question))

@@ -172,6 +172,8 @@ def _is_header(line: str) -> bool:
 
 def find_tables(text: str) -> list[Table]:
     """The captioned tables of `text` (lines separated by "\\n"), in order."""
+    if "Table" not in text and "TABLE" not in text:  # no caption (_CAPTION): most passages
+        return []
     lines: list[tuple[int, int, str]] = []
     offset = 0
     for line in text.split("\n"):

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from chat.llm.sentences import content_words, split_sentences, terms
+from chat.llm.sentences import content_words, spells_greek, split_sentences, term_set, terms
 
 
 @pytest.mark.parametrize(
@@ -68,3 +68,21 @@ def test_real_abstracts_split_without_losing_text(shared_data):
         assert " ".join(sentences) == " ".join(abstract.split())
         for sentence in sentences[:-1]:
             assert not re.search(r"\b(e\.g|i\.e|et al|Fig|Eq|cf|vs)\.$", sentence), sentence
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Diffusion models, a model of $x_t$ and \\(y\\), trained for 3 days.",
+        "Adam with β2 = 0.98 and ϵ = 10−9; Β and Ω in capitals.",
+        "What are the latest papers on a b c 1 2 models? The models, the MODELS.",
+        "",
+    ],
+)
+def test_term_set_is_the_set_of_terms(text):
+    assert term_set(text) == set(terms(text))
+
+
+def test_spells_greek():
+    assert spells_greek("β2 = 0.98") and spells_greek("Ω(n)")
+    assert not spells_greek("beta2 = 0.98, $\\alpha$")

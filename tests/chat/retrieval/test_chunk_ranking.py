@@ -93,12 +93,34 @@ def test_words_of_one_sentence_weigh_more_than_the_same_words_spread_over_a_chun
     assert sentence_evidence(numbered, idf, question, True) == 1.5 * 4.0
     assert sentence_evidence(together, idf, question, True) == 4.0
 
-    def chunk(pid, text):
-        return Chunk(pid, 1, text, pid, pid, "", pid, pid + 1, 0.5, 0.0)
+    def chunk(pid, text, counts=(("train", 1),)):  # (its stored words, as best_chunks reads)
+        return Chunk(pid, 1, text, pid, pid, "", pid, pid + 1, 0.5, 0.0, counts=counts)
 
     # A pool ranked by cosine and BM25 (1 first) is reordered by its sentence evidence.
-    pool = [chunk(1, spread), chunk(2, "Nothing here."), chunk(3, numbered)]
+    pool = [chunk(1, spread), chunk(2, "Nothing here.", ()), chunk(3, numbered)]
     assert [c.passage_id for c in _by_sentences(pool, idf, question, True)] == [3, 1, 2]
+
+
+def test_a_chunk_without_the_querys_words_is_not_read_for_sentence_evidence():
+    idf = {"gpus": 2.0, "train": 1.0}
+    question = "How many GPUs were used to train it?"
+
+    def chunk(pid, text, counts):
+        return Chunk(pid, 1, text, pid, pid, "", pid, pid + 1, 0.5, 0.0, counts=counts)
+
+    # Its stored words (PostgreSQL's lexemes) hold none of the query's: its text is not split,
+    # it keeps its place (its text says otherwise only here, to show that it was not read).
+    unread = chunk(1, "We train on 8 GPUs.", ())
+    read = chunk(2, "We train on 16 GPUs.", (("gpus", 1), ("train", 1)))
+    assert [c.passage_id for c in _by_sentences([unread, read], idf, question, True)] == [2, 1]
+    assert [c.passage_id for c in _by_sentences([read, unread], idf, question, True)] == [2, 1]
+    # Greek letters the sentence scorer spells out ("β2" -> "beta2") are words PostgreSQL's
+    # lexemes lack: such a chunk is read.
+    greek = chunk(3, "We set β2 = 0.98.", ())
+    other = chunk(4, "Unrelated words.", (("train", 1),))
+    beta = {"beta2": 3.0, "train": 1.0}
+    ranked = _by_sentences([other, greek], beta, "What beta2 was used?", True)
+    assert [c.passage_id for c in ranked] == [3, 4]
 
 
 def test_the_words_that_only_ask_are_no_evidence_in_a_chunk():
