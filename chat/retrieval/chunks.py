@@ -52,7 +52,7 @@ from chat.understanding.quantity import NUMBER_WEIGHT, states_new_number
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
 from papers.indexing.lexical import K1, B
 
-from .dense import DenseResult, dense_search, passage_where, vector_literal
+from .dense import DenseResult, dense_search, hidden_papers, passage_where, vector_literal
 from .filters import SearchFilters
 from .fusion import Ranked, reciprocal_rank_fusion
 
@@ -156,6 +156,8 @@ WORD_DF_CAP = 20_000
 # Chunks scored per query at most: the rarest words generate the candidates while their summed
 # frequency fits (MaxScore-style, as the catalogue's BM25: chat.retrieval.fulltext).
 WORD_CANDIDATE_CAP = 5_000
+# Papers checked for hidden and withdrawn ones beyond the `n` the chunk word search returns.
+HIDDEN_MARGIN = 10
 
 # The number of chunks: counting them read the whole chunk index, ~1 s a search at 1M chunks
 # (bench_search --chunks, docs/BENCHMARKS.md); from that many on, the planner's count of the
@@ -188,13 +190,14 @@ LEFT JOIN LATERAL (
 """
 
 # The candidates' tf of each query word (tsvector positions) and their length (distinct words),
-# within the filters; the papers table joined for hidden, withdrawn and categories. The query's
-# words are picked out of each chunk's tsvector before it is unnested (marked with weight A, the
-# others keep to_tsvector's D): unnesting all of a chunk's words for up to WORD_CANDIDATE_CAP
-# candidates made the whole chunk word search 1.6x slower at 1M chunks (bench_search --chunks).
+# within the filters. The query's words are picked out of each chunk's tsvector before it is
+# unnested (marked with weight A, the others keep to_tsvector's D): unnesting all of a chunk's
+# words for up to WORD_CANDIDATE_CAP candidates made the whole chunk word search 1.6x slower at
+# 1M chunks (bench_search --chunks). The papers table is joined only for categories: hidden and
+# withdrawn papers are dropped from the ranked papers (a probe a paper, not one a chunk).
 _WORD_CHUNKS = """
 SELECT ps.paper_id, ps.id, ps.published, length(ps.lexemes), t.lexemes, t.counts
-FROM papers_passage ps JOIN papers_paper p ON p.id = ps.paper_id
+FROM papers_passage ps {join}
 CROSS JOIN LATERAL (
     SELECT array_agg(u.lexeme) AS lexemes, array_agg(array_length(u.positions, 1)) AS counts
     FROM unnest(ts_filter(setweight(ps.lexemes, 'A', %(words)s::text[]), '{{a}}')) AS u
@@ -247,8 +250,14 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
         "cap": WORD_CANDIDATE_CAP,
     }
     where = passage_where(filters, params, "fulltext")
-    papers, params = filters.paper_conditions("p", params)
-    cursor.execute(_WORD_CHUNKS.format(where=where, papers=papers), params)
+    # (ids and exclusions are Passage columns, in `where`; hidden and withdrawn: _visible_head)
+    join, papers = "", "TRUE"
+    if filters.categories:
+        join = "JOIN papers_paper p ON p.id = ps.paper_id"
+        papers, params = replace(filters, paper_ids=None, exclude_ids=()).paper_conditions(
+            "p", params
+        )
+    cursor.execute(_WORD_CHUNKS.format(join=join, where=where, papers=papers), params)
     found = cursor.fetchall()
     if not found:
         return []
@@ -262,7 +271,22 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
         )
         if paper_id not in best or score > best[paper_id].score:
             best[paper_id] = WordHit(paper_id, passage_id, score, published)
-    return sorted(best.values(), key=lambda h: (-h.score, h.paper_id))[:n]
+    ranked = sorted(best.values(), key=lambda h: (-h.score, h.paper_id))
+    return _visible_head(cursor, ranked, filters, n)
+
+
+def _visible_head(cursor, ranked: list[WordHit], filters: SearchFilters, n: int) -> list[WordHit]:
+    """The first `n` of `ranked` that the filters do not hide (hidden, withdrawn), checked on
+    the head with a margin, and further down only when the head held more of them."""
+    if filters.include_hidden and filters.include_withdrawn:
+        return ranked[:n]
+    head = n + HIDDEN_MARGIN
+    while True:
+        hidden = hidden_papers(cursor, [h.paper_id for h in ranked[:head]], filters)
+        kept = [h for h in ranked[:head] if h.paper_id not in hidden]
+        if len(kept) >= n or head >= len(ranked):
+            return kept[:n]
+        head *= 4
 
 
 # Exact over the chunks of a few papers (tens of rows each): no index needed. Beside the cosine,

@@ -225,7 +225,7 @@ def _best_per_paper(rows) -> list[DenseHit]:
     return sorted(best.values(), key=lambda h: (h.distance, h.paper_id))
 
 
-def _hidden(cursor, paper_ids: list[int], filters: SearchFilters) -> set[int]:
+def hidden_papers(cursor, paper_ids: list[int], filters: SearchFilters) -> set[int]:
     """Of these papers, those the filters leave out: hidden ones, withdrawn ones."""
     if not paper_ids:
         return set()
@@ -245,7 +245,7 @@ def _hidden(cursor, paper_ids: list[int], filters: SearchFilters) -> set[int]:
 def _visible(cursor, hits: list[DenseHit], filters: SearchFilters) -> list[DenseHit]:
     if filters.include_hidden and filters.include_withdrawn:
         return hits
-    hidden = _hidden(cursor, [h.paper_id for h in hits], filters)
+    hidden = hidden_papers(cursor, [h.paper_id for h in hits], filters)
     return [h for h in hits if h.paper_id not in hidden]
 
 

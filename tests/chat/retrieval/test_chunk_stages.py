@@ -171,6 +171,37 @@ def test_the_chunk_word_search_unnests_only_the_query_words_of_each_chunk(catalo
     assert not any(n.get("Rows Removed by Filter") for n in unnests)
 
 
+def test_the_chunk_word_search_leaves_out_hidden_withdrawn_and_other_categories(catalogue):
+    quantum = Paper.objects.get(arxiv_id="9901.00007")  # quant-ph
+    hidden = Paper.objects.get(arxiv_id="2511.00006")  # cs.LG
+    withdrawn = Paper.objects.get(arxiv_id="1706.00004")  # cs.CL
+    for paper in (quantum, hidden, withdrawn):
+        add_fulltext(paper, [["Two-qubit Werner states."], [SOURDOUGH]])
+    Paper.objects.filter(pk=hidden.pk).update(hidden=True)
+    Paper.objects.filter(pk=withdrawn.pk).update(withdrawn=True)
+    model = get_embedder().name
+
+    def found(**filters) -> set[int]:
+        with connection.cursor() as cursor:
+            lexemes, _ = query_terms(cursor, "sourdough starter hydration")
+            return {h.paper_id for h in
+                    chunk_word_search(cursor, lexemes, model, SearchFilters(**filters), 10)}  # fmt: skip
+
+    assert found() == {quantum.pk}
+    assert found(include_hidden=True, include_withdrawn=True) == {
+        quantum.pk, hidden.pk, withdrawn.pk
+    }
+    assert found(include_withdrawn=True, categories=("cs",)) == {withdrawn.pk}
+    assert found(include_hidden=True, categories=("cs.LG",)) == {hidden.pk}
+    assert found(categories=("cs",)) == set()
+    assert found(exclude_ids=(quantum.pk,), include_hidden=True) == {hidden.pk}
+    # One asked for: the best visible one, with hidden ones ranked above it.
+    with connection.cursor() as cursor:
+        lexemes, _ = query_terms(cursor, "sourdough starter hydration")
+        assert [h.paper_id for h in chunk_word_search(cursor, lexemes, model, SearchFilters(), 1)
+                ] == [quantum.pk]  # fmt: skip
+
+
 def _heap_blocks(cursor) -> int:
     """Blocks of papers_passage (the table, not its indexes) read so far, flushed first."""
     cursor.execute("SELECT pg_stat_force_next_flush()")
