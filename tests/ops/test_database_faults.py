@@ -91,7 +91,7 @@ def test_connections_cut_mid_answer_the_answer_is_still_saved_and_the_next_one_w
 
     cut, answer, following = asyncio.run(scenario())
     assert cut >= 1, "the server's connections were cut"
-    assert answer.final["type"] == "done" and answer.text == ANSWER, answer.kinds
+    assert answer.final["type"] == "done" and answer.text == ANSWER, (answer.kinds, answer.final)
     row = Message.objects.get(pk=answer.message_id)
     assert (row.status, row.content) == (Message.Status.COMPLETE, ANSWER)
     assert following.final["type"] == "done", following.kinds
@@ -120,7 +120,7 @@ def test_database_down_when_asking_is_reported_and_the_same_socket_asks_again(
     refusal, answer = asyncio.run(run())
     assert refusal["code"] == "database_unavailable", refusal
     assert "try again" in refusal["message"]
-    assert answer.final["type"] == "done" and answer.text == ANSWER, answer.kinds
+    assert answer.final["type"] == "done" and answer.text == ANSWER, (answer.kinds, answer.final)
     # The refused question left nothing behind; the second one is there once, answered.
     messages = list(Message.objects.filter(thread=thread).order_by("created_at"))
     assert [(m.role, m.status) for m in messages] == [("user", "complete"), ("assistant", "complete")]
@@ -151,7 +151,7 @@ def test_database_restarting_mid_answer_the_answer_is_saved_once_it_is_back(
 
     answer, following, waited = asyncio.run(scenario())
     assert waited >= outage
-    assert answer.final["type"] == "done" and answer.text == ANSWER, answer.kinds
+    assert answer.final["type"] == "done" and answer.text == ANSWER, (answer.kinds, answer.final)
     row = Message.objects.get(pk=answer.message_id)
     assert (row.status, row.content) == (Message.Status.COMPLETE, ANSWER)
     assert following.final["type"] == "done", following.kinds

@@ -46,7 +46,7 @@ def assert_partial_text_kept(answer, code: str, partial: str = PARTIAL) -> Messa
     """The answer ended with an `error` naming `code`, the partial text is in the event and in
     the row, and the row is `failed` with the reason."""
     final = answer.final
-    assert final["type"] == "error", answer.kinds
+    assert final["type"] == "error", (answer.kinds, answer.final)
     assert (final["code"], final["status"]) == (code, "failed")
     assert final["message"], "a sentence for the user"
     assert final["content"] == answer.text == partial
@@ -57,7 +57,7 @@ def assert_partial_text_kept(answer, code: str, partial: str = PARTIAL) -> Messa
 
 
 def assert_answered_normally(answer) -> None:
-    assert answer.final["type"] == "done", answer.kinds
+    assert answer.final["type"] == "done", (answer.kinds, answer.final)
     assert answer.final["status"] == "complete"
     assert answer.text == ANSWER
     row = Message.objects.get(pk=answer.message_id)

@@ -50,7 +50,7 @@ def test_tabs_on_two_processes_see_one_answer_saved_once(
 
     assert on_a.message_id == on_b.message_id
     for seen in (on_a, on_b):
-        assert seen.kinds[0] == "start" and seen.final["type"] == "done", seen.kinds
+        assert seen.kinds[0] == "start" and seen.final["type"] == "done", (seen.kinds, seen.final)
         assert seen.kinds.count("token") > 1, "the text arrived as a stream, not in one piece"
         assert seen.kinds.index("sources") < seen.kinds.index("token")
         assert seen.text == ANSWER
