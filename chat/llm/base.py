@@ -67,6 +67,9 @@ class AnswerRequest:
     # "papers like <id>": the named paper (not one of the numbered sources, so never cited).
     seed: SourceText | None = None
     today: date | None = None  # for "the newest paper on this is from ..."
+    # The extractive backend's answer when the pipeline already composed it (to mark on each
+    # card the sentence the answer quotes from it, before the cards are sent): streamed as is.
+    composed: str | None = None
 
 
 @dataclass

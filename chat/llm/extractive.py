@@ -27,6 +27,7 @@ from .base import LLM_UNAVAILABLE, AnswerRequest, LLMError, LLMStream, SourceTex
 from .sentences import (
     answers_nothing,
     content_words,
+    is_heading,
     passage_sentences,
     split_sentences,
     stems,
@@ -92,7 +93,9 @@ def _quotable(sentence: str, body: bool = False) -> bool:
     words = len(sentence.split())
     if not MIN_WORDS <= words <= MAX_WORDS:
         return False
-    return body or not _BRACKET_NUMBER.search(sentence)
+    if body:
+        return not is_heading(sentence)  # "5.2 Hardware and Schedule" answers nothing
+    return not _BRACKET_NUMBER.search(sentence)
 
 
 def _candidates(sources: list[SourceText]) -> list[_Sentence]:
@@ -260,20 +263,24 @@ class ExtractiveBackend:
     def stream(self, request: AnswerRequest) -> LLMStream:
         return LLMStream(lambda out: self._stream(request, out))
 
-    async def _stream(self, request: AnswerRequest, out: LLMStream) -> AsyncIterator[str]:
+    @staticmethod
+    def compose(request: AnswerRequest) -> str:
+        """The whole answer (blocking: a few milliseconds of CPU, more when it embeds)."""
         max_words = max(60, int(request.max_tokens * 0.75))  # ~0.75 words per token
-        # Splitting and stemming eight long abstracts takes a few milliseconds of CPU: off the
-        # loop, so concurrent chats keep streaming meanwhile.
         if request.intent is not None:
             # The shapes module builds on this one's sentence machinery: imported here, not at
             # the top, so the two modules do not import each other while loading.
             from .shapes import compose_shaped
 
-            text = await asyncio.to_thread(compose_shaped, request, max_words)
-        else:
-            text = await asyncio.to_thread(
-                compose_answer, request.question, request.sources, max_words
-            )
+            return compose_shaped(request, max_words)
+        return compose_answer(request.question, request.sources, max_words)
+
+    async def _stream(self, request: AnswerRequest, out: LLMStream) -> AsyncIterator[str]:
+        text = request.composed
+        if text is None:
+            # Splitting and stemming eight long abstracts takes a few milliseconds of CPU: off
+            # the loop, so concurrent chats keep streaming meanwhile.
+            text = await asyncio.to_thread(self.compose, request)
         pieces = _pieces(text)
         for piece in pieces:
             yield piece
@@ -341,3 +348,16 @@ def answering_scores(
         if score > 0 and score > best.get(number, (0.0, ""))[0]:
             best[number] = (score, sentence.text)
     return best
+
+
+def quoted_sentences(answer: str, sources: list[SourceText]) -> dict[int, str]:
+    """The sentence an answer of this composer quotes first from each source, by source number:
+    what that source's card must mark (its sentence as passage_sentences gives it, a table row
+    knowing its row). Sources the answer does not quote are left out."""
+    first: dict[int, tuple[int, str]] = {}
+    for sentence in _candidates(sources):
+        at = answer.find(_cite(sentence))
+        number = sentence.source.number
+        if at >= 0 and at < first.get(number, (len(answer), ""))[0]:
+            first[number] = (at, sentence.text)
+    return {number: text for number, (_, text) in first.items()}

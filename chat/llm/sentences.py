@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from papers.fulltext.parse import heading_title
 from papers.fulltext.tables import RowSentence, find_tables
 
 # TeX spans whose inner punctuation must never end a sentence.
@@ -28,8 +29,13 @@ ABBREVIATIONS = frozenset(
     avg var std ca""".split()
 )
 
-# Where a sentence may end: terminal punctuation, optional closing quotes/brackets, whitespace.
-_CANDIDATE = re.compile(r"[.!?]+[\"')\]]*\s+")
+# Where a sentence may end: terminal punctuation, optional closing quotes/brackets, a footnote's
+# mark glued after them in a PDF's text ("… in the end.5 Each passage …"), whitespace.
+_CANDIDATE = re.compile(r"[.!?]+[\"')\]]*(?P<mark>\d{1,2})?\s+")
+# A list's bullet starts an item of its own, whatever ended the one before ("… dependencies.
+# • We release pretrained models …"): the items are sentences, never one run-on.
+_TRAILING_MARK = re.compile(r"(\D[.!?][\"')\]]*)\d{1,2}$")  # the paragraph's last one
+_BULLET = re.compile(r"\s*[•▪◦●]\s+")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 
 
@@ -57,9 +63,13 @@ def _unmask(text: str, spans: list[str]) -> str:
     return _PLACEHOLDER_RE.sub(lambda m: spans[int(m.group(1))], text)
 
 
-def _ends_sentence(masked: str, start: int, end: int) -> bool:
-    """Whether the punctuation run masked[start:end] (with its trailing space) ends a sentence."""
+def _ends_sentence(masked: str, start: int, end: int, mark: bool = False) -> bool:
+    """Whether the punctuation run masked[start:end] (with its trailing space) ends a sentence;
+    `mark`: digits follow the punctuation, a footnote's mark only after a word ("end.5 Each",
+    never "3.5 The")."""
     following = masked[end : end + 1]
+    if mark and (start == 0 or masked[start - 1].isdigit()):
+        return False
     # A sentence starts with a capital, a digit, TeX, or an opening quote/bracket; "e.g. the"
     # and "et al. show" continue the same sentence.
     if not following or not (
@@ -83,16 +93,20 @@ def _ends_sentence(masked: str, start: int, end: int) -> bool:
 def split_sentences(text: str) -> list[str]:
     """The sentences of a passage, TeX and abbreviations intact, whitespace collapsed."""
     sentences: list[str] = []
-    for paragraph in re.split(r"\n\s*\n", text):  # blank lines always separate
+    # Blank lines and a list's bullets always separate.
+    for paragraph in re.split(r"\n\s*\n|" + _BULLET.pattern, text):
         masked, spans = _mask_tex(" ".join(paragraph.split()))
         padded = masked + " "  # so the last stop of the paragraph is a candidate too
         begin = 0
         for match in _CANDIDATE.finditer(padded):
-            if _ends_sentence(padded, match.start(), match.end()):
-                sentences.append(_unmask(masked[begin : match.end()].strip(), spans))
+            mark = match.group("mark")
+            if _ends_sentence(padded, match.start(), match.end(), mark=bool(mark)):
+                # The footnote's mark is not the authors' words: the sentence ends before it.
+                end = match.start("mark") if mark else match.end()
+                sentences.append(_unmask(masked[begin:end].strip(), spans))
                 begin = match.end()
-        if masked[begin:].strip():
-            sentences.append(_unmask(masked[begin:].strip(), spans))
+        if rest := _TRAILING_MARK.sub(r"\1", masked[begin:].strip()):
+            sentences.append(_unmask(rest, spans))
     return sentences
 
 
@@ -105,17 +119,69 @@ def passage_sentences(text: str) -> list[str]:
     stays that one sentence: its rows alone would lose what groups them ("StrategyQA" above
     "Dataset Size 1648 1648 1319 1319")."""
     tables = find_tables(text)
-    if not tables:
-        return split_sentences(text)
     sentences: list[str] = []
     cursor = 0
     for table in tables:
         if not table.names_its_rows(text):
             continue
-        sentences += split_sentences(text[cursor : table.start])
+        sentences += split_sentences(_prose(text[cursor : table.start]))
         sentences += [table.row_sentence(text[a:b]) for a, b in table.rows]
         cursor = max(cursor, table.end)
-    return sentences + split_sentences(text[cursor:])
+    return sentences + split_sentences(_prose(text[cursor:]))
+
+
+# A footnote holding a link, as a PDF's text prints it: its mark glued to the address
+# ("4https://github.com/NVIDIA/"), then the address's pieces on lines of their own.
+_LINK_NOTE = re.compile(r"\d{0,2}(?:https?://|www\.)\S*")
+# What a line before a heading ends with: a sentence's stop (with a footnote's mark after it), an
+# equation's number ("(32)").
+_ENDS_SENTENCE = re.compile(r"(?:[.!?:][\"')\]]*\d{0,2}|\(\d{1,3}\))$")
+
+
+def _prose(text: str) -> str:
+    """A passage of a paper's body with blank lines (which always separate sentences) around
+    its section headings and in place of its link footnotes: read line by line, "5.2 Hardware
+    and Schedule" before "We trained our models on one machine…" would otherwise open that
+    sentence, and a footnote's address ("4https://github.com/… gpt3_175B.sh We use an AdamW
+    optimizer…") the sentence printed after it. A heading (kept: its words say what the section
+    is about, though it is never quoted as a sentence: `is_heading`) is a line
+    papers.fulltext.parse.heading_title calls one after a line that ends a sentence or the
+    passage's start ("8 NVIDIA P100 GPUs for 12 hours" wrapped from the line before is not one),
+    with the short line that ends it when it runs on to a second ("C Parameter and FLOP Count
+    for the" / "RWKV Models")."""
+    lines = text.split("\n")
+    kept: list[str] = []
+    in_note = False
+    for i, line in enumerate(lines):
+        bare = line.strip()
+        if _LINK_NOTE.fullmatch(bare) or (in_note and bare and " " not in bare):
+            in_note = True  # the address goes on, a piece a line, until a line of words
+            kept.append("")
+            continue
+        in_note = False
+        before = next((k.strip() for k in reversed(kept) if k.strip()), "")
+        after_stop = not before or not kept[-1].strip() or _ENDS_SENTENCE.search(before)
+        if bare and after_stop and heading_title(bare):
+            kept += ["", line, ""]
+            continue
+        if kept[-1:] == [""] and len(kept) >= 2 and heading_title(kept[-2].strip()):
+            heading = f"{kept[-2].strip()} {bare}"
+            following = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            if (
+                len(bare.split()) <= 6
+                and not _ENDS_SENTENCE.search(bare)
+                and following[:1].isupper()
+                and heading_title(heading)
+            ):
+                kept[-2] = heading
+                continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def is_heading(sentence: str) -> bool:
+    """A section heading that passage_sentences gives as a sentence of its own: never quoted."""
+    return heading_title(sentence) is not None
 
 
 def passage_span(passage: str, sentence: str) -> str:

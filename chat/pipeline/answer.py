@@ -25,7 +25,7 @@ from django.utils import timezone
 from chat import events
 from chat.llm import get_fallback, get_llm
 from chat.llm.base import LLM_BAD_OUTPUT, AnswerRequest, LLMError, SourceText
-from chat.llm.extractive import answering_sentences
+from chat.llm.extractive import answering_sentences, quoted_sentences
 from chat.llm.repetition import trim_loop
 from chat.llm.sentences import passage_span
 from chat.llm.shapes import NAMED_TITLE_MATCH, asked_names, named_about, on_topic, title_match
@@ -428,6 +428,13 @@ async def answer_events(
         question=topic, sources=texts, messages=messages,
         intent=intent, analysis=analysis, seed=seed_text, today=now.date(),
     )
+    if backend.name == "extractive":
+        # The composer's answer is written before the cards are sent, so that each card marks
+        # the sentence the answer quotes from it (its best answering sentence is not always the
+        # one the answer chose: a sentence chosen by meaning, a dataset list, a list's line).
+        request.composed = await asyncio.to_thread(backend.compose, request)
+        for number, sentence in quoted_sentences(request.composed, texts).items():
+            set_quote(next(c for c in cards if c["number"] == number), sentence)
     timings["prompt_ms"] = _ms(step)
     yield events.sources(cards)
     yield progress.reading(len(cards))

@@ -231,3 +231,43 @@ async def test_a_papers_chunks_are_ranked_with_its_own_chunks_word_weights(catal
         return found.by_paper[zebra.pk][0].text
 
     assert await sync_to_async(read_and_rank)() == OPTIMIZER
+
+
+def _quoted_lines(done: dict) -> list[str]:
+    return [line for line in done["content"].splitlines() if line.startswith("- ")]
+
+
+def _said_as_quoted(card: dict) -> str:
+    """The card's marked text as the answer quotes it: one line, the paper's own references
+    marked as its ("[20]" -> "[ref. 20]"), the final stop after our citation."""
+    import re
+
+    text = re.sub(r"\[\s*(\d[\d,;–\- ]*)\]", lambda m: f"[ref. {m[1].strip()}]", card["highlight"])
+    return " ".join(text.split()).rstrip(".!?")
+
+
+async def test_a_section_heading_never_opens_a_quote_on_real_pdfs(two_read_pdfs):
+    _, done = await _answer("What learning rate schedule does the Transformer use?")
+    lines = _quoted_lines(done)
+    assert lines[0].startswith("- We varied the learning rate over the course of training")
+    assert not any(line[2:3].isdigit() for line in lines)  # no "- 5.2 Hardware and Schedule …"
+
+
+async def test_each_cited_card_marks_the_sentence_the_answer_quotes_from_it(two_read_pdfs):
+    for question in (
+        "What dropout rate did the Transformer base model use?",
+        "What learning rate schedule does the Transformer use?",
+        "How many warmup steps did the Transformer use?",
+    ):
+        cards, done = await _answer(question)
+        content = done["content"]
+        cited = [c for c in cards if c["number"] in done["citations"]]
+        assert cited
+        for card in cited:
+            # Its first quote in the answer is the card's marked sentence, cited to it.
+            first = next(
+                line for line in _quoted_lines(done) if f"[{card['number']}]" in line
+            )
+            assert card["highlight"] and card["highlight"] in card["passage"]
+            assert first[2:].startswith(_said_as_quoted(card)), (question, first, card["quote"])
+        assert content.count("[") >= len(cited)
