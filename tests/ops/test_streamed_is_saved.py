@@ -71,7 +71,9 @@ def test_with_no_source_found_the_model_s_citation_is_not_streamed(
     server, fake_llm, catalogue, owner, password, thread
 ):
     # No paper of the catalogue is from before 1990: the model is asked with no sources.
-    fake_llm.default = Reply("Nothing in the catalogue covers this period [1].", tokens_per_second=200)
+    fake_llm.default = Reply(
+        "Nothing in the catalogue covers this period [1].", tokens_per_second=200
+    )
     answer, row, shown = ask_over_a_socket(
         server, owner, password, thread, "diffusion models before 1990"
     )
