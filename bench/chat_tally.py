@@ -29,8 +29,9 @@ class Tally:
     chats: int
     done: int = 0  # `done` events received
     saved: int = 0  # row complete, with exactly the content `done` carried
-    # The tokens streamed add up to that content; not when the citation check removed a number
-    # that led nowhere (a question with no sources) or a fallback rewrote the answer.
+    # The tokens streamed add up to that content (citations are checked as the text streams:
+    # chat.pipeline.citations.CitationStream); only a looping tail trimmed at the end
+    # (chat.llm.repetition.trim_loop) is shown and then not saved.
     streamed: int = 0
     by: Counter = field(default_factory=Counter)  # who wrote the saved answer
 

@@ -4,6 +4,13 @@ Retries are ours (the SDK's are switched off): exponential backoff with jitter o
 5xx, timeouts and connection errors, honouring Retry-After, capped in total, and only while
 nothing has been streamed yet. Once a word reached the caller a failure is final
 (`llm_failed_mid_stream`): retrying would repeat the words already shown.
+
+HTTP goes through aiohttp (the SDK's `DefaultAioHttpClient`), not httpx: with many answers
+streaming at once, reading the body is most of what an answer costs the event loop, and aiohttp
+reads it in about half the CPU (docs/BENCHMARKS.md, `bench_chat concurrent`, sessions 9-10). Two
+things the SDK's transport gets wrong are put right here: it reports every aiohttp connection
+error as a connect *timeout* (`_timed_out`), and an aiohttp session must be closed on its own
+event loop (`_close_with_loop`).
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import logging
 import weakref
 from collections.abc import AsyncIterator
 
+import aiohttp
 import openai
 import pydantic
 from django.conf import settings
@@ -52,9 +60,22 @@ class _Failure:
         return LLMError(self.code, self.message)
 
 
+def _timed_out(exc: BaseException) -> bool:
+    """Whether a timeout the SDK reports is one. Its aiohttp transport maps every
+    `aiohttp.ClientConnectionError` (a refused connection, a server that hung up) to httpx's
+    `ConnectTimeout`; the aiohttp error it came from is kept as the cause, and only aiohttp's
+    timeouts (`ServerTimeoutError`, `SocketTimeoutError`: TimeoutErrors) are timeouts."""
+    seen = exc.__cause__
+    while seen is not None:
+        if isinstance(seen, aiohttp.ClientError):
+            return isinstance(seen, TimeoutError)
+        seen = seen.__cause__
+    return True
+
+
 def _classify(exc: Exception) -> _Failure:
     # APITimeoutError subclasses APIConnectionError: test it first.
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, openai.APITimeoutError) and _timed_out(exc):
         return _Failure(LLM_TIMEOUT, "The language model did not answer in time.", True)
     if isinstance(exc, openai.APIConnectionError):
         return _Failure(LLM_UNAVAILABLE, "The language model service could not be reached.", True)
@@ -139,6 +160,18 @@ async def _sse_chunks(response) -> AsyncIterator:
         raise openai.APIConnectionError(request=response.request) from err
 
 
+async def _close_with_loop(client: openai.AsyncOpenAI) -> AsyncIterator[None]:
+    """Closes `client` (its aiohttp session and connections) when the event loop it was started
+    on shuts down. A loop's async generators are closed on it before it closes
+    (`loop.shutdown_asyncgens`: asyncio.run, asgiref's async_to_sync, pytest-asyncio), so each
+    per-loop client is closed where it must be; dropped with its loop instead, aiohttp would log
+    "Unclosed client session" for each."""
+    try:
+        yield
+    finally:
+        await client.close()
+
+
 class OpenAIBackend:
     name = "openai"
     supports_complete = True
@@ -162,20 +195,27 @@ class OpenAIBackend:
         # code may run under several loops (Daphne's, async_to_sync in a job): one per loop.
         self._clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-    def _client(self) -> openai.AsyncOpenAI:
+    async def _client(self) -> openai.AsyncOpenAI:
         if not self.api_key:
             raise LLMError(LLM_UNAVAILABLE, "The OpenAI backend has no API key (OPENAI_API_KEY).")
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
+        kept = self._clients.get(loop)
+        if kept is None:
             client = openai.AsyncOpenAI(
                 api_key=self.api_key,
                 base_url=self.base_url or None,
                 timeout=self.timeout,
                 max_retries=0,  # our policy, see the module docstring
+                http_client=(
+                    openai.DefaultAioHttpClient(timeout=self.timeout)
+                    if settings.OPENAI_HTTP_CLIENT == "aiohttp"
+                    else None  # the SDK's own httpx client
+                ),
             )
-            self._clients[loop] = client
-        return client
+            closer = _close_with_loop(client)
+            await anext(closer)  # started on this loop: the loop now closes it at its end
+            kept = self._clients[loop] = (client, closer)
+        return kept[0]
 
     async def _wait_or_raise(self, failure: _Failure, retry_number: int, waited: float) -> float:
         """Sleep before the next attempt and return the seconds slept, or raise the failure."""
@@ -199,7 +239,7 @@ class OpenAIBackend:
         return LLMStream(lambda out: self._stream(request, out))
 
     async def _stream(self, request: AnswerRequest, out: LLMStream) -> AsyncIterator[str]:
-        client = self._client()
+        client = await self._client()
         waited, retry_number = 0.0, 0
         while True:
             streamed = False
@@ -278,7 +318,7 @@ class OpenAIBackend:
     async def complete(
         self, messages: list[dict], *, max_tokens: int = 300, temperature: float = 0.0
     ) -> str:
-        client = self._client()
+        client = await self._client()
         waited, retry_number = 0.0, 0
         while True:
             try:

@@ -8,6 +8,7 @@ paper, so this splitter masks TeX first and then only breaks where a sentence ca
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import lru_cache
 
@@ -194,8 +195,26 @@ def passage_span(passage: str, sentence: str) -> str:
     words = wanted.split()
     if not words:
         return ""
-    found = re.search(r"\s+".join(map(re.escape, words)), passage)
-    return found.group(0) if found else ""
+    # The words with any whitespace between them, first found: the match of the regex
+    # r"\s+".join(map(re.escape, words)), found in the passage with its whitespace collapsed to
+    # one space instead. Compiling that regex, a new one for each sentence, cost ~1.7 ms a card,
+    # most of what quoting an answer's cards cost (`bench_chat concurrent --profile yappi`,
+    # docs/BENCHMARKS.md, session 10).
+    needle = " ".join(words)
+    collapsed = " ".join(passage.split())
+    at = collapsed.find(needle)
+    if at < 0:
+        return ""
+    end = at + len(needle) - 1  # its last character; both ends are inside tokens
+    first = collapsed.count(" ", 0, at)  # the token the match starts in
+    # The tokens it covers, as split() cut them, with their offsets in the passage.
+    covered = list(itertools.islice(_NON_SPACE.finditer(passage), first, first + len(words)))
+    start = covered[0].start() + at - (collapsed.rfind(" ", 0, at) + 1)
+    stop = covered[-1].start() + end - (collapsed.rfind(" ", 0, end) + 1) + 1
+    return passage[start:stop]
+
+
+_NON_SPACE = re.compile(r"\S+")
 
 
 def answers_nothing(sentence: str, query_terms) -> bool:

@@ -30,7 +30,7 @@ from chat.llm.repetition import trim_loop
 from chat.llm.sentences import passage_span
 from chat.llm.shapes import NAMED_TITLE_MATCH, asked_names, named_about, on_topic, title_match
 from chat.pipeline import progress, prompts
-from chat.pipeline.citations import check_citations, only_citations
+from chat.pipeline.citations import CitationStream, check_citations, only_citations
 from chat.pipeline.direct import catalogue_coverage, chat_reply, nothing_relevant_reply
 from chat.pipeline.passages import select_passages
 from chat.pipeline.previous import nothing_kept_reply, previous_papers
@@ -480,36 +480,52 @@ async def answer_events(
         yield finish("error", code=exc.code, message=exc.message)
         return
 
+    # What is shown is what is saved: the citations are checked as the text streams.
+    shown = CitationStream(len(cards))
     try:
         if delta:
             timings["ttft_ms"] = _ms(started)
             yield progress.writing()
             parts.append(delta)
-            yield events.delta(delta)
+            if text := shown.feed(delta):
+                yield events.delta(text)
             async for delta in stream:
                 if delta:
                     parts.append(delta)
-                    yield events.delta(delta)
+                    if text := shown.feed(delta):
+                        yield events.delta(text)
     except LLMError as exc:
         logger.warning("llm_failed_mid_stream backend=%s code=%s", used.name, exc.code)
+        if text := shown.end():
+            yield events.delta(text)
         yield finish("error", code=exc.code, message=exc.message)
         return
     finally:
         if stream is not None:
             await stream.aclose()
     if only_citations("".join(parts)):
-        # "[1] [2] … [13]" is not an answer: the fallback (the composer) writes one instead.
+        # "[1] [2] … [13]" is not an answer (and was not shown: CitationStream): the fallback
+        # (the composer) writes one instead, streamed as any answer.
         fallback = fallback or await asyncio.to_thread(get_fallback)
         if fallback is None or fallback.name == used.name:
+            if text := shown.end():
+                yield events.delta(text)
             yield finish("error", code=LLM_BAD_OUTPUT, message=CITATIONS_ONLY)
             return
         logger.warning("llm_citations_only backend=%s", used.name)
         timings.update(fallback_from=used.name, fallback_code="citations_only")
         used, stream = fallback, fallback.stream(request)
+        parts, shown = [], CitationStream(len(cards))
         try:
-            parts = [delta async for delta in stream]
+            async for delta in stream:
+                if delta:
+                    parts.append(delta)
+                    if text := shown.feed(delta):
+                        yield events.delta(text)
         finally:
             await stream.aclose()
+    if text := shown.end():
+        yield events.delta(text)
     done = finish("done")
     if used.name != "extractive" and done["citations"]:
         # Each sentence against the sources it cites (the embedder: off the event loop).

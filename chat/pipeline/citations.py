@@ -66,3 +66,54 @@ def only_citations(text: str) -> bool:
     """True when an answer says nothing but citation numbers ("[1] [2] … [13]"), or nothing at
     all: a small model's failure that must not be saved as an answer."""
     return _WORD.search(_GROUP.sub(" ", text)) is None
+
+
+# The end of a streamed text that later text may still change: spaces (the lead of a group that
+# may be removed), a bracket that may still close as a group, a group that closed at the very
+# end (a "(" next would make it a Markdown link).
+_OPEN_GROUP_TAIL = re.compile(r"[ \t]*\[[\d\s,;\-–and]*\Z")
+_CLOSED_GROUP_TAIL = re.compile(r"[ \t]*\[[^\[\]]*\]\Z")
+_SPACE_TAIL = re.compile(r"[ \t]+\Z")
+
+
+class CitationStream:
+    """`check_citations` applied while the text streams, so what a reader is shown is the text
+    that is saved: "[7]" with five sources, or "[1]" with none, is never shown and then taken
+    away. The text is released up to a point no later text can change (see the tails above),
+    each released piece checked on its own: no citation group spans such a point, so the pieces
+    add up to `check_citations` of the whole text. Nothing is released while the text is
+    citation numbers only (`only_citations`): that answer is replaced, not shown.
+
+        stream = CitationStream(len(cards))
+        shown = stream.feed(delta)   # for each delta; may be ""
+        shown = stream.end()         # the rest, once the text is complete
+    """
+
+    def __init__(self, source_count: int):
+        self.source_count = source_count
+        self.text = ""  # everything fed
+        self.released = 0  # characters of `text` checked and shown
+        self.says_something = False
+
+    def feed(self, delta: str) -> str:
+        self.text += delta
+        if not self.says_something:
+            if only_citations(self.text):
+                return ""
+            self.says_something = True
+        end = len(self.text)
+        for tail in (_OPEN_GROUP_TAIL, _CLOSED_GROUP_TAIL, _SPACE_TAIL):
+            match = tail.search(self.text, self.released)
+            if match:
+                end = min(end, match.start())
+        return self._release(end)
+
+    def end(self) -> str:
+        return self._release(len(self.text))
+
+    def _release(self, end: int) -> str:
+        if end <= self.released:
+            return ""
+        piece = self.text[self.released : end]
+        self.released = end
+        return check_citations(piece, self.source_count).text

@@ -343,6 +343,9 @@ OPENAI_API_KEY = envstr("OPENAI_API_KEY")
 OPENAI_BASE_URL = envstr("OPENAI_BASE_URL") or None
 OPENAI_TIMEOUT = envfloat("OPENAI_TIMEOUT", 60.0)
 OPENAI_MAX_RETRIES = envint("OPENAI_MAX_RETRIES", 3)
+# The `openai` backend's HTTP client: "aiohttp" (reads a stream in about half the CPU of httpx:
+# chat/llm/openai_backend.py) or "httpx" (the SDK's default).
+OPENAI_HTTP_CLIENT = envstr("OPENAI_HTTP_CLIENT", "aiohttp")
 LLM_BACKEND = envstr("LLM_BACKEND", "openai" if OPENAI_API_KEY else "extractive")
 LLM_MODEL = envstr("LLM_MODEL", "gpt-4o-mini")
 LLM_MODEL_PATH = envstr("LLM_MODEL_PATH")  # a GGUF file for the `local` backend

@@ -292,3 +292,47 @@ async def test_an_error_event_in_the_stream_is_an_api_error_with_its_message():
 async def test_a_chunk_that_is_not_json_is_a_value_error():
     with pytest.raises(ValueError):
         await read_all(b"data: {not json\n\n")
+
+
+# --- the aiohttp transport: what its errors mean, and its sessions closed with their loops ------
+async def test_a_refused_connection_is_unavailable_not_a_timeout(openai_backend):
+    # Nothing listens on this port: the connection is refused at once. The SDK's aiohttp
+    # transport calls that a connect timeout ("did not answer in time"); the user must read that
+    # the service could not be reached, and it is retried as any connection error is.
+    from tests.live_server import free_port
+
+    backend = openai_backend(base_url=f"http://127.0.0.1:{free_port()}/v1")
+    started = time.perf_counter()
+    _, error = await collect(backend.stream(ask()))
+
+    assert error.code == "llm_unavailable"
+    assert error.message == "The language model service could not be reached."
+    assert time.perf_counter() - started < 4  # retried fast, not waited out
+
+
+def test_each_loop_closes_its_client_session_when_it_ends(fake_openai, openai_backend, caplog):
+    """Each event loop (asyncio.run, async_to_sync, a test's) gets its own client; the loop's
+    end closes its aiohttp session, so none is left for the garbage collector to complain
+    about ("Unclosed client session", "Unclosed connector")."""
+    import gc
+    import warnings
+
+    from asgiref.sync import async_to_sync
+
+    fake_openai.default = Reply("Closed with its loop.")
+    backend = openai_backend()
+
+    async def one_answer():
+        deltas, error = await collect(backend.stream(ask()))
+        assert error is None and "".join(deltas) == "Closed with its loop."
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(one_answer())
+        asyncio.run(one_answer())
+        async_to_sync(one_answer)()
+        gc.collect()
+
+    unclosed = [str(w.message) for w in caught if "Unclosed" in str(w.message)]
+    assert unclosed == [] and "Unclosed" not in caplog.text
+    assert len(fake_openai.chat_requests()) == 3
