@@ -29,6 +29,8 @@ _VALUE = re.compile(
     r"|^[-–—−✓✗×]$|^N/A$"
 )
 _CAPTION = re.compile(r"^(?:Table|TABLE)\s+(?:[0-9]{1,2}|[IVX]{1,5}|[A-Z]\.?\d{1,2})[.:]\s*")
+# A line that _CAPTION matches once stripped, anywhere in a text.
+_CAPTION_LINE = re.compile(r"^[^\S\n]*" + _CAPTION.pattern.removeprefix("^"), re.MULTILINE)
 _REFERENCE = re.compile(r"\s*\[\d{1,3}(?:,\s*\d{1,3})*\]")
 # Lines a table's run may skip between rows: a group label "(A)", an exponent PDFium put on a
 # line of its own.
@@ -172,7 +174,7 @@ def _is_header(line: str) -> bool:
 
 def find_tables(text: str) -> list[Table]:
     """The captioned tables of `text` (lines separated by "\\n"), in order."""
-    if "Table" not in text and "TABLE" not in text:  # no caption (_CAPTION): most passages
+    if not _CAPTION_LINE.search(text):  # no caption: most passages, and no rows to find
         return []
     lines: list[tuple[int, int, str]] = []
     offset = 0

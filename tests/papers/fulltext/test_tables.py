@@ -1,6 +1,7 @@
 """Tables in PDFium's text (papers.fulltext.tables) on the shared arXiv PDFs: found with their
 caption and header, kept whole in one chunk, each row a sentence that says what its numbers are."""
 
+import re
 from functools import cache
 
 import pytest
@@ -162,3 +163,14 @@ def test_a_table_whose_header_does_not_name_its_rows_stays_one_sentence(shared_d
 
 def _parsed_opt(shared_data):
     return _parsed(shared_data / "arxiv-pdf" / "2205.01068v1.pdf")
+
+
+def test_a_text_without_a_caption_line_is_not_searched_and_no_table_is_lost(opt, resnet, monkeypatch):
+    from papers.fulltext import tables
+
+    texts = [opt.text, resnet.text, "  Table 2: Results.\n12 13 14\n15 16 17", "See Table 2 above."]
+    texts += [doc.text[i : i + 1600] for doc in (opt, resnet) for i in range(0, len(doc.text), 700)]
+    found = [find_tables(text) for text in texts]
+    monkeypatch.setattr(tables, "_CAPTION_LINE", re.compile(""))  # every text searched
+    assert [find_tables(text) for text in texts] == found
+    assert any(found) and not found[3]
