@@ -154,8 +154,13 @@ def chunk_search(cursor, vector, model: str, filters: SearchFilters, n: int) -> 
 # posting list), and the number of chunks. One statement, GIN bitmap counts.
 WORD_DF_CAP = 20_000
 # Chunks scored per query at most: the rarest words generate the candidates while their summed
-# frequency fits (MaxScore-style, as the catalogue's BM25: chat.retrieval.fulltext).
-WORD_CANDIDATE_CAP = 5_000
+# frequency fits (MaxScore-style, as the catalogue's BM25: chat.retrieval.fulltext), else the
+# chunks with the most of the query's words first (candidate_levels). Reading a candidate (its
+# words unnested) is most of the search's time: at 1M chunks, over the 16 topics without a window,
+# 5,000 agreed with BM25 over all chunks on 73% of the top 10 papers at 312 ms p50, 2,000 on 50%
+# at 127 ms, 1,000 on 36% at 88 ms; the table-order cut of 5,000 before it on 29% at 298 ms
+# (bench_search --chunks, docs/BENCHMARKS.md).
+WORD_CANDIDATE_CAP = 2_000
 # Papers checked for hidden and withdrawn ones beyond the `n` the chunk word search returns.
 HIDDEN_MARGIN = 10
 
@@ -165,6 +170,8 @@ HIDDEN_MARGIN = 10
 # frequencies ANALYZE keeps of the chunks' most common words (pg_stats.most_common_elems: those
 # in more than ~1.4% of them at 1M): counting them up to the cap read ~5,600 heap blocks each
 # (~100-300 ms a common word at 1M); the rarer words are still counted, from their few postings.
+# A frequency from the statistics is not capped (it costs nothing): the candidate levels drop the
+# commonest words first (candidate_levels), and at 1M most query words reached the cap.
 CHUNKS_ESTIMATED_FROM = 100_000
 _WORD_STATS = """
 SELECT CASE WHEN e.n >= %(estimated_from)s THEN e.n::bigint ELSE (
@@ -172,7 +179,7 @@ SELECT CASE WHEN e.n >= %(estimated_from)s THEN e.n::bigint ELSE (
        ) END,
        w,
        CASE WHEN e.n >= %(estimated_from)s AND f.freq IS NOT NULL
-            THEN least(round(f.freq * e.n), %(cap)s)::bigint
+            THEN round(f.freq * e.n)::bigint
        ELSE (SELECT count(*) FROM (
                SELECT 1 FROM papers_passage ps
                WHERE ps.kind = 'fulltext' AND ps.model = %(model)s
@@ -202,8 +209,7 @@ CROSS JOIN LATERAL (
     SELECT array_agg(u.lexeme) AS lexemes, array_agg(array_length(u.positions, 1)) AS counts
     FROM unnest(ts_filter(setweight(ps.lexemes, 'A', %(words)s::text[]), '{{a}}')) AS u
 ) t
-WHERE {where} AND ps.lexemes @@ to_tsquery('simple', %(generator)s) AND {papers}
-LIMIT %(cap)s
+WHERE {where} AND ps.lexemes @@ to_tsquery('simple', %(level{level})s) AND {papers}
 """
 
 
@@ -225,6 +231,36 @@ def word_frequencies(cursor, words: list[str], model: str) -> tuple[int, dict[st
     return documents, {w: count for _, w, count in rows if count}
 
 
+def candidate_levels(df: dict[str, int], cap: int) -> list[str]:
+    """The tsqueries (to_tsquery 'simple') whose chunks are the chunk word search's candidates,
+    read level by level up to `cap` chunks. `df`: each query word's chunks (up to WORD_DF_CAP).
+
+    While the rarest words' summed frequency fits the cap: those words OR-ed, one level read
+    whole (MaxScore-style). When even the rarest word is in more chunks than the cap, its chunks
+    cannot all be read, and the cap used to cut them in the table's order: at 1M chunks the
+    search then agreed with BM25 over all chunks on 30% of its top 10 papers (bench_search
+    --chunks, docs/BENCHMARKS.md). So then the chunks with all the query's words come first,
+    then those with all but the commonest, ... down to those with the rarest alone, each level
+    without the chunks of the one before (`& !word`): the cap cuts where chunks hold the
+    fewest of the query's words."""
+    ordered = sorted(df, key=lambda w: (df[w], w))
+    if df[ordered[0]] <= cap:
+        generator, total = [], 0
+        for word in ordered:
+            if generator and total + df[word] > cap:
+                break
+            generator.append(word)
+            total += df[word]
+        return [" | ".join(generator)]
+    levels = []
+    for size in range(len(ordered), 0, -1):
+        level = " & ".join(ordered[:size])
+        if size < len(ordered):
+            level += f" & !{ordered[size]}"
+        levels.append(level)
+    return levels
+
+
 def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: int) -> list[WordHit]:
     """The `n` papers whose best chunk scores highest by BM25 for the query's `lexemes` (as
     to_tsvector('english') made them), within `filters`. The IDF is the chunks' own (a word in
@@ -237,18 +273,9 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
     if not documents or not df:
         return []
     idf = {w: math.log(1.0 + (documents - d + 0.5) / (d + 0.5)) for w, d in df.items()}
-    generator, total = [], 0
-    for word in sorted(df, key=lambda w: (df[w], w)):
-        if generator and total + df[word] > WORD_CANDIDATE_CAP:
-            break
-        generator.append(word)
-        total += df[word]
-    params = {
-        "model": model,
-        "words": list(df),
-        "generator": " | ".join(generator),
-        "cap": WORD_CANDIDATE_CAP,
-    }
+    levels = candidate_levels(df, WORD_CANDIDATE_CAP)
+    params = {"model": model, "words": list(df), "cap": WORD_CANDIDATE_CAP}
+    params.update((f"level{i}", level) for i, level in enumerate(levels))
     where = passage_where(filters, params, "fulltext")
     # (ids and exclusions are Passage columns, in `where`; hidden and withdrawn: _visible_head)
     join, papers = "", "TRUE"
@@ -257,7 +284,14 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
         papers, params = replace(filters, paper_ids=None, exclude_ids=()).paper_conditions(
             "p", params
         )
-    cursor.execute(_WORD_CHUNKS.format(join=join, where=where, papers=papers), params)
+    # Each level's chunks before the next one's: the Append stops (and the later levels are
+    # never scanned) once the cap is reached.
+    branches = [
+        _WORD_CHUNKS.format(join=join, where=where, papers=papers, level=i)
+        for i in range(len(levels))
+    ]
+    union = " UNION ALL ".join(f"({branch})" for branch in branches)
+    cursor.execute(f"{union} LIMIT %(cap)s", params)
     found = cursor.fetchall()
     if not found:
         return []

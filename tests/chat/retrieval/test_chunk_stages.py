@@ -206,6 +206,40 @@ def test_the_chunk_word_search_leaves_out_hidden_withdrawn_and_other_categories(
                 ] == [quantum.pk]  # fmt: skip
 
 
+def test_candidate_levels_read_rare_words_whole_else_the_chunks_with_most_query_words_first():
+    from chat.retrieval.chunks import candidate_levels
+
+    # The rarest words fit the cap: OR-ed, read whole; a word that would pass it is left out.
+    assert candidate_levels({"rye": 3, "sourdough": 2, "bread": 90}, 10) == ["sourdough | rye"]
+    # Even the rarest is in more chunks than the cap: all the words, then without the commonest...
+    assert candidate_levels({"rye": 3, "sourdough": 2, "bread": 90}, 1) == [
+        "sourdough & rye & bread",
+        "sourdough & rye & !bread",
+        "sourdough & !rye",
+    ]
+
+
+def test_past_the_cap_the_chunk_with_more_of_the_query_words_is_read_first(catalogue, monkeypatch):
+    from chat.retrieval import chunks
+
+    papers = [Paper.objects.get(arxiv_id=a) for a in ("9901.00007", "2511.00006", "1706.00004")]
+    only_rare, both, only_common = papers
+    add_fulltext(only_rare, [["The sourdough starter was fed daily."]])  # stored first
+    add_fulltext(both, [["The sourdough starter was fed with rye flour."]])
+    add_fulltext(only_common, [["Rye bread."], ["Rye whisky."]])
+    model = get_embedder().name
+
+    def found() -> list[int]:
+        with connection.cursor() as cursor:
+            lexemes, _ = query_terms(cursor, "sourdough rye")
+            return [h.paper_id for h in chunk_word_search(cursor, lexemes, model, SearchFilters(), 10)]
+
+    assert set(found()) == {p.pk for p in papers}  # 'sourdough' (2) and 'rye' (3) fit the cap
+    # One chunk read: not the first stored with the rarest word, the one with both words.
+    monkeypatch.setattr(chunks, "WORD_CANDIDATE_CAP", 1)
+    assert found() == [both.pk]
+
+
 def _heap_blocks(cursor) -> int:
     """Blocks of papers_passage (the table, not its indexes) read so far, flushed first."""
     cursor.execute("SELECT pg_stat_force_next_flush()")
