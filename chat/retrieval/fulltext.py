@@ -18,9 +18,13 @@ the catalogue. So, MaxScore / threshold-algorithm style:
   that bound in every year of the window, the head of the ranking is exhaustive BM25's;
   otherwise the walk goes 4x deeper, each list continued where it stopped (keyset on (weight,
   paper)) and only the papers it adds scored and merged into the ranking; when that cannot
-  lower the bound any more, or reading whole costs less, MaxScore:
-  in each year where an unread paper could still enter the head, every paper with one of the
-  terms it could not do without (`essential_terms`) is scored.
+  lower the bound any more, or reading the rest costs less, MaxScore by combinations:
+  in each year where an unread paper could still enter the head, every paper holding all the
+  terms of one of the smallest sets whose bounds reach the head's last score (`needed_sets`)
+  is scored. A paper with one weak term ("model" in the 2000s) but not the rest of a set cannot
+  enter, so the read is an intersection of posting lists (`terms @> set`, inside the GIN index)
+  rather than their union (`essential_terms`, one term of which every such paper holds: the
+  rule before `settings.LEXICAL_NEEDED_SETS`).
 A term's floor in a year is the lower of its global floor and its `LexicalTermYear` floor (the
 year's own best papers): in a year where the term is weak (another field's era) the walk reaches
 that year's best papers, where the global floor would leave the year without champions and force
@@ -35,6 +39,7 @@ GIN generator in one bitmap scan; hidden papers and exclusions are checked on th
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -307,17 +312,52 @@ def essential_terms(bounds: dict[int, float], threshold: float) -> list[int]:
     return []
 
 
+# Enumerating the sets of more walked terms than this (2^n subsets) is not worth it: their
+# essential terms are read instead.
+_NEEDED_SETS_MAX_TERMS = 12
+
+
+def needed_sets(bounds: dict[int, float], threshold: float) -> list[tuple[int, ...]]:
+    """MaxScore by combinations: the smallest sets of walked terms whose bounds sum to
+    `threshold`. An unread paper scores at most the bounds of the terms it holds, so it can
+    enter the head only if it holds every term of one of these sets; [] when none reaches it.
+    Each set holds an essential term (`essential_terms`), so this reads no more than they do,
+    and less when a term only counts together with others."""
+    if threshold <= 0 or len(bounds) > _NEEDED_SETS_MAX_TERMS:
+        return [(term,) for term in essential_terms(bounds, threshold)]
+    terms = sorted((t for t in bounds if bounds[t] > 0), key=lambda t: (-bounds[t], t))
+    found: list[tuple[int, ...]] = []
+    for size in range(1, len(terms) + 1):
+        for combo in itertools.combinations(terms, size):
+            # Smallest sets first: a set holding a found one is not among the smallest.
+            if any(set(smaller) <= set(combo) for smaller in found):
+                continue
+            if sum(bounds[t] for t in combo) * (1 + _BOUND_MARGIN) >= threshold:
+                found.append(combo)
+    return sorted(tuple(sorted(combo)) for combo in found)
+
+
 def _generator(
-    whole: list[int], read: set[int], essential: dict[tuple[int, ...], list[int]] | None = None
+    whole: list[int],
+    read: set[int],
+    needed: dict[tuple[tuple[int, ...], ...], list[int]] | None = None,
 ) -> tuple[str, dict]:
-    """Papers with a term of `whole`, papers read, and for each essential set of terms the
-    papers of its years with one of them (no year condition when it is every year's)."""
+    """Papers with a term of `whole`, papers read, and for each family of needed sets of terms
+    the papers of its years holding all the terms of one set (no year condition when it is
+    every year's). Single-term sets are one overlap (`&&`), the others containments (`@>`):
+    each a GIN scan."""
     parts, params = [], {"gen": whole, "read": sorted(read)}
     if whole:  # (an empty array would make GIN scan the whole index)
         parts.append("l.terms && %(gen)s::int[]")
-    for i, (terms, years) in enumerate(sorted((essential or {}).items())):
-        params[f"ess{i}"] = list(terms)
-        parts.append(f"(l.terms && %(ess{i})s::int[] AND {_in_years(years, f'ess{i}', params)})")
+    for i, (sets, years) in enumerate(sorted((needed or {}).items())):
+        holds = []
+        if singles := sorted(terms[0] for terms in sets if len(terms) == 1):
+            params[f"need{i}"] = singles
+            holds.append(f"l.terms && %(need{i})s::int[]")
+        for j, terms in enumerate(terms for terms in sets if len(terms) > 1):
+            params[f"need{i}_{j}"] = list(terms)
+            holds.append(f"l.terms @> %(need{i}_{j})s::int[]")
+        parts.append(f"(({' OR '.join(holds)}) AND {_in_years(years, f'need{i}', params)})")
     if read:
         parts.append("l.paper_id = ANY(%(read)s::bigint[])")
     return f"({' OR '.join(parts) or 'FALSE'})", params
@@ -404,12 +444,12 @@ def rank_terms(
             hits = _merge(hits, _rank(cursor, qv, *_generator([], set(new)), filters, n), n)
         threshold = hits[head - 1].score if len(hits) >= head else 0.0
         bounds = walk.bounds()
-        # year -> the terms an unread paper of that year cannot do without (none: it cannot
-        # enter the head)
+        # year -> the sets of terms one of which an unread paper of that year must hold (none:
+        # it cannot enter the head)
         needs = {
-            year: needed
+            year: sets
             for year, year_bounds in bounds.items()
-            if (needed := tuple(sorted(essential_terms(year_bounds, threshold))))
+            if (sets := _needs(year_bounds, threshold))
         }
         if not needs:  # no unread paper can enter the head
             return LexicalResult(
@@ -417,25 +457,53 @@ def rank_terms(
             )  # fmt: skip
         if walk.exhausted:
             break
-        # Read the essential terms whole, in the years that need them, when that costs less
-        # than walking 4x deeper (3x as many new papers as read so far).
-        essential = set().union(*needs.values())
-        share = _share(cursor, filters, sorted(needs))
-        if share * sum(df[t] for t in essential) <= 3 * len(walk.papers):
+        # Read the rest in the years that need it when that costs less than walking 4x deeper
+        # (3x as many new papers as read so far).
+        if _rest_estimate(cursor, filters, needs, bounds, df) <= 3 * len(walk.papers):
             break
         depth *= 4
-    by_terms: dict[tuple[int, ...], list[int]] = {}
-    for year, needed in needs.items():
-        by_terms.setdefault(needed, []).append(year)
-    if len(by_terms) == 1 and len(needs) == len(bounds):
-        by_terms = {needed: [] for needed in by_terms}  # every year: no year condition
-    # The papers with an essential term (those read and the whole terms are ranked already).
-    hits = _merge(hits, _rank_whole(cursor, qv, *_generator([], set(), by_terms), filters, n), n)
-    every = len(needs) == len(bounds) and all(len(t) == len(walked) for t in needs.values())
+    # The papers holding a needed set (those read and the whole terms are ranked already).
+    hits = _merge(hits, _rank_whole(cursor, qv, *_rest(needs, bounds), filters, n), n)
+    every = len(needs) == len(bounds) and all(
+        sorted(sets) == [(t.id,) for t in sorted(walked, key=lambda t: t.id)]
+        for sets in needs.values()
+    )
     return LexicalResult(
         hits, lexemes, terms, "exhaustive" if every else "essential", True, walks,
         len(walk.papers), len(bounds), len(needs),
     )  # fmt: skip
+
+
+def _needs(bounds: dict[int, float], threshold: float) -> tuple[tuple[int, ...], ...]:
+    """The sets of terms one of which an unread paper must hold to reach `threshold`: the
+    smallest combinations (`needed_sets`), or with `settings.LEXICAL_NEEDED_SETS` off each
+    essential term alone (a paper with any of them is read)."""
+    if settings.LEXICAL_NEEDED_SETS:
+        return tuple(needed_sets(bounds, threshold))
+    return tuple((term,) for term in sorted(essential_terms(bounds, threshold)))
+
+
+def _rest(needs: dict[int, tuple], bounds: dict) -> tuple[str, dict]:
+    """The generator of the papers holding a needed set, in the years that need one."""
+    by_sets: dict[tuple[tuple[int, ...], ...], list[int]] = {}
+    for year, sets in needs.items():
+        by_sets.setdefault(sets, []).append(year)
+    if len(by_sets) == 1 and len(needs) == len(bounds):
+        by_sets = {sets: [] for sets in by_sets}  # every year: no year condition
+    return _generator([], set(), by_sets)
+
+
+def _rest_estimate(cursor, filters, needs: dict[int, tuple], bounds: dict, df) -> float:
+    """What reading the rest would score: the planner's estimate of the papers in the window
+    holding a needed set (~0.5 ms). With `settings.LEXICAL_NEEDED_SETS` off, as before: the
+    needed terms' papers times the share of the catalogue in the years that need them."""
+    if not settings.LEXICAL_NEEDED_SETS:
+        essential = {term for sets in needs.values() for (term,) in sets}
+        return _share(cursor, filters, sorted(needs)) * sum(df[t] for t in essential)
+    where, params = _rest(needs, bounds)
+    where = f"{where} AND {filters.date_conditions('l.published', params)}"
+    cursor.execute(_ESTIMATE.format(where=where), params)
+    return float(cursor.fetchone()[0][0]["Plan"]["Plan Rows"])
 
 
 def _merge(hits: list[LexicalHit], more: list[LexicalHit], n: int) -> list[LexicalHit]:

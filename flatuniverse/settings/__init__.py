@@ -387,6 +387,9 @@ LEXICAL_EXACT_HEAD = envint("LEXICAL_EXACT_HEAD", 10)
 # Walk each term's champions down to its floor per publication year (LexicalTermYear); off: the
 # global floors alone, as before them (for comparison: docs/BENCHMARKS.md).
 LEXICAL_YEAR_FLOORS = envbool("LEXICAL_YEAR_FLOORS", True)
+# MaxScore's last read takes the papers holding one of the smallest sets of terms that can still
+# reach the head (an intersection); off: every paper with one essential term (a union), as before.
+LEXICAL_NEEDED_SETS = envbool("LEXICAL_NEEDED_SETS", True)
 # PostgreSQL work_mem for BM25's reads of whole terms (their bitmaps stay exact, not lossy).
 LEXICAL_WORK_MEM = envstr("LEXICAL_WORK_MEM", "64MB")
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused

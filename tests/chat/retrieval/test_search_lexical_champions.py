@@ -289,3 +289,54 @@ def test_a_deeper_walk_continues_where_the_last_stopped_and_scores_each_paper_on
                 deepened += 1
                 assert len(ids) == fast.walked  # every paper read, scored once
     assert deepened >= 10, deepened
+
+
+def test_needed_sets_are_the_smallest_combinations_that_reach_the_head():
+    from chat.retrieval.fulltext import needed_sets
+
+    bounds = {1: 0.5, 2: 1.0, 3: 4.0}
+
+    assert needed_sets(bounds, threshold=6.0) == []  # 5.5 at most: none can enter
+    assert needed_sets(bounds, threshold=5.2) == [(1, 2, 3)]  # all three or nothing
+    assert needed_sets(bounds, threshold=5.0) == [(2, 3)]
+    assert needed_sets(bounds, threshold=4.5) == [(1, 3), (2, 3)]  # term 3 and another
+    assert needed_sets(bounds, threshold=1.2) == [(1, 2), (3,)]  # term 1 alone is not enough
+    assert needed_sets(bounds, threshold=0.0) == [(1,), (2,), (3,)]
+
+
+def test_the_last_read_takes_papers_holding_a_needed_set_and_ranks_as_exhaustive_bm25(
+    catalogue, settings
+):
+    """MaxScore by combinations reads an intersection of posting lists where essential terms
+    read their union: same top 10, fewer papers scored."""
+    scored = {True: 0, False: 0}
+    sets_read = 0
+    for query in QUERIES:
+        for start, end in WINDOWS + YEAR_WINDOWS:
+            filters = SearchFilters(start=_day(start), end=_day(end))
+            full = ranked(query, filters, 10, cap=10**9)
+            for needed_sets in (True, False):
+                settings.LEXICAL_NEEDED_SETS = needed_sets
+                last_read: list[int] = []
+
+                def count(execute, sql, params, many, context, last_read=last_read):
+                    # the last read's rows, all of them (the same query without its limit)
+                    if isinstance(params, dict) and any(k.startswith("need") for k in params):
+                        execute(sql, dict(params, limit=10**9), many, context)
+                        last_read.append(context["cursor"].rowcount)
+                    return execute(sql, params, many, context)
+
+                with connection.execute_wrapper(count):
+                    fast = ranked(query, filters, 10)
+
+                assert [h.paper_id for h in fast.hits] == [h.paper_id for h in full.hits], (
+                    query,
+                    start,
+                    end,
+                    needed_sets,
+                )
+                scored[needed_sets] += sum(last_read)
+                if needed_sets and last_read:
+                    sets_read += 1
+    assert sets_read >= 10, sets_read
+    assert scored[True] < 0.8 * scored[False], scored
