@@ -210,14 +210,16 @@ def load(n: int, snapshot: Path, model: str, say) -> dict:
     return info
 
 
-def bm25_agreement(queries: list[str], now, say, year_floors=(True,)) -> dict:
+def bm25_agreement(
+    queries: list[str], now, say, setting: str = "LEXICAL_YEAR_FLOORS", values=(None,)
+) -> dict:
     """BM25 as search() runs it against exhaustive BM25 (every paper with a query term scored),
     same text and window as search()'s rule analysis gives (no dense retrieval needed). With
-    several `year_floors` settings (settings.LEXICAL_YEAR_FLOORS), each runs on every query,
-    one after the other, so they meet the same cache: one result per setting."""
+    several `values` of a boolean `setting` (None: as configured), each runs on every query,
+    one after the other, so they meet the same cache: one result per value, "NAME on/off"."""
     full_ms: list[float] = []
-    runs = {mode: _Agreement() for mode in year_floors}
-    saved = settings.LEXICAL_YEAR_FLOORS
+    saved = getattr(settings, setting)
+    runs = {saved if value is None else value: _Agreement() for value in values}
     try:
         for query in queries:
             analysis = analyse(query, now)
@@ -228,22 +230,22 @@ def bm25_agreement(queries: list[str], now, say, year_floors=(True,)) -> dict:
                     cursor, analysis.query, filters, settings.SEARCH_CANDIDATES, cap=10**9
                 )
                 full_ms.append((time.perf_counter() - started) * 1000)
-                for mode, run in runs.items():
-                    settings.LEXICAL_YEAR_FLOORS = mode
+                for value, run in runs.items():
+                    setattr(settings, setting, value)
                     started = time.perf_counter()
                     fast = lexical_search(
                         cursor, analysis.query, filters, settings.SEARCH_CANDIDATES
                     )
                     run.add(query, filters, fast, full, (time.perf_counter() - started) * 1000)
     finally:
-        settings.LEXICAL_YEAR_FLOORS = saved
+        setattr(settings, setting, saved)
     say(f"BM25 agreement over {len(queries)} queries done")
     results = {
-        ("year floors" if mode else "global floors"): dict(
+        f"{setting} {'on' if value else 'off'}": dict(
             run.summary(), exhaustive_p50_ms=round(statistics.median(full_ms), 1),
             exhaustive_p95_ms=round(percentile(full_ms, 95), 1),
         )
-        for mode, run in runs.items()
+        for value, run in runs.items()
     }  # fmt: skip
     return next(iter(results.values())) if len(results) == 1 else results
 

@@ -78,3 +78,29 @@ def test_the_text_database_gets_the_year_indexes_the_indexing_job_builds(
     assert wanted and set(indexed) == wanted
     assert info["year_indexes_built"] == sorted(wanted, reverse=True)
     assert len(wanted) < len(counts)  # the thin years are scanned exactly, as in production
+
+
+def test_bm25_agreement_compares_a_setting_off_and_on_query_by_query(
+    transactional_db, shared_data, tmp_path, monkeypatch
+):
+    """`bench_search --text N --compare-setting NAME`'s BM25 half: each value of the setting
+    against exhaustive BM25 on the same queries, one result each."""
+    from datetime import UTC, datetime
+
+    from django.conf import settings
+
+    monkeypatch.setattr(lexical, "CHAMPION_MIN_DF", 40)  # 600 papers: common terms walk
+    text_scale.insert_papers(600, small_snapshot(shared_data, tmp_path), lambda message: None)
+    lexical.rebuild()
+    queries = ["quantum entanglement since 2023", "neural network learning", "quantum state"]
+
+    result = text_scale.bm25_agreement(
+        queries, datetime(2026, 11, 21, tzinfo=UTC), lambda message: None,
+        setting="LEXICAL_NEEDED_SETS", values=(False, True),
+    )  # fmt: skip
+
+    assert set(result) == {"LEXICAL_NEEDED_SETS off", "LEXICAL_NEEDED_SETS on"}
+    for run in result.values():
+        assert run["queries"] == 3 and run["top10_identical_queries"] == 3
+        assert sum(run["generators"].values()) == 3
+    assert settings.LEXICAL_NEEDED_SETS is True  # restored

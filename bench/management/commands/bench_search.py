@@ -173,6 +173,12 @@ class Command(BaseCommand):
             help="--text: search() and BM25 with the global champion floors alone, then with the"
             " year floors (settings.LEXICAL_YEAR_FLOORS), alternating, twice each",
         )
+        parser.add_argument(
+            "--compare-setting",
+            metavar="NAME",
+            help="--text: the same with any boolean setting off, then on (e.g."
+            " LEXICAL_NEEDED_SETS)",
+        )
 
     def handle(self, *args, **options):
         if not options["snapshot"].is_file():
@@ -328,20 +334,20 @@ class Command(BaseCommand):
         }
         return correctness, speed
 
-    def compare_year_floors(self, queries: list[str], now: datetime, options) -> dict:
-        """search() over the 192 queries with the global champion floors alone and with the year
-        floors, in turn (off, on, off, on: each setting once after the other warmed the cache),
-        then BM25 against exhaustive BM25 for both, query by query."""
+    def compare_setting(self, setting: str, queries: list[str], now: datetime, options) -> dict:
+        """search() over the 192 queries with a boolean setting off and on, in turn (off, on,
+        off, on: each once after the other warmed the cache), then BM25 against exhaustive BM25
+        with both, query by query."""
         passes = []
-        saved = settings.LEXICAL_YEAR_FLOORS
+        saved = getattr(settings, setting)
         try:
-            for year_floors in (False, True, False, True):
-                settings.LEXICAL_YEAR_FLOORS = year_floors
+            for value in (False, True, False, True):
+                setattr(settings, setting, value)
                 load = os.getloadavg()[0]
                 correctness, speed = self.run_queries(now, options["k"], options["repeat"])
                 passes.append(
                     {
-                        "year_floors": year_floors,
+                        setting: value,
                         "load_before": round(load, 1),
                         "load_after": round(os.getloadavg()[0], 1),
                         "correctness": correctness,
@@ -350,8 +356,10 @@ class Command(BaseCommand):
                 )
                 self.say(f"pass: {json.dumps(passes[-1], default=str)}")
         finally:
-            settings.LEXICAL_YEAR_FLOORS = saved
-        agreement = bench_text.bm25_agreement(queries, now, self.say, year_floors=(False, True))
+            setattr(settings, setting, saved)
+        agreement = bench_text.bm25_agreement(
+            queries, now, self.say, setting=setting, values=(False, True)
+        )
         return {"passes": passes, "bm25_agreement": agreement}
 
     # --- CPU per search ----------------------------------------------------------------------
@@ -524,8 +532,13 @@ class Command(BaseCommand):
             if options["build_only"]:
                 self.stdout.write(json.dumps(result, indent=2, default=str))
                 return
+            setting = options["compare_setting"]
             if options["compare_year_floors"]:
-                result.update(self.compare_year_floors(queries, now, options))
+                setting = "LEXICAL_YEAR_FLOORS"
+            if setting:
+                if not isinstance(getattr(settings, setting, None), bool):
+                    raise CommandError(f"--compare-setting: {setting} is not a boolean setting")
+                result.update(self.compare_setting(setting, queries, now, options))
                 self.stdout.write(json.dumps(result, indent=2, default=str))
                 return
             result["correctness"], result["speed"] = self.run_queries(
