@@ -342,16 +342,16 @@ def needed_sets(bounds: dict[int, float], threshold: float) -> list[tuple[int, .
 def _generator(
     whole: list[int],
     read: set[int],
-    needed: dict[tuple[tuple[int, ...], ...], list[int]] | None = None,
+    needed: list[tuple[tuple[tuple[int, ...], ...], list[int]]] | None = None,
 ) -> tuple[str, dict]:
-    """Papers with a term of `whole`, papers read, and for each family of needed sets of terms
-    the papers of its years holding all the terms of one set (no year condition when it is
-    every year's). Single-term sets are one overlap (`&&`), the others containments (`@>`):
-    each a GIN scan."""
+    """Papers with a term of `whole`, papers read, and for each (sets of terms, years) of
+    `needed` the papers of those years holding all the terms of one set (no year condition for
+    []). Single-term sets are one overlap (`&&`), the others containments (`@>`): each a GIN
+    scan."""
     parts, params = [], {"gen": whole, "read": sorted(read)}
     if whole:  # (an empty array would make GIN scan the whole index)
         parts.append("l.terms && %(gen)s::int[]")
-    for i, (sets, years) in enumerate(sorted((needed or {}).items())):
+    for i, (sets, years) in enumerate(needed or []):
         holds = []
         if singles := sorted(terms[0] for terms in sets if len(terms) == 1):
             params[f"need{i}"] = singles
@@ -486,13 +486,27 @@ def _needs(bounds: dict[int, float], threshold: float) -> tuple[tuple[int, ...],
 
 
 def _rest(needs: dict[int, tuple], bounds: dict) -> tuple[str, dict]:
-    """The generator of the papers holding a needed set, in the years that need one."""
-    by_sets: dict[tuple[tuple[int, ...], ...], list[int]] = {}
+    """The generator of the papers holding a needed set, in the years that need it: each set
+    read once over all its years (a GIN scan of common terms costs about the same for one year
+    as for ten), the sets of the same years together. With `settings.LEXICAL_NEEDED_SETS` off,
+    as before: each year's essential terms, the years with the same terms together."""
+    grouped: dict[tuple, list[int]] = {}
+    if settings.LEXICAL_NEEDED_SETS:
+        years_of: dict[tuple[int, ...], list[int]] = {}
+        for year, sets in needs.items():
+            for terms in sets:
+                years_of.setdefault(terms, []).append(year)
+        every = sorted(bounds)
+        for terms, years in years_of.items():
+            key = () if sorted(years) == every else tuple(sorted(years))
+            grouped.setdefault(key, []).append(terms)
+        needed = [(tuple(sorted(sets)), list(years)) for years, sets in sorted(grouped.items())]
+        return _generator([], set(), needed)
     for year, sets in needs.items():
-        by_sets.setdefault(sets, []).append(year)
-    if len(by_sets) == 1 and len(needs) == len(bounds):
-        by_sets = {sets: [] for sets in by_sets}  # every year: no year condition
-    return _generator([], set(), by_sets)
+        grouped.setdefault(sets, []).append(year)
+    if len(grouped) == 1 and len(needs) == len(bounds):
+        grouped = {sets: [] for sets in grouped}  # every year: no year condition
+    return _generator([], set(), sorted(grouped.items()))
 
 
 def _rest_estimate(cursor, filters, needs: dict[int, tuple], bounds: dict, df) -> float:
