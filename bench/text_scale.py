@@ -28,6 +28,7 @@ from chat.retrieval.filters import SearchFilters
 from chat.retrieval.fulltext import lexical_search
 from chat.understanding.analysis import analyse
 from papers.indexing import lexical
+from papers.indexing.periods import ensure_lexicon_year_indexes
 from papers.ingest.upsert import SEARCH_VECTOR
 
 
@@ -47,6 +48,9 @@ def sizes() -> dict:
         "bm25_year_floors": "pg_total_relation_size('papers_lexicaltermyear')",
         "passages_total": "pg_total_relation_size('papers_passage')",
         "hnsw": "pg_relation_size('papers_passage_hnsw_idx')",
+        "bm25_gin": "pg_relation_size('papers_lexicon_terms_idx')",
+        "bm25_year_gins": "(SELECT coalesce(sum(pg_relation_size(oid)), 0) FROM pg_class"
+        " WHERE relname LIKE 'papers_lexicon_terms_y%' AND relkind = 'i')",
     }
     with connection.cursor() as cursor:
         cursor.execute(
@@ -200,6 +204,10 @@ def load(n: int, snapshot: Path, model: str, say) -> dict:
     if not indexed:
         info.update(bench_scale.build_index(say))
     # The year indexes the indexing job builds (a no-op once every year is covered).
+    started = time.perf_counter()
+    if built := ensure_lexicon_year_indexes():
+        info["lexicon_year_indexes_built"] = built
+        info["lexicon_year_indexes_s"] = round(time.perf_counter() - started, 1)
     info.update(bench_scale.build_year_indexes(settings.DENSE_YEAR_INDEX_MIN, say))
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")

@@ -12,7 +12,7 @@ from django_q.tasks import async_task
 from papers.fulltext.read import read_paper
 from papers.fulltext.rechunk import recut_papers, select_stale, stale_count
 from papers.fulltext.runs import read_papers, select_papers
-from papers.indexing.periods import ensure_year_indexes
+from papers.indexing.periods import ensure_lexicon_year_indexes, ensure_year_indexes
 from papers.indexing.run import run_indexing
 from papers.ingest.arxiv_api import ingest_arxiv, refresh_papers
 from papers.ingest.runs import RunBusy
@@ -94,6 +94,8 @@ def index_new_papers_job() -> dict:
     result = run_indexing()
     if result.embedded:
         ensure_year_indexes()  # a year that just reached DENSE_YEAR_INDEX_MIN abstracts
+    if result.lexical:
+        ensure_lexicon_year_indexes()  # a year's first papers (1 January, or an old import)
     if result.lexical or result.embedded:
         # Followed threads ask again (chat.watch): the new papers are searchable now.
         catalogue_indexed.send(sender=index_new_papers_job, result=result)

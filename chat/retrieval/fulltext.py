@@ -50,6 +50,7 @@ from django.conf import settings
 from django.db import transaction
 
 from papers.indexing.lexical import SPARSE_DIMENSIONS, year_sql
+from papers.indexing.periods import lexicon_year_indexes, year_bounds_sql
 from papers.text import tex_to_plain
 
 from .filters import SearchFilters
@@ -144,11 +145,12 @@ ORDER BY r.score DESC, r.paper_id
 """
 
 
-def _rank(cursor, qv, generator_sql, params, filters, n) -> list[LexicalHit]:
+def _rank(
+    cursor, qv, generator_sql, params, filters, n, source="papers_paperlexicon"
+) -> list[LexicalHit]:
     params = dict(params, qv=qv, n=n)
     dates = filters.date_conditions("l.published", params)
     where = f"{generator_sql} AND {dates}"
-    source = "papers_paperlexicon"
     papers, params = filters.paper_conditions("p", params)
     if papers == "TRUE":  # hidden papers wanted and nothing excluded: no join at all
         cursor.execute(_RANK.format(source=source, join="", where=where), dict(params, limit=n))
@@ -352,17 +354,44 @@ def _generator(
     if whole:  # (an empty array would make GIN scan the whole index)
         parts.append("l.terms && %(gen)s::int[]")
     for i, (sets, years) in enumerate(needed or []):
-        holds = []
-        if singles := sorted(terms[0] for terms in sets if len(terms) == 1):
-            params[f"need{i}"] = singles
-            holds.append(f"l.terms && %(need{i})s::int[]")
-        for j, terms in enumerate(terms for terms in sets if len(terms) > 1):
-            params[f"need{i}_{j}"] = list(terms)
-            holds.append(f"l.terms @> %(need{i}_{j})s::int[]")
+        holds = _holds(sets, f"need{i}", params)
         parts.append(f"(({' OR '.join(holds)}) AND {_in_years(years, f'need{i}', params)})")
     if read:
         parts.append("l.paper_id = ANY(%(read)s::bigint[])")
     return f"({' OR '.join(parts) or 'FALSE'})", params
+
+
+def _holds(sets, name: str, params: dict) -> list[str]:
+    """"Holds every term of one of these sets": one overlap for the single terms, one
+    containment per larger set (each a GIN scan)."""
+    holds = []
+    if singles := sorted(terms[0] for terms in sets if len(terms) == 1):
+        params[name] = singles
+        holds.append(f"l.terms && %({name})s::int[]")
+    for j, terms in enumerate(terms for terms in sets if len(terms) > 1):
+        params[f"{name}_{j}"] = list(terms)
+        holds.append(f"l.terms @> %({name}_{j})s::int[]")
+    return holds
+
+
+def _by_year_source(needed: list[tuple[tuple, list[int]]], params: dict) -> str:
+    """The lexicon rows of each year holding one of the year's needed sets, year by year
+    (UNION ALL: a paper lies in one year), each year's bounds spelt as its GIN index's predicate
+    so the planner reads that index alone (papers.indexing.periods). (One OR over the years would
+    not do: the planner factors a set common to every year out of it, then scans the catalogue-
+    wide index.)"""
+    sets_of: dict[int, list[tuple[int, ...]]] = {}
+    for sets, years in needed:
+        for year in years:
+            sets_of.setdefault(year, []).extend(sets)
+    branches = []
+    for year, sets in sorted(sets_of.items()):
+        holds = _holds(sorted(set(sets)), f"need_y{year}", params)
+        branches.append(
+            "SELECT l.paper_id, l.published, l.weights FROM papers_paperlexicon l"
+            f" WHERE ({' OR '.join(holds)}) AND {year_bounds_sql(year, 'l.published')}"
+        )
+    return f"({' UNION ALL '.join(branches)})"
 
 
 def _in_years(years: list[int], name: str, params: dict) -> str:
@@ -382,7 +411,7 @@ def _in_years(years: list[int], name: str, params: dict) -> str:
     return f"({' OR '.join(spans)})" if spans else "TRUE"
 
 
-_ESTIMATE = "EXPLAIN (FORMAT JSON) SELECT 1 FROM papers_paperlexicon l WHERE {where}"
+_ESTIMATE = "EXPLAIN (FORMAT JSON) SELECT 1 FROM {source} l WHERE {where}"
 _DOCUMENTS = (
     "SELECT greatest(reltuples, 1) FROM pg_class WHERE oid = 'papers_paperlexicon'::regclass"
 )
@@ -393,20 +422,22 @@ def _share(cursor, filters: SearchFilters, years: list[int]) -> float:
     reading a term whole there costs, as a share of its papers."""
     params: dict = {}
     where = f"{filters.date_conditions('l.published', params)} AND {_in_years(years, 'y', params)}"
-    cursor.execute(_ESTIMATE.format(where=where), params)
+    cursor.execute(_ESTIMATE.format(source="papers_paperlexicon", where=where), params)
     rows = float(cursor.fetchone()[0][0]["Plan"]["Plan Rows"])
     cursor.execute(_DOCUMENTS)
     return min(1.0, rows / float(cursor.fetchone()[0]))
 
 
-def _rank_whole(cursor, qv, generator_sql, params, filters, n) -> list[LexicalHit]:
+def _rank_whole(
+    cursor, qv, generator_sql, params, filters, n, source="papers_paperlexicon"
+) -> list[LexicalHit]:
     """`_rank` over terms read whole, with `settings.LEXICAL_WORK_MEM` for this query: the bitmap
     of (term AND window) then stays exact. At PostgreSQL's default 4 MB a window of a 1M
     catalogue turned it lossy, and every row of ~70k pages was read and rechecked to find 83
     (1.3 s against 0.12 s at 64 MB: docs/BENCHMARKS.md, "Windowed BM25 at 1M")."""
     with transaction.atomic(using=cursor.db.alias):
         cursor.execute("SELECT set_config('work_mem', %s, true)", [settings.LEXICAL_WORK_MEM])
-        return _rank(cursor, qv, generator_sql, params, filters, n)
+        return _rank(cursor, qv, generator_sql, params, filters, n, source)
 
 
 def rank_terms(
@@ -465,7 +496,8 @@ def rank_terms(
             break
         depth *= 4
     # The papers holding a needed set (those read and the whole terms are ranked already).
-    hits = _merge(hits, _rank_whole(cursor, qv, *_rest(needs, bounds), filters, n), n)
+    where, params, source = _rest(cursor, needs, bounds)
+    hits = _merge(hits, _rank_whole(cursor, qv, where, params, filters, n, source), n)
     every = len(needs) == len(bounds) and all(
         sorted(sets) == [(t.id,) for t in sorted(walked, key=lambda t: t.id)]
         for sets in needs.values()
@@ -485,28 +517,49 @@ def _needs(bounds: dict[int, float], threshold: float) -> tuple[tuple[int, ...],
     return tuple((term,) for term in sorted(essential_terms(bounds, threshold)))
 
 
-def _rest(needs: dict[int, tuple], bounds: dict) -> tuple[str, dict]:
+# At most this many GIN scans (sets x years) for a last read through the years' own indexes;
+# beyond, one scan of each set in the catalogue-wide index.
+_YEAR_SCANS_MAX = 48
+
+
+def _rest(cursor, needs: dict[int, tuple], bounds: dict) -> tuple[str, dict, str]:
     """The generator of the papers holding a needed set, in the years that need it: each set
-    read once over all its years (a GIN scan of common terms costs about the same for one year
-    as for ten), the sets of the same years together. With `settings.LEXICAL_NEEDED_SETS` off,
-    as before: each year's essential terms, the years with the same terms together."""
-    grouped: dict[tuple, list[int]] = {}
+    read once over all its years, the sets of the same years together; through each year's own
+    lexicon index when every year has one (`settings.LEXICAL_YEAR_INDEXES`: a scan of common
+    terms in the catalogue-wide index costs all their postings, of every year). With
+    `settings.LEXICAL_NEEDED_SETS` off, as before: each year's essential terms, the years with
+    the same terms together, through the catalogue-wide index."""
+    grouped: dict[tuple, list] = {}
     if settings.LEXICAL_NEEDED_SETS:
         years_of: dict[tuple[int, ...], list[int]] = {}
         for year, sets in needs.items():
             for terms in sets:
                 years_of.setdefault(terms, []).append(year)
-        every = sorted(bounds)
         for terms, years in years_of.items():
-            key = () if sorted(years) == every else tuple(sorted(years))
-            grouped.setdefault(key, []).append(terms)
+            grouped.setdefault(tuple(sorted(years)), []).append(terms)
+        scans = sum(
+            len(years) * (any(len(t) == 1 for t in sets) + sum(len(t) > 1 for t in sets))
+            for years, sets in grouped.items()
+        )
+        by_year = (
+            settings.LEXICAL_YEAR_INDEXES
+            and scans <= _YEAR_SCANS_MAX
+            and set(needs) <= lexicon_year_indexes(cursor)
+        )
+        if not by_year and len(grouped) == 1 and len(needs) == len(bounds):
+            # every year, one arm: the window's own condition (else each arm keeps its years: an
+            # arm without one would fetch its papers of every year before the window is checked)
+            grouped = {(): next(iter(grouped.values()))}
         needed = [(tuple(sorted(sets)), list(years)) for years, sets in sorted(grouped.items())]
-        return _generator([], set(), needed)
+        if by_year:
+            params: dict = {}
+            return "TRUE", params, _by_year_source(needed, params)
+        return *_generator([], set(), needed), "papers_paperlexicon"
     for year, sets in needs.items():
         grouped.setdefault(sets, []).append(year)
     if len(grouped) == 1 and len(needs) == len(bounds):
         grouped = {sets: [] for sets in grouped}  # every year: no year condition
-    return _generator([], set(), sorted(grouped.items()))
+    return *_generator([], set(), sorted(grouped.items())), "papers_paperlexicon"
 
 
 def _rest_estimate(cursor, filters, needs: dict[int, tuple], bounds: dict, df) -> float:
@@ -516,9 +569,9 @@ def _rest_estimate(cursor, filters, needs: dict[int, tuple], bounds: dict, df) -
     if not settings.LEXICAL_NEEDED_SETS:
         essential = {term for sets in needs.values() for (term,) in sets}
         return _share(cursor, filters, sorted(needs)) * sum(df[t] for t in essential)
-    where, params = _rest(needs, bounds)
+    where, params, source = _rest(cursor, needs, bounds)
     where = f"{where} AND {filters.date_conditions('l.published', params)}"
-    cursor.execute(_ESTIMATE.format(where=where), params)
+    cursor.execute(_ESTIMATE.format(source=source, where=where), params)
     return float(cursor.fetchone()[0][0]["Plan"]["Plan Rows"])
 
 

@@ -390,6 +390,9 @@ LEXICAL_YEAR_FLOORS = envbool("LEXICAL_YEAR_FLOORS", True)
 # MaxScore's last read takes the papers holding one of the smallest sets of terms that can still
 # reach the head (an intersection); off: every paper with one essential term (a union), as before.
 LEXICAL_NEEDED_SETS = envbool("LEXICAL_NEEDED_SETS", True)
+# A GIN index of the BM25 lexicon per publication year (papers/indexing/periods.py), and
+# MaxScore's last read in a window through them; off: the catalogue-wide GIN index alone.
+LEXICAL_YEAR_INDEXES = envbool("LEXICAL_YEAR_INDEXES", True)
 # PostgreSQL work_mem for BM25's reads of whole terms (their bitmaps stay exact, not lossy).
 LEXICAL_WORK_MEM = envstr("LEXICAL_WORK_MEM", "64MB")
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused

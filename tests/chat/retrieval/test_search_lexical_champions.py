@@ -393,3 +393,48 @@ def test_a_term_rare_in_a_past_year_keeps_all_its_papers_there_and_windows_read_
     upsert_papers(catalogue[SLICE:])  # terms reaching the minimum later get it as well
     lexical.index_missing()
     assert champions() == postings_at_or_above_floors()
+
+
+def test_the_last_read_in_a_window_goes_through_each_years_lexicon_index(catalogue, settings):
+    """Every year with papers gets a GIN index of its lexicon rows; MaxScore's last read in a
+    window asks each year in the words of its index's predicate, so the planner can read the
+    year's postings alone, and the ranking stays exhaustive BM25's."""
+    from papers.indexing.periods import ensure_lexicon_year_indexes, lexicon_year_indexes
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(DISTINCT extract(year FROM published AT TIME ZONE 'UTC'))"
+            " FROM papers_paperlexicon"
+        )
+        years = cursor.fetchone()[0]
+    built = ensure_lexicon_year_indexes()
+    assert len(built) == years and built == sorted(built, reverse=True)
+    assert ensure_lexicon_year_indexes() == []  # idempotent
+    last_reads: list[tuple[str, dict]] = []
+
+    def capture(execute, sql, params, many, context):
+        if isinstance(params, dict) and any(k.startswith("need") for k in params):
+            if not sql.startswith("EXPLAIN"):
+                last_reads.append((sql, params))
+        return execute(sql, params, many, context)
+
+    for query in QUERIES:
+        for start, end in YEAR_WINDOWS:
+            filters = SearchFilters(start=_day(start), end=_day(end))
+            full = ranked(query, filters, 10, cap=10**9)
+            for indexes in (True, False):
+                settings.LEXICAL_YEAR_INDEXES = indexes
+                with connection.execute_wrapper(capture):
+                    fast = ranked(query, filters, 10)
+                assert [h.paper_id for h in fast.hits] == [h.paper_id for h in full.hits]
+    through_years = [(sql, params) for sql, params in last_reads if "UNION ALL" in sql]
+    assert through_years
+    with connection.cursor() as cursor:  # (a table this small is read by date unless told)
+        cursor.execute("SET enable_seqscan = off")
+        cursor.execute("SET enable_indexscan = off")
+        cursor.execute("EXPLAIN " + through_years[0][0], through_years[0][1])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute("RESET enable_seqscan")
+        cursor.execute("RESET enable_indexscan")
+        assert "papers_lexicon_terms_y" in plan, plan
+        assert lexicon_year_indexes(cursor) == set(built)
