@@ -496,7 +496,7 @@ def rank_terms(
             break
         depth *= 4
     # The papers holding a needed set (those read and the whole terms are ranked already).
-    where, params, source = _rest(cursor, needs, bounds)
+    where, params, source = _rest(cursor, filters, needs, bounds)
     hits = _merge(hits, _rank_whole(cursor, qv, where, params, filters, n, source), n)
     every = len(needs) == len(bounds) and all(
         sorted(sets) == [(t.id,) for t in sorted(walked, key=lambda t: t.id)]
@@ -519,14 +519,15 @@ def _needs(bounds: dict[int, float], threshold: float) -> tuple[tuple[int, ...],
 
 # At most this many GIN scans (sets x years) for a last read through the years' own indexes;
 # beyond, one scan of each set in the catalogue-wide index.
-_YEAR_SCANS_MAX = 48
+_YEAR_SCANS_MAX = 160
 
 
-def _rest(cursor, needs: dict[int, tuple], bounds: dict) -> tuple[str, dict, str]:
+def _rest(cursor, filters, needs: dict[int, tuple], bounds: dict) -> tuple[str, dict, str]:
     """The generator of the papers holding a needed set, in the years that need it: each set
     read once over all its years, the sets of the same years together; through each year's own
-    lexicon index when every year has one (`settings.LEXICAL_YEAR_INDEXES`: a scan of common
-    terms in the catalogue-wide index costs all their postings, of every year). With
+    lexicon index when the search has a window and each of its years has one
+    (`settings.LEXICAL_YEAR_INDEXES`: a scan of common terms in the catalogue-wide index costs
+    all their postings, of every year). With
     `settings.LEXICAL_NEEDED_SETS` off, as before: each year's essential terms, the years with
     the same terms together, through the catalogue-wide index."""
     grouped: dict[tuple, list] = {}
@@ -543,6 +544,7 @@ def _rest(cursor, needs: dict[int, tuple], bounds: dict) -> tuple[str, dict, str
         )
         by_year = (
             settings.LEXICAL_YEAR_INDEXES
+            and filters.has_window
             and scans <= _YEAR_SCANS_MAX
             and set(needs) <= lexicon_year_indexes(cursor)
         )
@@ -569,7 +571,7 @@ def _rest_estimate(cursor, filters, needs: dict[int, tuple], bounds: dict, df) -
     if not settings.LEXICAL_NEEDED_SETS:
         essential = {term for sets in needs.values() for (term,) in sets}
         return _share(cursor, filters, sorted(needs)) * sum(df[t] for t in essential)
-    where, params, source = _rest(cursor, needs, bounds)
+    where, params, source = _rest(cursor, filters, needs, bounds)
     where = f"{where} AND {filters.date_conditions('l.published', params)}"
     cursor.execute(_ESTIMATE.format(source=source, where=where), params)
     return float(cursor.fetchone()[0][0]["Plan"]["Plan Rows"])
