@@ -503,9 +503,7 @@ class LexicalTermYear(models.Model):
     A term's global floor keeps its best papers of the whole catalogue; in a year where the term
     is weak (another field's era) few or none of its papers reach it, and a window on that year
     could only bound unread papers by the global floor. This floor is set near the year's own
-    best `papers.indexing.lexical.CHAMPION_SHARE`, and kept only when below the global one; it is
-    0 (every paper of the term in that year is a champion) in a past year where the term has at
-    most `CHAMPION_KEEP_ALL` papers."""
+    best `papers.indexing.lexical.CHAMPION_SHARE`, and kept only when below the global one."""
 
     pk = models.CompositePrimaryKey("term_id", "year")
     term_id = models.IntegerField()

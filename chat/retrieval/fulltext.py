@@ -28,9 +28,7 @@ the catalogue. So, MaxScore / threshold-algorithm style:
 A term's floor in a year is the lower of its global floor and its `LexicalTermYear` floor (the
 year's own best papers): in a year where the term is weak (another field's era) the walk reaches
 that year's best papers, where the global floor would leave the year without champions and force
-reading the term whole there; where the term has few papers in a past year its floor there is 0
-(all are champions), so once its list in that year ends the term adds nothing to that year's
-bound. So the first `LEXICAL_EXACT_HEAD` results are always exhaustive
+reading the term whole there. So the first `LEXICAL_EXACT_HEAD` results are always exhaustive
 BM25's (`exact=True`); the rest of the `n` are the best of the papers read. docs/BENCHMARKS.md
 measures the cost at 100k and 1M.
 

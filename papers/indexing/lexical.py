@@ -33,7 +33,6 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from django.db import connection, transaction
-from django.utils import timezone
 
 from papers.indexing.names import name_papers
 
@@ -58,12 +57,6 @@ CHAMPION_SHARE = 0.05
 # YEAR_FLOOR_SAMPLE to twice that (all of a smaller year); a term with few sampled postings in a
 # year is rare there: its floor is about the best of them, its list there short either way.
 YEAR_FLOOR_SAMPLE = 2000
-# A common term with at most this many papers in a past year keeps them all as champions there
-# (year floor 0): a walk then ends that year's list and bounds its unread papers by 0 for the
-# term, where a floor from the sample left a few champions and a bound that forced reading the
-# year whole ("quantum" in 2023 of the 1M benchmark: 46 papers, 7 champions). The current year is
-# left out: it is still filling, and would keep every posting of a term until its next rebuild.
-CHAMPION_KEEP_ALL = 500
 
 
 def year_sql(column: str) -> str:
@@ -275,16 +268,13 @@ SELECT l.paper_id, -(l.weights <#> %(unit)s::sparsevec) AS weight, l.published
 FROM papers_paperlexicon l WHERE l.terms @> ARRAY[%(term)s]::int[]
 """
 
-# ... and the year floors below it, each year's best CHAMPION_SHARE (all of its postings read), or
-# 0 in a past year where it has at most CHAMPION_KEEP_ALL papers.
+# ... and the year floors below it, each year's best CHAMPION_SHARE (all of its postings read).
 _SET_FLOOR = f"""
 WITH postings AS ({{weights}}), floor AS (
     SELECT weight FROM postings ORDER BY weight DESC OFFSET %(depth)s - 1 LIMIT 1
 ), by_year AS (
     SELECT {year_sql("published")} AS year,
-           CASE WHEN count(*) <= %(keep_all)s AND {year_sql("published")} < %(current_year)s
-                THEN 0
-                ELSE percentile_disc(1 - %(share)s) WITHIN GROUP (ORDER BY weight) END AS floor
+           percentile_disc(1 - %(share)s) WITHIN GROUP (ORDER BY weight) AS floor
     FROM postings GROUP BY 1
 ), year_floors AS (
     INSERT INTO papers_lexicaltermyear (term_id, year, champion_floor)
@@ -301,10 +291,6 @@ UPDATE papers_lexicalterm SET champion_floor = (SELECT weight FROM floor) WHERE 
 """
 
 
-def _keep_all() -> dict:
-    return {"keep_all": CHAMPION_KEEP_ALL, "current_year": timezone.now().year}
-
-
 def _champion_depth(df: int) -> int:
     return max(1, math.ceil(df * CHAMPION_SHARE))
 
@@ -319,7 +305,6 @@ def add_champions() -> int:
         params = {"term": term, "unit": f"{{{term}:1}}/{SPARSE_DIMENSIONS}"}
         params["depth"] = _champion_depth(df)
         params["share"] = CHAMPION_SHARE
-        params.update(_keep_all())
         with transaction.atomic(), connection.cursor() as cursor:
             # The writers' lock: no paper is indexed between reading the postings and the floor.
             cursor.execute(_ENSURE_STATS)
@@ -336,13 +321,13 @@ def add_champions() -> int:
 
 # --- Bulk rebuild: the whole catalogue in a few passes ----------------------------------------
 
-# Pass 1, chunk by chunk on any connection: each lexeme's papers and occurrences, by year.
+# Pass 1, chunk by chunk on any connection: each lexeme's papers and occurrences.
 _COUNT_CHUNK = f"""
-INSERT INTO papers_lexicon_rebuild (lexeme, year, df, tf)
-SELECT u.lexeme, {year_sql("p.published")}, count(*), sum({_TF})
+INSERT INTO papers_lexicon_rebuild (lexeme, df, tf)
+SELECT u.lexeme, count(*), sum({_TF})
 FROM papers_paper p CROSS JOIN LATERAL unnest(p.search_vector) AS u
 WHERE p.id = ANY(%(ids)s) AND p.search_vector IS NOT NULL
-GROUP BY 1, 2
+GROUP BY u.lexeme
 """
 
 # Floors from a sample of the papers (every `step`-th id): any floor keeps search exact, the
@@ -368,17 +353,6 @@ SELECT f.term_id, f.year, f.floor FROM (
     GROUP BY 1, 2
 ) f JOIN papers_lexicalterm t ON t.id = f.term_id
 WHERE f.floor < t.champion_floor
-"""
-
-# Floor 0 where a floored term has at most CHAMPION_KEEP_ALL papers in a past year (pass 1's
-# counts): all of them are champions there.
-_KEEP_ALL_YEARS = """
-INSERT INTO papers_lexicaltermyear (term_id, year, champion_floor)
-SELECT t.id, r.year, 0
-FROM (SELECT lexeme, year, sum(df) AS df FROM papers_lexicon_rebuild GROUP BY 1, 2) r
-JOIN papers_lexicalterm t ON t.lexeme = r.lexeme AND t.champion_floor IS NOT NULL
-WHERE r.df <= %(keep_all)s AND r.year < %(current_year)s
-ON CONFLICT (term_id, year) DO UPDATE SET champion_floor = 0
 """
 
 _SECONDARY_INDEXES = """
@@ -409,7 +383,7 @@ def rebuild(progress=None, workers: int = 1) -> int:
         cursor.execute("UPDATE papers_lexicalstats SET documents = 0, total_length = 0")
         cursor.execute("DROP TABLE IF EXISTS papers_lexicon_rebuild")
         cursor.execute(
-            "CREATE UNLOGGED TABLE papers_lexicon_rebuild (lexeme text, year int, df int, tf real)"
+            "CREATE UNLOGGED TABLE papers_lexicon_rebuild (lexeme text, df int, tf real)"
         )
         cursor.execute(f"SELECT id, {year_sql('published')} FROM papers_paper ORDER BY id")
         years: dict[int, list[int]] = {}
@@ -443,6 +417,7 @@ def rebuild(progress=None, workers: int = 1) -> int:
             " RETURNING total_length / GREATEST(documents, 1)"
         )
         avg_length = cursor.fetchone()[0]
+        cursor.execute("DROP TABLE papers_lexicon_rebuild")
         # Floors from a sample of ~FLOOR_SAMPLE papers: any floor keeps search exact, the
         # sample only sizes the lists near CHAMPION_SHARE.
         params = dict(_params(ids[:: max(1, total // FLOOR_SAMPLE)]), avg_length=avg_length)
@@ -463,8 +438,6 @@ def rebuild(progress=None, workers: int = 1) -> int:
         cursor.execute(_SAMPLE_YEAR_FLOORS, {"share": CHAMPION_SHARE})
         cursor.execute("DROP TABLE lexicon_w")
         cursor.execute("DROP TABLE lexicon_tf")
-        cursor.execute(_KEEP_ALL_YEARS, _keep_all())
-        cursor.execute("DROP TABLE papers_lexicon_rebuild")
 
     def write(chunk: list[int]) -> int:
         params = dict(_params(chunk), avg_length=avg_length)

@@ -63,7 +63,6 @@ def catalogue(db, shared_data, settings, monkeypatch):
     them two papers at a time and reads whole only terms summing to 60 papers."""
     monkeypatch.setattr(lexical, "CHAMPION_MIN_DF", 40)
     monkeypatch.setattr(lexical, "CHAMPION_SHARE", 0.25)
-    monkeypatch.setattr(lexical, "CHAMPION_KEEP_ALL", 2)  # (term, past year)s with 1-2 papers
     settings.LEXICAL_CANDIDATE_CAP = 60
     settings.LEXICAL_WALK_DEPTH = 2
     settings.LEXICAL_EXACT_HEAD = 10
@@ -341,58 +340,6 @@ def test_the_last_read_takes_papers_holding_a_needed_set_and_ranks_as_exhaustive
                     sets_read += 1
     assert sets_read >= 10, sets_read
     assert scored[True] < 0.8 * scored[False], scored
-
-
-def keep_all_years() -> set[tuple[int, int]]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT term_id, year FROM papers_lexicaltermyear WHERE champion_floor = 0")
-        return set(cursor.fetchall())
-
-
-def test_a_term_rare_in_a_past_year_keeps_all_its_papers_there_and_windows_read_less(
-    catalogue, settings, monkeypatch
-):
-    """Floor 0 for a (term, past year) with few papers: all of them are champions, the walk
-    ends that year's list and bounds the year by 0 for the term instead of by its floor."""
-
-    def searched() -> tuple[int, int]:
-        read = years = 0
-        for query in QUERIES:
-            for start, end in YEAR_WINDOWS + WINDOWS:
-                filters = SearchFilters(start=_day(start), end=_day(end))
-                fast = ranked(query, filters, 10)
-                full = ranked(query, filters, 10, cap=10**9)
-                assert [h.paper_id for h in fast.hits] == [h.paper_id for h in full.hits]
-                read += fast.walked
-                years += fast.years_read
-        return read, years
-
-    monkeypatch.setattr(lexical, "CHAMPION_KEEP_ALL", 0)
-    lexical.rebuild()
-    assert not keep_all_years()
-    without = searched()
-    monkeypatch.setattr(lexical, "CHAMPION_KEEP_ALL", 8)
-    lexical.rebuild()
-    kept = keep_all_years()
-    with_them = searched()
-
-    assert champions() == postings_at_or_above_floors()
-    assert len(kept) >= 50
-    with connection.cursor() as cursor:  # only rare pairs, in past years
-        cursor.execute(
-            "SELECT y.term_id, y.year, count(*) FROM papers_lexicaltermyear y"
-            " JOIN papers_paperlexicon l ON l.terms @> ARRAY[y.term_id]"
-            " AND extract(year FROM l.published AT TIME ZONE 'UTC') = y.year"
-            " WHERE y.champion_floor = 0 GROUP BY 1, 2"
-        )
-        counts = {(term, year): n for term, year, n in cursor.fetchall()}
-    assert set(counts) == kept and max(counts.values()) <= 8
-    assert max(year for _, year in kept) < datetime.now(UTC).year
-    assert with_them[1] < without[1], (with_them, without)  # fewer years read whole
-
-    upsert_papers(catalogue[SLICE:])  # terms reaching the minimum later get it as well
-    lexical.index_missing()
-    assert champions() == postings_at_or_above_floors()
 
 
 def test_the_last_read_in_a_window_goes_through_each_years_lexicon_index(catalogue, settings):
