@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
-from chat.understanding.quantity import NUMBER_WEIGHT, asks_for_quantity, states_new_number
+from chat.understanding.quantity import asks_for_quantity, number_weight
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
 
 from .base import LLM_UNAVAILABLE, AnswerRequest, LLMError, LLMStream, SourceText, Usage
@@ -54,6 +54,8 @@ _BRACKET_NUMBER = re.compile(r"\[\s*\d")
 # In a paper's body they are everywhere ("We used the Adam optimizer [20] with β1 = 0.9, β2 =
 # 0.98"): such a sentence is quoted with its references marked as the paper's ("[ref. 20]").
 _REFERENCE = re.compile(r"\[\s*(\d[\d,;–\- ]*)\]")
+# How a sentence cut at its start begins: a lower-case word, or the year of a citation.
+_INSIDE = re.compile(r"[a-z]|\(?(?:19|20)\d\d[a-z]?[),;]")
 
 
 @dataclass
@@ -83,8 +85,9 @@ def _source_sentences(source: SourceText) -> tuple[bool, list[str]]:
     # fragment, and quoting it with a full stop added would put words in the authors' mouths.
     if body and not re.search(r"[.!?][\"')\]]*$", body[-1]):
         body.pop()
-    # A full-text chunk may begin inside a sentence its previous chunk holds: not quotable.
-    if source.where and body and body[0][:1].islower():
+    # A full-text chunk may begin inside a sentence its previous chunk holds: not quotable
+    # ("and dropout rate 0.1.", "(2019) also propose splitting documents…" after "Wang et al.").
+    if source.where and body and _INSIDE.match(body[0]):
         body.pop(0)
     return has_title, [title, *body] if has_title else body
 
@@ -340,8 +343,8 @@ def answering_scores(
     best: dict[int, tuple[float, str]] = {}
     for sentence, weight in zip(sentences, weights, strict=True):
         score = sum(weight.values())
-        if score > 0 and quantity and states_new_number(sentence.text, question):
-            score *= NUMBER_WEIGHT
+        if score > 0:
+            score *= number_weight(sentence.text, question, quantity)
         if score > 0 and about_other_size(sentence.text, question):
             score *= OTHER_SIZE_WEIGHT  # "the big model used…" for a question on the base one
         number = sentence.source.number

@@ -238,7 +238,8 @@ STOPWORDS = frozenset(
     known regarding published publish say says said anything something thing things way ways
     like many well may might must need needs get gets make makes made advance advances
     advancement advancements progress development developments trend trends main key major
-    important idea ideas different various common kind kinds type types overview""".split()
+    important idea ideas different various common kind kinds type types overview take takes
+    took taken taking part parts""".split()
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
 _ONE_CHARACTER = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")

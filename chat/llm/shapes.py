@@ -67,7 +67,7 @@ ASKING = frozenset(
     deals help helps improve improves compare compared differ difference new newest latest
     recent find found show shows known approach approaches method methods cheaper costlier
     faster slower better worse larger smaller bigger higher lower easier harder stronger weaker
-    simpler""".split()
+    simpler largest smallest biggest longest shortest highest lowest maximum minimum""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"
@@ -579,13 +579,44 @@ _NAME = re.compile(r"[A-Za-z]*[a-z][A-Z][\w-]*|[A-Z]{2,}[\w-]*")
 _OTHERS_WORK = re.compile(r"\b(?:previous|prior|earlier|related|past)\s+(?:work|studies|methods)\b", re.I)
 
 
-def _dataset_names(text: str) -> set[str]:
+# A proper noun next to a dataset word names it too ("a large corpus such as Wikipedia"), unless
+# it is an author's ("Lee et al. (2019)", "(Gao et al., 2020)"), a month's or a pointer's; a
+# proper noun further away is another thing ("… on both corpora, perhaps due to the frequent
+# mention of her name in Wikipedia articles").
+PROPER_NEAR = 4
+_PROPER = re.compile(r"[A-Z][a-z]{2,}")
+_CITED = re.compile(r"\([^()]*\b(?:19|20)\d\d[a-z]?\)|\b[A-Z][\w-]*(?:\s+(?:and|&)\s+[A-Z][\w-]*)?\s+et\s+al\b\.?")
+_NOT_NAMES = frozenset(
+    """january february march april may june july august september october november december jan
+    feb mar apr jun jul aug sep sept oct nov dec table tables figure figures fig section sections
+    appendix equation eq algorithm we our the this these in for with and""".split()
+)
+
+
+def _dataset_names(text: str, asked: str = "") -> set[str]:
     """The names a sentence gives datasets: none unless it speaks of datasets or benchmarks (of
-    the paper's own work)."""
+    the paper's own work); the names the question gives (the paper's: "Which retrieval corpus
+    does REALM use?") are not a dataset's."""
     if not _DATASET_WORD.search(text) or _OTHERS_WORK.search(text):
         return set()
-    words = [w.strip(",.;:()[]") for w in text.split()[1:]]
-    return {w for w in words if _NAME.fullmatch(w)}
+    words = [w.strip(",.;:()[]“”\"'") for w in _CITED.sub(" ", text).split()]
+    mine = {w.lower() for w in re.findall(r"[\w-]+", asked)}
+    near = {
+        i + d
+        for i, w in enumerate(words)
+        if _DATASET_WORD.fullmatch(w)
+        for d in range(-PROPER_NEAR, PROPER_NEAR + 1)
+    }
+    return {
+        w
+        for i, w in enumerate(words)
+        if i > 0
+        and w.lower() not in mine
+        and (
+            _NAME.fullmatch(w)
+            or (i in near and _PROPER.fullmatch(w) and w.lower() not in _NOT_NAMES)
+        )
+    }
 
 
 def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[_Sentence]:
@@ -603,7 +634,7 @@ def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> lis
     naming = [
         (len(names), s)
         for s in scorer.sentences
-        if s.source.arxiv_id in papers and len(names := _dataset_names(s.text)) >= 1
+        if s.source.arxiv_id in papers and len(names := _dataset_names(s.text, topic)) >= 1
     ]
     naming.sort(key=lambda pair: (-pair[0], pair[1].source.number, pair[1].position))
     chosen: list[_Sentence] = []

@@ -48,7 +48,7 @@ from chat.llm.sentences import (
     term_set,
     terms,
 )
-from chat.understanding.quantity import NUMBER_WEIGHT, states_new_number
+from chat.understanding.quantity import number_weight
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
 from papers.indexing.lexical import K1, B
 
@@ -544,8 +544,8 @@ def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity:
             continue
         words = term_set(sentence)
         score = sum(weight for lexeme, weight in idf.items() if lexeme in words)
-        if score > 0 and quantity and states_new_number(sentence, question):
-            score *= NUMBER_WEIGHT
+        if score > 0:
+            score *= number_weight(sentence, question, quantity)
         if score > 0 and about_other_size(sentence, question):
             score *= OTHER_SIZE_WEIGHT
         best = max(best, score)

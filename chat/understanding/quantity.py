@@ -69,10 +69,22 @@ def asked_things(question: str) -> list[str]:
     return []
 
 
+# A pointer to a part of the paper is no stated quantity: "in Table 2", "Figure 9", "Fig. 4(b)",
+# "Section 2.5", "Eq. (3)", "Appendix C.1", "Algorithm 1" ("The following section gives …
+# parameter counts in Table 2" does not say how many parameters).
+_POINTER = re.compile(
+    r"\b(?:tables?|tab\.|figures?|figs?\.|sections?|secs?\.|§|equations?|eqs?\.|appendix|"
+    r"appendices|algorithms?|alg\.|chapters?|theorems?|lemmas?|definitions?|footnotes?|rq)"
+    r"\s*\(?\d+(?:\.\d+)*[a-z]?\)?(?:\s*(?:,|and|-|–)\s*\(?\d+(?:\.\d+)*[a-z]?\)?)*",
+    _FLAGS,
+)
+
+
 def numbers_in(text: str) -> set[str]:
     """The numbers a text states: digit runs ("0.1", "21,015,324", the 28 of "28x28"; not the
-    2 of "β2" nor the 1 of "1 − β1" nor a reference's year) and number words ("five", "sixteen")."""
-    text = _CITATION.sub(" ", text)
+    2 of "β2" nor the 1 of "1 − β1" nor a reference's year nor the 2 of "Table 2") and number
+    words ("five", "sixteen")."""
+    text = _POINTER.sub(" ", _CITATION.sub(" ", text))
     found = set(_DIGITS.findall(text))
     found.update(w for w in _WORD.findall(text.lower()) if w in NUMBER_WORDS)
     return found
@@ -89,3 +101,43 @@ def _asked_numbers(question: str) -> frozenset[str]:
     """numbers_in(question), once a question: the sentence scorers ask for each of hundreds of
     sentences."""
     return frozenset(numbers_in(question))
+
+
+# "the largest model", "the maximum context length": the end of a range a sentence gives.
+_EXTREME = re.compile(
+    r"\b(?:largest|biggest|smallest|longest|shortest|deepest|widest|highest|lowest|maximum|"
+    r"minimum|max|min)\b",
+    _FLAGS,
+)
+_NUMBER = r"(?:\d[\d.,]*|" + "|".join(sorted(NUMBER_WORDS)) + r")"
+# "ranging in size from 169 million to 14 billion", "up to 64 layers", "as large as 14B".
+_RANGE = re.compile(
+    rf"\bfrom\s+{_NUMBER}\S*(?:\s+\S+)?\s+(?:to|up\s+to)\s+{_NUMBER}|\bup\s+to\s+{_NUMBER}"
+    rf"|\bas\s+(?:large|big|many|much|long|deep|high)\s+as\s+{_NUMBER}",
+    _FLAGS,
+)
+
+
+def asks_for_extreme(question: str) -> bool:
+    """ "How many parameters does the largest RWKV model have?": one end of a range."""
+    return bool(_EXTREME.search(question))
+
+
+def states_range(sentence: str) -> bool:
+    """Whether a sentence gives a range of numbers, whose end answers a question after the
+    largest or the smallest ("models ranging in size from 169 million to 14 billion")."""
+    return bool(_RANGE.search(sentence))
+
+
+def number_weight(sentence: str, question: str, quantity: bool) -> float:
+    """How much more a sentence with the question's words weighs for what it states: NUMBER_WEIGHT
+    for a quantity question when it states a number, NUMBER_WEIGHT again when the question asks
+    for the largest or smallest and it gives a range (the question's "largest" is in no
+    sentence: "from 169 million to 14 billion parameters" says it)."""
+    weight = 1.0
+    if quantity and states_new_number(sentence, question):
+        weight *= NUMBER_WEIGHT
+        if asks_for_extreme(question) and states_range(sentence):
+            weight *= NUMBER_WEIGHT
+    return weight
+

@@ -1,0 +1,78 @@
+"""Body questions on real PDFs read over HTTP (the shared arXiv PDFs behind a local server): what
+the offline composer opens with when the answer is the top of a range, or a corpus named by a
+proper noun."""
+
+import pytest
+
+from chat.llm.extractive import ExtractiveBackend
+from chat.pipeline.answer import answer_events
+from chat.understanding.quantity import numbers_in, number_weight
+from tests.chat.conftest import NOW
+
+# The fixtures of tests/papers/fulltext: a local arXiv PDF server over the shared PDFs.
+from tests.papers.fulltext.conftest import pdf_server, shared_papers  # noqa: F401
+
+RWKV, REALM = "2305.13048", "2002.08909"
+
+
+def test_a_pointer_to_a_table_or_figure_states_no_number():
+    sentence = "The following section gives the parameter and FLOP counts in Table 2."
+    assert numbers_in(sentence) == set()
+    assert numbers_in("In Figure 9 and Fig. 4(b), see Section 2.5 and Eq. (3).") == set()
+    assert numbers_in("We trained on 8 GPUs (Table 1).") == {"8"}
+
+
+def test_a_range_answers_a_question_after_the_largest():
+    question = "How many parameters does the largest RWKV model have?"
+    ranged = "We release models ranging in size from 169 million to 14 billion parameters."
+    single = "The 430M model has 24 layers."
+    assert number_weight(ranged, question, True) > number_weight(single, question, True) > 1
+    # Without "largest" a range is one more number.
+    plain = "How many parameters do RWKV models have?"
+    assert number_weight(ranged, plain, True) == number_weight(single, plain, True)
+
+
+@pytest.fixture
+def read_pdfs(pdf_server, shared_papers):  # noqa: F811
+    from papers.fulltext.read import read_paper
+    from papers.indexing.vectors import embed_missing
+
+    embed_missing()
+    for arxiv_id in (RWKV, REALM):
+        assert read_paper(shared_papers[arxiv_id]).status == "ok"
+    return shared_papers
+
+
+async def _first_quote(question: str, paper) -> tuple[str, list[dict], dict]:
+    events = [
+        e
+        async for e in answer_events(
+            question, now=NOW, backend=ExtractiveBackend(chunk_delay=0), scope_ids=(paper.pk,)
+        )
+    ]
+    cards, done = next(e for e in events if e["type"] == "sources")["sources"], events[-1]
+    first = next(line for line in done["content"].splitlines() if line.startswith("- "))
+    return first, cards, done
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+@pytest.mark.usefixtures("tidy_passage_statistics")
+async def test_the_largest_model_is_answered_by_the_range_the_paper_gives(read_pdfs):
+    first, cards, done = await _first_quote(
+        "How many parameters does the largest RWKV model have?", read_pdfs[RWKV]
+    )
+    # Not "… parameter and FLOP counts in Table 2" (its "2" is no count of anything).
+    assert "from 169 million to 14 billion parameters" in first
+    number = int(first.rsplit("[", 1)[1].split("]")[0])
+    card = next(c for c in cards if c["number"] == number)
+    assert card["page"] == 2 and "14 billion" in card["highlight"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+@pytest.mark.usefixtures("tidy_passage_statistics")
+async def test_a_corpus_named_by_a_proper_noun_answers_which_corpus(read_pdfs):
+    first, _, done = await _first_quote("Which retrieval corpus does REALM use?", read_pdfs[REALM])
+    # The paper's own name ("REALM (Z = 20 Dec 2018 corpus) …") names no corpus.
+    assert "Wikipedia" in first and not first.startswith("- REALM")
