@@ -6,7 +6,7 @@ import pytest
 
 from chat.llm.extractive import ExtractiveBackend
 from chat.pipeline.answer import answer_events
-from chat.understanding.quantity import numbers_in, number_weight
+from chat.understanding.quantity import number_weight, numbers_in
 from tests.chat.conftest import NOW
 
 # The fixtures of tests/papers/fulltext: a local arXiv PDF server over the shared PDFs.
