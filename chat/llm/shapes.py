@@ -766,10 +766,14 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
         return None
     lines: list[str] = [T.LEAD_IN, ""]
     used: set[int] = set()
-    for side in (a, b):
+    for side, other in ((a, b), (b, a)):
         mine = [s for s in mentioning[side] if id(s) not in used]
         if not mine:
-            lines += [T.COMPARE_SIDE_MISSING.format(side=side), ""]
+            # "None mentions it" only when no sentence names it at all: a sentence naming both
+            # sides is quoted below, and would contradict it.
+            beside = any(_mentions(s, forms[side]) for s in scorer.sentences)
+            missing = T.COMPARE_SIDE_ONLY_BESIDE if beside else T.COMPARE_SIDE_MISSING
+            lines += [missing.format(side=side, other=other), ""]
             continue
         lex = scorer.lexical(f"{side} {topic}")
         shortlist = sorted(mine, key=lambda s: scorer.prelim(s, lex), reverse=True)

@@ -54,6 +54,9 @@ NAMED_LEAD = "What **{title}** ({published}) reports:"
 # Compare A vs B.
 COMPARE_SIDE = "**On {side}:**"
 COMPARE_SIDE_MISSING = "**On {side}:** none of the retrieved papers mentions it."
+COMPARE_SIDE_ONLY_BESIDE = (
+    "**On {side}:** the retrieved papers name it only beside {other} (below)."
+)
 COMPARE_DIFFERENCE = "**Where the papers set them side by side:**"
 
 # Timeline: papers grouped by period, oldest first.

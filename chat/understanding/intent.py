@@ -67,7 +67,15 @@ _COMPARE = [
 _SIDE_LEAD = re.compile(
     r"^(?:(?:what|which|how|why|is|are|does|do)\b(?:.*\b(?:of|between|about)|.*?\b(?:is|are"
     r"|do|does))\s+)?"
-    r"(?:the\s+|between\s+|methods?\s+|approaches?\s+)*",
+    r"(?:the\s+|an?\s+|between\s+|methods?\s+|approaches?\s+)*",
+    _FLAGS,
+)
+# A verb of how something does ("how does LoRA perform compared with…"): at a side's end it is
+# dropped ("LoRA"); followed by more words the side is a clause ("retrieval help RAG"), and the
+# question weighs one effect against a baseline, not two things named by the user.
+_SIDE_VERB = re.compile(
+    r"\s+(?:perform|performs|help|helps|work|works|fare|fares|do|does|scale|scales|behave|"
+    r"behaves|improve|improves|hurt|hurts|affect|affects|change|changes)\b(?P<rest>.*)$",
     _FLAGS,
 )
 _SIDE_TAIL = re.compile(
@@ -140,7 +148,12 @@ def _day(value) -> date | None:
 
 
 def _side(text: str) -> str:
+    """The thing a compare side names ("" when the side is a clause, not a name)."""
     text = _SIDE_TAIL.sub("", _SIDE_LEAD.sub("", text.strip(" ,;:?!.\"“”'")))
+    if verb := _SIDE_VERB.search(text):
+        if verb["rest"].strip():
+            return ""
+        text = text[: verb.start()]
     return " ".join(text.split()[:6])
 
 

@@ -463,3 +463,37 @@ def test_a_sentence_names_the_papers_own_datasets_not_earlier_works():
     others = "It was mostly considered in previous work for datasets such as NarrativeQA or CoQA."
     assert _dataset_names(others) == set()
     assert _dataset_names("We focus on datasets where the writers did not know the answer.") == set()
+
+
+def test_a_side_named_only_beside_the_other_is_not_called_missing(settings):
+    # "What are the advantages of LoRA compared with full fine-tuning?" answered "On LoRA: none
+    # of the retrieved papers mentions it", then quoted a sentence naming LoRA beside full
+    # fine-tuning.
+    settings.EMBEDDING_BACKEND = "hashing"
+    both = SourceText(
+        1, "Prompting at scale", "A. Author", "2022-02-01",
+        "Hu et al. show that full fine-tuning, LoRA, or prompt tuning can still outperform "
+        "few-shot prompting. We study prompts for classification.", "2202.1",
+    )  # fmt: skip
+    one = SourceText(
+        2,
+        "Fine-tuning vision transformers",
+        "B. Author",
+        "2021-01-01",
+        "Full fine-tuning of every layer costs the most memory. We report linear probes.",
+        "2101.1",
+    )
+    question = "What are the advantages of LoRA compared with full fine-tuning?"
+    request = AnswerRequest(
+        question=question, sources=[both, one], messages=[],
+        intent=Intent("compare", subjects=("LoRA", "full fine-tuning")),
+        analysis={"query": question},
+    )  # fmt: skip
+    answer = compose_shaped(request)
+
+    assert T.COMPARE_SIDE_ONLY_BESIDE.format(side="LoRA", other="full fine-tuning") in answer
+    assert "none of the retrieved papers mentions it" not in answer
+    assert "LoRA, or prompt tuning" in answer  # the sentence naming both, quoted below
+
+    request.intent = Intent("compare", subjects=("QLoRA", "full fine-tuning"))
+    assert T.COMPARE_SIDE_MISSING.format(side="QLoRA") in compose_shaped(request)

@@ -110,3 +110,20 @@ def test_timelines_and_filtered_lists_ask_for_more_sources():
     assert sources_wanted(Intent("list", by_filter=True), 8) == 12
     assert sources_wanted(Intent("overview"), 8) == 8
     assert sources_wanted(Intent("list"), 8) == 8
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "sides"),
+    [
+        # A side that is a clause weighs an effect against a baseline: not two named things.
+        ("How much does retrieval help RAG on open-domain QA compared with a closed-book model?",
+         "overview", ()),
+        ("How does LoRA perform compared with full fine-tuning?", "compare",
+         ("LoRA", "full fine-tuning")),
+        ("How does RAG compare with a closed-book T5 on Natural Questions?", "compare",
+         ("RAG", "closed-book T5")),
+    ],
+)  # fmt: skip
+def test_a_compare_side_is_a_name_not_a_clause(question, kind, sides):
+    intent = classify(question, analyse(question, NOW), NOW.date())
+    assert (intent.kind, intent.subjects) == (kind, sides)
