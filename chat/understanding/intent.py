@@ -93,6 +93,9 @@ _NAMED = [
         r"|(?:a\s+)?summary\s+of|what\s+are\s+the\s+(?:main\s+)?(?:findings|results|"
         r"contributions)\s+of)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _END,
         r"\bthe\s+paper\s+[\"“'‘](?P<t>[^\"”'’]{8,})[\"”'’]",
+        # Unquoted: "what is the paper DeVRF: Fast Deformable … about?" was a list of 8 papers.
+        r"^\s*(?:what\s+is|what's|tell\s+me\s+(?:more\s+)?about|explain|describe)\s+the\s+paper\s+"
+        r"(?P<t>.+?)(?:\s+about)?" + _END,
         r"[\"“](?P<t>[^\"”]{12,})[\"”]",
     )
 ]

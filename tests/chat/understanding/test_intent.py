@@ -39,6 +39,8 @@ CASES = [
     ),
     ("summarize 2309.00267", "named_paper", False),
     ("what are the main findings of Attention Is All You Need", "named_paper", False),
+    ("What is the paper DeVRF: Fast Deformable Voxel Radiance Fields about?", "named_paper", False),
+    ("tell me about the paper Deep Residual Learning for Image Recognition", "named_paper", False),
     # Compare.
     ("compare DPO and RLHF", "compare", False),
     ("DPO vs RLHF for alignment", "compare", False),
