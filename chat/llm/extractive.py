@@ -48,6 +48,8 @@ MIN_COVERAGE = 0.25
 # What the question calls a paper it names counts this much of its IDF (answering_scores): 0.25
 # also let "RWKV" drop out of "Is RWKV cheaper than transformers at inference?".
 NAME_WEIGHT = 0.5
+# A table row labelled with the variant the question names, against sentences on every variant.
+ROW_VARIANT_WEIGHT = 1.5
 TITLE_WEIGHT = 0.6  # a title names a topic; a sentence of the abstract says something about it
 # Numbered references inside an abstract ("as shown in [12]") would read as our citations.
 _BRACKET_NUMBER = re.compile(r"\[\s*\d")
@@ -340,17 +342,29 @@ def answering_scores(
             idf[stem] *= NAME_WEIGHT
     weights = _bm25_weights(query, idf, sentences)
     quantity = asks_for_quantity(question)
+    # The variants the question asks about ("175B" of "OPT-175B"): a table row labelled with one
+    # is that variant's own line ("Table 1: Model 175B, …, Batch 2M"), where a sentence on all
+    # sizes ("Our batch sizes range from 0.5M to 4M depending on the model size") is not.
+    variants = {part.lower() for w in written for part in re.split(r"[-‐‑]", w)[1:] if part}
     best: dict[int, tuple[float, str]] = {}
     for sentence, weight in zip(sentences, weights, strict=True):
         score = sum(weight.values())
         if score > 0:
             score *= number_weight(sentence.text, question, quantity)
+        if score > 0 and variants and _row_label(sentence.text) in variants:
+            score *= ROW_VARIANT_WEIGHT
         if score > 0 and about_other_size(sentence.text, question):
             score *= OTHER_SIZE_WEIGHT  # "the big model used…" for a question on the base one
         number = sentence.source.number
         if score > 0 and score > best.get(number, (0.0, ""))[0]:
             best[number] = (score, sentence.text)
     return best
+
+
+def _row_label(sentence: str) -> str:
+    """The first cell of a table row said as a sentence (its label: "175B"), "" for a sentence."""
+    row = getattr(sentence, "row", "")
+    return row.split()[0].lower() if row.strip() else ""
 
 
 def quoted_sentences(answer: str, sources: list[SourceText]) -> dict[int, str]:

@@ -63,3 +63,14 @@ async def test_a_table_row_is_quoted_with_its_caption_and_header(opt_read):
     assert card["highlight"] in passage
     # No other model size's row is put forward as the answer.
     assert not any(line.startswith("- Table 1") and "Model 175B" not in line for line in lines)
+
+
+async def test_the_row_of_the_asked_variant_opens_before_a_sentence_on_every_size(opt_read):
+    # "Our batch sizes range from 0.5M to 4M depending on the model size (see Table 1)" shares
+    # more of the question's words; the row labelled 175B is OPT-175B's own batch size.
+    cards, done = await _answer("What batch size was used to train OPT-175B?", opt_read)
+    lines = [line for line in done["content"].splitlines() if line.startswith("- ")]
+    assert lines[0].startswith(f"- {ROW}") and "Batch 2M" in lines[0]
+    number = int(lines[0].rsplit("[", 1)[1].split("]")[0])
+    card = next(c for c in cards if c["number"] == number)
+    assert card["highlight"] == "175B 96 96 12288 1.2e−4 2M"
