@@ -675,6 +675,16 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
         others = [s for s in chosen if s not in leads]
         if named:  # only the named paper speaks: another paper's value is not its value
             others = [s for s in others if s.source.arxiv_id in named]
+        if (
+            lead.source.where
+            and asks_for_quantity(topic)
+            and _states_the_number([*leads, *others], leads, request, topic)
+        ):
+            # The body answer states the number asked for: what follows must say something of
+            # what was asked, not only share the paper's name (chosen by meaning, "We trained a
+            # 4-layer transformer … on the Wall Street Journal (WSJ) portion of the Penn
+            # Treebank" followed "What dropout rate did the Transformer base model use?").
+            others = [s for s in others if _says_what_was_asked(s, request, topic)]
         chosen = [*leads, *others][: max(OVERVIEW_SENTENCES, len(leads))]
     opening = T.LEAD_IN
     if asks_for_quantity(topic) and not _states_the_number(chosen, leads, request, topic):
@@ -684,6 +694,14 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     if missing:
         lines += ["", T.PARTLY.format(words=_list_words(missing))]
     return lines
+
+
+def _says_what_was_asked(s: _Sentence, request: AnswerRequest, topic: str) -> bool:
+    """Whether a sentence shares a word with the question that is no name it gives papers, no
+    asking word and no word of any field ("model")."""
+    words = set(stems([w for w in content_words(_without_names(request, topic)) if w not in ASKING]))
+    asked = (words - _BROAD) or words
+    return bool(asked & set(s.term_counts))
 
 
 def _states_the_number(chosen, leads, request: AnswerRequest, topic: str) -> bool:

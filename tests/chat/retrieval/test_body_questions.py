@@ -271,3 +271,29 @@ async def test_each_cited_card_marks_the_sentence_the_answer_quotes_from_it(two_
             assert card["highlight"] and card["highlight"] in card["passage"]
             assert first[2:].startswith(_said_as_quoted(card)), (question, first, card["quote"])
         assert content.count("[") >= len(cited)
+
+
+@pytest.fixture
+def transformer_read_with_minilm(pdf_server, shared_papers, settings):  # noqa: F811
+    """The Transformer read over HTTP and embedded with the bundled MiniLM (production's
+    embedder): the composer's choice by meaning is what is checked."""
+    from papers.fulltext.read import read_paper
+    from papers.indexing.vectors import embed_missing
+
+    settings.EMBEDDING_BACKEND = "minilm"
+    embed_missing()
+    assert read_paper(shared_papers["1706.03762"]).status == "ok"
+    return shared_papers
+
+
+async def test_once_the_number_is_stated_no_quote_shares_only_the_papers_name(
+    transformer_read_with_minilm,
+):
+    # Chosen by meaning, "We trained a 4-layer transformer … on the Wall Street Journal (WSJ)
+    # portion of the Penn Treebank" followed the answer: the Transformer is all it shares with
+    # the question.
+    _, done = await _answer("What dropout rate did the Transformer base model use?")
+    lines = _quoted_lines(done)
+    assert "For the base model, we use a rate of Pdrop = 0.1" in lines[0]
+    words = ("dropout", "rate", "base", "pdrop")
+    assert all(any(w in line.lower() for w in words) for line in lines), lines
