@@ -6,7 +6,9 @@ Derived from the catalogue, never from a hand-written list: each paper's title, 
 
 - TITLE (3): a title "NAME: …" with a short or made-up NAME ("REALM: Retrieval-Augmented …",
   "OPT: Open Pre-trained …", "Batch Normalization: Accelerating …"; not "Towards X: …");
-- PROPOSED (2): the abstract introduces it: "we propose a new … architecture, the Transformer",
+- PROPOSED (2): the abstract introduces it: "we propose a new … architecture, the Transformer"
+  (not "we propose operating GANs on …": a gerund first does something with the name; "a
+  conditional GAN (FC-GAN)" introduces the bracket's name),
   "we introduce Adam", "we present the MuZero algorithm", "which we call Batch Normalization",
   "we refer to the method as ‘Constitutional AI’", "… called CiteSee"; and an acronym defined for
   a run of the title's words ("Dense Passage Retriever (DPR)" in a paper titled "Dense Passage
@@ -203,12 +205,24 @@ def _acronym_long(long: str, short: str) -> str:
     return ""
 
 
+# "we propose operating / using / applying X": a gerund opening the clause does something with
+# X, which a "we propose" then does not name.
+_USING = re.compile(r"\s*(?!(?:string|thing|spring|ring|king|wing)s?\b)[a-z]+ing\b")
+_BRACKET_NAME = re.compile(r"\s*\((?P<name>[A-Za-z][\w\-+.*]{1,30})\)")
+
+
 def _phrases(text: str, *, body: bool = False) -> list[str]:
     """Names that `text` introduces with "we propose/introduce/present …" or "we call …" (in a
     body, not "… called X": bodies name their tools and examples that way)."""
     found = []
     for m in _PROPOSE.finditer(text):
+        if _USING.match(m["rest"]):
+            continue  # "we propose operating GANs on spectra": GANs are the tool, not the name
         if name := _capitalised_run(m["rest"]):
+            # "a fast-converging conditional GAN (FC-GAN)": the bracket holds the name.
+            bracket = _BRACKET_NAME.match(text, m.end())
+            if bracket and m["rest"].rstrip().endswith(name):
+                name = bracket["name"]
             found.append(name)
     for m in _CALL.finditer(text):
         if body and not m[0].lower().startswith("we"):

@@ -104,6 +104,7 @@ async def test_the_named_paper_leads_the_search_and_opens_the_answer(catalogue_o
     assert any(
         c["page"] <= 2 <= c["page_end"] and "batch size" in c["passage"].lower() for c in cited
     )
+    assert "2M" in first and "175B" in first
     # The question is about OPT: its chunks fill the cards before another paper's (they were
     # 3 of 8, its training setup on p. 2 left out for MoBYv2AL's and ViT's).
     assert [c["arxiv_id"] for c in cards[:6]] == [OPT] * 6
@@ -149,6 +150,19 @@ def test_the_first_paper_to_introduce_a_name_gets_it_and_a_common_word_names_non
     for n in range(3, 6):  # claimed by five papers: a common word, not one paper's name
         _paper(n, 2024, proposes)
     assert _named("What dropout did the Zebraformer use?") == []
+
+
+def test_a_paper_that_proposes_doing_something_with_a_name_does_not_get_it():
+    # "How do GANs generate images?" was answered from a speech paper alone: its abstract's "we
+    # propose operating GANs on log-Mel filterbank spectra" had made GANs its name.
+    user = _paper(1, 2017, "Motivated by image processing, we propose operating GANs on spectra.")
+    assert not PaperName.objects.filter(paper=user).exists()
+    assert _named("How do GANs generate images?") == []
+    # "… a conditional GAN (FC-GAN)": the bracket is the paper's name, not GAN.
+    fc = _paper(2, 2018, "In this paper we propose a fast-converging conditional GAN (FC-GAN).")
+    assert list(PaperName.objects.filter(paper=fc).values_list("name", flat=True)) == ["FC-GAN"]
+    assert _named("What is the FC-GAN trained on?") == [fc.arxiv_id]
+    assert _named("How do GANs generate images?") == []
 
 
 def test_a_coined_acronym_names_its_paper_and_a_name_before_a_noun_still_counts(
