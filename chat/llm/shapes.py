@@ -672,7 +672,12 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
             leads = [max(own, key=lambda s: (scorer.prelim(s), -s.source.number, -s.position))]
     lead = leads[0] if leads else None
     if leads:
-        others = [s for s in chosen if s not in leads]
+        # Not a lead again in other words, nor the same sentence from another chunk (a paper
+        # repeats itself: RAG's "best performing closed-book … T5-11B" on pp. 18 and 19).
+        said = [set(s.term_counts) for s in leads]
+        others = [
+            s for s in chosen if s not in leads and not any(set(s.term_counts) <= w for w in said)
+        ]
         if named:  # only the named paper speaks: another paper's value is not its value
             others = [s for s in others if s.source.arxiv_id in named]
         if (

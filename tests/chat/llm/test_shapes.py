@@ -497,3 +497,29 @@ def test_a_side_named_only_beside_the_other_is_not_called_missing(settings):
 
     request.intent = Intent("compare", subjects=("QLoRA", "full fine-tuning"))
     assert T.COMPARE_SIDE_MISSING.format(side="QLoRA") in compose_shaped(request)
+
+
+def test_a_sentence_the_paper_repeats_in_another_chunk_is_quoted_once(settings):
+    # "How much does retrieval help RAG … compared with a closed-book model?" quoted "The best
+    # performing closed-book … model is T5-11B …" twice: from its chunks on pp. 18 and 19.
+    settings.EMBEDDING_BACKEND = "hashing"
+    repeated = (
+        "The best performing closed-book open-domain QA model is T5-11B with 11 Billion "
+        "trainable parameters."
+    )
+    chunk = lambda number, page, more: SourceText(  # noqa: E731
+        number, "Retrieval-Augmented Generation", "P. Lewis", "2020-05-01",
+        f"{more} {repeated}", "2005.11401", where=f"p. {page}",
+    )  # fmt: skip
+    question = "Which closed-book QA model performs best, and with how many parameters?"
+    request = AnswerRequest(
+        question=question,
+        sources=[
+            chunk(1, 18, "Appendix."),
+            chunk(2, 19, "Closed-book QA models perform best with more parameters."),
+        ],
+        messages=[], intent=Intent("overview"), analysis={"query": question},
+    )  # fmt: skip
+    answer = compose_shaped(request)
+
+    assert answer.count("T5-11B") == 1, answer
