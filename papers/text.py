@@ -118,3 +118,36 @@ def author_key(name: str) -> str:
     (word order is kept: we never guess which part is the surname)."""
     return _NOT_WORD.sub(" ", tex_to_plain(name).lower()).strip()
 
+
+
+# --- British to American spelling (queries and the composer's word matching) -------------------
+
+# "initialised", "optimisation", "normalising", "analysed": the -ise/-yse forms of -ize/-yze
+# verbs. English stemming keeps them apart ("initialis" against "initi"), so a question asking
+# how parameters are "initialised" matched none of the papers' "initialization". Most of arXiv
+# writes -ize; queries are spelt that way (papers are indexed as written).
+_BRITISH = re.compile(
+    r"\b(?P<stem>[A-Za-z]{3,}?)(?P<s>is|ys)(?P<end>e|ed|es|ing|ation|ations|er|ers|able)\b"
+)
+# Words ending in -ise that are no -ize verb ("promise", "exercise", "noise", "pairwise"…).
+_NOT_IZE = frozenset(
+    """advise devise revise supervise televise improvise exercise excise incise precise concise
+    circumcise promise compromise premise demise surprise enterprise comprise apprise despise
+    chastise expertise franchise enfranchise disenfranchise merchandise paradise treatise disguise
+    cruise bruise noise poise raise praise arise rise anise valise mortise tortoise porpoise
+    turquoise chemise reprise vise guise advertise""".split()
+)
+
+
+def american_spelling(text: str) -> str:
+    """`text` with British -ise/-yse verb forms spelt -ize/-yze ("initialised" ->
+    "initialized", "analysing" -> "analyzing"); other words as they were."""
+
+    def replace(match: re.Match) -> str:
+        stem, s, end = match["stem"], match["s"], match["end"]
+        base = f"{stem}{s}e".lower()
+        if s == "is" and (base in _NOT_IZE or base.endswith("wise")):
+            return match[0]
+        return f"{stem}{'iz' if s == 'is' else 'yz'}{end}"
+
+    return _BRITISH.sub(replace, text)

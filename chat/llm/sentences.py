@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from papers.fulltext.parse import heading_title
 from papers.fulltext.tables import RowSentence, find_tables
+from papers.text import american_spelling
 
 # TeX spans whose inner punctuation must never end a sentence.
 _TEX = re.compile(
@@ -288,8 +289,19 @@ def content_words(text: str) -> list[str]:
     return [w for w in _words(text) if len(w) > 1 and w not in STOPWORDS]
 
 
+# The endings of British -ise/-yse forms (papers.text.american_spelling): only such words pay
+# for its regular expression.
+_BRITISH_ENDINGS = tuple(
+    f"{s}{end}" for s in ("is", "ys") for end in ("e", "ed", "es", "ing", "ation", "ations")
+)
+
+
 def stems(words: list[str]) -> list[str]:
-    return _stemmer().stemWords(words)
+    """Snowball stems, British -ise/-yse forms first spelt as the -ize/-yze they stem apart from
+    ("initialised" meets "initialization")."""
+    return _stemmer().stemWords(
+        [american_spelling(w) if w.endswith(_BRITISH_ENDINGS) else w for w in words]
+    )
 
 
 def terms(text: str) -> list[str]:

@@ -49,7 +49,7 @@ from django.db import transaction
 
 from papers.indexing.lexical import SPARSE_DIMENSIONS, year_sql
 from papers.indexing.periods import lexicon_year_indexes, year_bounds_sql
-from papers.text import tex_to_plain
+from papers.text import american_spelling, tex_to_plain
 
 from .filters import SearchFilters
 
@@ -100,7 +100,8 @@ def idf(df: int, documents: int) -> float:
 
 def query_terms(cursor, text: str) -> tuple[list[str], list[QueryTerm]]:
     """The query's lexemes, and those present in the index with their IDF."""
-    cursor.execute(_QUERY_TERMS, {"text": tex_to_plain(text)})
+    # Spelt as most papers are: "initialised" is indexed "initialis", "initialization" "initi".
+    cursor.execute(_QUERY_TERMS, {"text": american_spelling(tex_to_plain(text))})
     lexemes, terms = [], []
     for lexeme, term_id, df, floor, documents in cursor.fetchall():
         lexemes.append(lexeme)

@@ -1,6 +1,6 @@
 import pytest
 
-from papers.text import author_key, tex_to_plain
+from papers.text import american_spelling, author_key, tex_to_plain
 
 
 @pytest.mark.parametrize(
@@ -30,3 +30,18 @@ def test_author_key_folds_case_accents_and_spacing_but_keeps_word_order():
         == "erwin schrodinger"
     )
     assert author_key("Hinton, G.") != author_key("G Hinton")
+
+
+@pytest.mark.parametrize(
+    ("british", "american"),
+    [
+        ("How are QAOA parameters initialised?", "How are QAOA parameters initialized?"),
+        ("optimisation of normalising flows", "optimization of normalizing flows"),
+        ("We analysed the randomised trials", "We analyzed the randomized trials"),
+        # -ise words that are no -ize verb, and words that only contain "is".
+        ("a promising exercise: noise, pairwise, revised", "a promising exercise: noise, pairwise, revised"),
+        ("this analysis is the basis", "this analysis is the basis"),
+    ],
+)  # fmt: skip
+def test_american_spelling(british, american):
+    assert american_spelling(british) == american

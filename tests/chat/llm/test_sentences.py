@@ -86,3 +86,13 @@ def test_term_set_is_the_set_of_terms(text):
 def test_spells_greek():
     assert spells_greek("β2 = 0.98") and spells_greek("Ω(n)")
     assert not spells_greek("beta2 = 0.98, $\\alpha$")
+
+
+def test_a_british_spelling_stems_as_the_american_one():
+    # "How are QAOA parameters initialised?": "initialis" and "initi" were different stems, so
+    # the papers' "initialization" never matched the question's main word.
+    from chat.llm.sentences import terms
+
+    assert terms("initialised initialisation") == terms("initialized initialization")
+    assert terms("optimised, analysed") == terms("optimized, analyzed")
+    assert terms("promise noise") == ["promis", "nois"]

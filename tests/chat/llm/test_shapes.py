@@ -523,3 +523,4 @@ def test_a_sentence_the_paper_repeats_in_another_chunk_is_quoted_once(settings):
     answer = compose_shaped(request)
 
     assert answer.count("T5-11B") == 1, answer
+
