@@ -29,9 +29,12 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 
-# Searches in parallel: PostgreSQL and the Python side of retrieval share two cores, so more lanes
-# only add waiting (measured with `manage.py bench_chat concurrent`, docs/BENCHMARKS.md).
-DB_LANES = 3
+# Answers in parallel before their first token. A lane spends most of its time waiting, not
+# computing: on PostgreSQL, on the commit reaching the disk, on the GIL (in a burst of 100 chats
+# saving a turn took 25-70 ms on its lane for 3-4 ms of the thread's CPU, and a search ~100 ms for
+# ~20 ms), so with 3 lanes the answers queued for a lane while the CPU was not all used:
+# `manage.py bench_chat concurrent`, 8 lanes against 3, docs/BENCHMARKS.md (session 11).
+DB_LANES = 8
 # Lanes for the socket's reads (`socket_lanes`): two, so one slow read does not hold up the rest.
 SOCKET_LANES = 2
 
