@@ -50,6 +50,7 @@ from chat.llm.sentences import (
 )
 from chat.understanding.quantity import number_weight
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
+from papers.indexing.chunkwords import average_length
 from papers.indexing.lexical import K1, B
 
 from .dense import DenseResult, dense_search, hidden_papers, passage_where, vector_literal
@@ -209,8 +210,23 @@ CROSS JOIN LATERAL (
     SELECT array_agg(u.lexeme) AS lexemes, array_agg(array_length(u.positions, 1)) AS counts
     FROM unnest(ts_filter(setweight(ps.lexemes, 'A', %(words)s::text[]), '{{a}}')) AS u
 ) t
-WHERE {where} AND ps.lexemes @@ to_tsquery('simple', %(level{level})s) AND {papers}
+WHERE {where} AND {generator} AND {papers}
 """
+
+# The champion walk (papers.indexing.chunkwords): each common word's best chunks in the window,
+# by descending weight, from its B-tree (papers_chunk_champion_walk_idx, window in the index).
+_CHAMPION_WORDS = "SELECT lexeme, id FROM papers_chunkword WHERE lexeme = ANY(%s)"
+_WALK = """
+SELECT q.word, c.passage_id FROM unnest(%(walked)s::int[]) AS q(word)
+CROSS JOIN LATERAL (
+    SELECT c.passage_id FROM papers_chunkchampion c
+    WHERE c.word_id = q.word AND {dates}
+    ORDER BY c.weight DESC, c.passage_id LIMIT %(depth)s
+) c
+"""
+# Chunks read of each common word's champion list: at 1M chunks, over the 16 topics without a
+# window, ... (bench_search --chunks, docs/BENCHMARKS.md).
+CHAMPION_WALK_DEPTH = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,11 +277,14 @@ def candidate_levels(df: dict[str, int], cap: int) -> list[str]:
     return levels
 
 
-def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: int) -> list[WordHit]:
+def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: int,
+                      *, champions: bool = True) -> list[WordHit]:
     """The `n` papers whose best chunk scores highest by BM25 for the query's `lexemes` (as
     to_tsvector('english') made them), within `filters`. The IDF is the chunks' own (a word in
     every paper's method section, "learning", counts little; "smoothing" much); the rarest words
-    generate the candidates, all words score them."""
+    generate the candidates, with each common word's best chunks (`champion_candidates`), and
+    all words score them. `champions=False`: the candidates level by level alone, as before the
+    champion lists (for comparison)."""
     words = sorted({w for w in lexemes if _LEXEME.match(w)})
     if n <= 0 or not words or (filters.paper_ids is not None and not filters.paper_ids):
         return []
@@ -273,9 +292,7 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
     if not documents or not df:
         return []
     idf = {w: math.log(1.0 + (documents - d + 0.5) / (d + 0.5)) for w, d in df.items()}
-    levels = candidate_levels(df, WORD_CANDIDATE_CAP)
-    params = {"model": model, "words": list(df), "cap": WORD_CANDIDATE_CAP}
-    params.update((f"level{i}", level) for i, level in enumerate(levels))
+    params: dict = {"model": model, "words": list(df), "cap": WORD_CANDIDATE_CAP}
     where = passage_where(filters, params, "fulltext")
     # (ids and exclusions are Passage columns, in `where`; hidden and withdrawn: _visible_head)
     join, papers = "", "TRUE"
@@ -284,18 +301,32 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
         papers, params = replace(filters, paper_ids=None, exclude_ids=()).paper_conditions(
             "p", params
         )
-    # Each level's chunks before the next one's: the Append stops (and the later levels are
-    # never scanned) once the cap is reached.
-    branches = [
-        _WORD_CHUNKS.format(join=join, where=where, papers=papers, level=i)
-        for i in range(len(levels))
-    ]
-    union = " UNION ALL ".join(f"({branch})" for branch in branches)
-    cursor.execute(f"{union} LIMIT %(cap)s", params)
-    found = cursor.fetchall()
+    walked = champion_candidates(cursor, df, filters, params) if champions else None
+    average, found = None, []
+    if walked is not None:
+        generator, average, ended = walked
+        sql = _WORD_CHUNKS.format(join=join, where=where, papers=papers, generator=generator)
+        cursor.execute(sql, params)
+        found = cursor.fetchall()
+    if walked is None or ended:
+        levels = candidate_levels(df, WORD_CANDIDATE_CAP)
+        params.update((f"level{i}", level) for i, level in enumerate(levels))
+        # Each level's chunks before the next one's: the Append stops (and the later levels are
+        # never scanned) once the cap is reached.
+        branches = [
+            _WORD_CHUNKS.format(
+                join=join, where=where, papers=papers,
+                generator=f"ps.lexemes @@ to_tsquery('simple', %(level{i})s)",
+            )
+            for i in range(len(levels))
+        ]  # fmt: skip
+        union = " UNION ALL ".join(f"({branch})" for branch in branches)
+        cursor.execute(f"{union} LIMIT %(cap)s", params)
+        found += cursor.fetchall()
     if not found:
         return []
-    average = sum(length for _, _, _, length, _, _ in found) / len(found) or 1.0
+    if average is None:
+        average = sum(length for _, _, _, length, _, _ in found) / len(found) or 1.0
     best: dict[int, WordHit] = {}
     for paper_id, passage_id, published, length, words_in, counts in found:
         norm = K1 * (1 - B + B * length / average)
@@ -307,6 +338,59 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
             best[paper_id] = WordHit(paper_id, passage_id, score, published)
     ranked = sorted(best.values(), key=lambda h: (-h.score, h.paper_id))
     return _visible_head(cursor, ranked, filters, n)
+
+
+def champion_candidates(
+    cursor, df: dict[str, int], filters: SearchFilters, params: dict
+) -> tuple[str, float, bool] | None:
+    """The candidates' generator (SQL over `ps`, its parameters added to `params`), the
+    average chunk length to score with, and whether a list ended in the window (the levels are
+    read too, then), when the champion lists (papers.indexing.chunkwords)
+    can bound the read: the rarest words whose summed frequency fits WORD_CANDIDATE_CAP read
+    whole, each other word's best CHAMPION_WALK_DEPTH chunks in the window. None when the rare
+    words alone are read (every word fits the cap), for a scope or a category (a walk of the
+    whole catalogue's best chunks would mostly fall outside them; their own chunks are fewer),
+    before the lists are built, or when a word too common to read whole has no list yet: then
+    the candidates come level by level (candidate_levels)."""
+    if filters.paper_ids is not None or filters.categories:
+        return None
+    ordered = sorted(df, key=lambda w: (df[w], w))
+    whole, total = [], 0
+    for word in ordered:
+        if total + df[word] > WORD_CANDIDATE_CAP:
+            break
+        whole.append(word)
+        total += df[word]
+    rest = ordered[len(whole):]
+    if not rest:
+        return None
+    cursor.execute(_CHAMPION_WORDS, [rest])
+    lists = dict(cursor.fetchall())
+    if not lists:
+        return None
+    for word in rest:  # a word without a list is read whole if it can be
+        if word not in lists:
+            if df[word] > WORD_CANDIDATE_CAP:
+                return None
+            whole.append(word)
+    average = average_length(cursor)
+    if average is None:
+        return None
+    walk = {"walked": sorted(lists.values()), "depth": CHAMPION_WALK_DEPTH}
+    cursor.execute(_WALK.format(dates=filters.date_conditions("c.published", walk)), walk)
+    rows = cursor.fetchall()
+    params["walked_ids"] = sorted({passage for _, passage in rows})
+    generator = "ps.id = ANY(%(walked_ids)s::bigint[])"
+    if whole:
+        params["whole"] = " | ".join(whole)
+        generator = f"({generator} OR ps.lexemes @@ to_tsquery('simple', %(whole)s))"
+    # A list that ended before the walk's depth in the window: the window's other chunks with
+    # the word lie below its floor, unread; the levels read them too, as before the lists.
+    walked = {word for word, _ in rows}
+    ended = len(walked) < len(lists) or any(
+        sum(1 for w, _ in rows if w == word) < CHAMPION_WALK_DEPTH for word in walked
+    )
+    return generator, average, ended
 
 
 def _visible_head(cursor, ranked: list[WordHit], filters: SearchFilters, n: int) -> list[WordHit]:
