@@ -47,8 +47,9 @@ from chat.llm.sentences import (
     stems,
     term_set,
     terms,
+    terms_any_sentence_may_hold,
 )
-from chat.understanding.quantity import number_weight
+from chat.understanding.quantity import number_weight, number_weight_at_most
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
 from papers.indexing.chunkwords import average_length
 from papers.indexing.lexical import K1, B
@@ -127,6 +128,19 @@ class Chunk:
     length: int = 0  # the chunk's tokens as to_tsvector counts them (stopwords excluded)
     counts: tuple[tuple[str, int], ...] = ()  # (query lexeme, its occurrences in the chunk)
     bm25: float = 0.0
+
+
+def _changed(chunk: Chunk, *, text=None, score=None, bm25=None, overlap=None) -> Chunk:
+    """dataclasses.replace for a Chunk at a fraction of its cost: it runs for every chunk of the
+    page's papers, several times a search (18% of the best-chunk stage's profile on the
+    bench_fulltext questions)."""
+    c = chunk
+    return Chunk(
+        c.passage_id, c.paper_id, c.text if text is None else text, c.page, c.page_end,
+        c.section, c.start, c.end, c.similarity, c.overlap if overlap is None else overlap,
+        c.score if score is None else score, c.length, c.counts,
+        c.bm25 if bm25 is None else bm25,
+    )  # fmt: skip
 
 
 # Full text is read on demand, so most catalogues have none, or a few papers' worth. Asking
@@ -497,7 +511,7 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
             cursor.execute(
                 _OVERLAP, {"tsquery": " | ".join(words), "bodies": [c.text for c in chunks]}
             )
-            chunks = [replace(c, overlap=float(r[0]))
+            chunks = [_changed(c, overlap=float(r[0]))
                       for c, r in zip(chunks, cursor.fetchall(), strict=True)]
         return RankedChunks(_mixed_per_paper(chunks, per_paper, asked_about), {})
     read = {c.paper_id for c in chunks}
@@ -510,10 +524,10 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
                   counts=tuple(zip(found or (), counts or (), strict=True)))
             for pid, (length, found, counts) in zip(unread, cursor.fetchall(), strict=True)
         ]
-    scored = with_bm25(chunks + stand_ins)
+    pooled = chunks + stand_ins
     evidence: dict[int, float] = {}
-    for chunk in scored:
-        evidence[chunk.paper_id] = max(evidence.get(chunk.paper_id, 0.0), chunk.bm25)
+    for chunk, score in zip(pooled, bm25_scores(pooled), strict=True):
+        evidence[chunk.paper_id] = max(evidence.get(chunk.paper_id, 0.0), score)
     # Within a paper, its own chunks are the collection: a word in most of them (its name,
     # "OPT-175B"'s "175b") tells none apart, however rare it is among the other papers.
     own: dict[int, list[Chunk]] = {}
@@ -529,9 +543,9 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     for chunk in read_pools:
         by_paper.setdefault(chunk.paper_id, []).append(chunk)
     by_paper = {
-        paper: _by_sentences(found, chunk_idf(own[paper]), question, quantity)[
-            : _kept(paper, per_paper, asked_about)
-        ]
+        paper: _by_sentences(
+            found, chunk_idf(own[paper]), question, quantity, _kept(paper, per_paper, asked_about)
+        )[: _kept(paper, per_paper, asked_about)]
         for paper, found in by_paper.items()
     }
     return RankedChunks(by_paper, evidence)
@@ -549,7 +563,7 @@ def with_texts(cursor, chunks: list[Chunk]) -> list[Chunk]:
         return chunks
     cursor.execute(_TEXTS, [sorted({c.paper_id for c in chunks})])
     texts = dict(cursor.fetchall())
-    return [replace(c, text=texts.get(c.paper_id, "")[c.start : c.end]) for c in chunks]
+    return [_changed(c, text=texts.get(c.paper_id, "")[c.start : c.end]) for c in chunks]
 
 
 def reordered_by_evidence(paper_ids: list[int], evidence: dict[int, float]) -> list[int]:
@@ -578,19 +592,26 @@ def chunk_idf(chunks: list[Chunk]) -> dict[str, float]:
     return {t: math.log(1.0 + (documents - n + 0.5) / (n + 0.5)) for t, n in df.items()}
 
 
-def with_bm25(chunks: list[Chunk]) -> list[Chunk]:
-    """The chunks with their BM25 score for the query, the candidates being the collection (the
-    IDF and average length are theirs: what tells one chunk of these papers from another)."""
+def bm25_scores(chunks: list[Chunk]) -> list[float]:
+    """Each chunk's BM25 score for the query, the candidates being the collection (the IDF and
+    average length are theirs: what tells one chunk of these papers from another)."""
     if not chunks:
-        return chunks
+        return []
     average = sum(c.length for c in chunks) / len(chunks) or 1.0
     idf = chunk_idf(chunks)
-    scored = []
+    scores = []
     for chunk in chunks:
+        if not chunk.counts:
+            scores.append(0.0)
+            continue
         norm = K1 * (1 - B + B * chunk.length / average)
-        score = sum(idf[t] * tf * (K1 + 1) / (tf + norm) for t, tf in chunk.counts)
-        scored.append(replace(chunk, bm25=score))
-    return scored
+        scores.append(sum(idf[t] * tf * (K1 + 1) / (tf + norm) for t, tf in chunk.counts))
+    return scores
+
+
+def with_bm25(chunks: list[Chunk]) -> list[Chunk]:
+    """The chunks with their BM25 score (`bm25_scores`)."""
+    return [_changed(c, bm25=s) for c, s in zip(chunks, bm25_scores(chunks), strict=True)]
 
 
 def _fused_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chunk]]:
@@ -610,7 +631,7 @@ def _fused_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chun
         by_id = {c.passage_id: c for c in found}
         best = sorted(
             # (fusion names every id `paper_id`: here they are the chunks' passage ids)
-            (replace(by_id[f.paper_id], score=f.score) for f in fused),
+            (_changed(by_id[f.paper_id], score=f.score) for f in fused),
             key=lambda c: (-c.score, c.start),
         )
         ranked[paper] = best[:per_paper]
@@ -636,24 +657,55 @@ def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity:
     return best
 
 
-def _by_sentences(found: list[Chunk], idf, question: str, quantity: bool) -> list[Chunk]:
+def _by_sentences(
+    found: list[Chunk], idf, question: str, quantity: bool, kept: int | None = None
+) -> list[Chunk]:
     """One paper's pool of chunks (best first) reordered by reciprocal rank of that order and
-    their sentence evidence (weighted SENTENCE_WEIGHT)."""
+    their sentence evidence (weighted SENTENCE_WEIGHT). With `kept`, only the first `kept` are
+    asked for, and a chunk's sentences are read only while it could still be among them: the
+    chunks go by the most their sentences could score (`terms_any_sentence_may_hold`), and once
+    the first `kept` of the fused order are certain whatever the others' sentences say, the rest
+    are not split and stemmed (~1 ms a chunk): the same first `kept`, in the same order."""
     if len(found) < 2 or not idf:
         return found
     # A chunk whose stored words hold none of the query's lexemes has no sentence that does:
     # splitting and stemming it (~2 ms a chunk under load) is skipped (bench_search --chunks).
-    evidence = {
-        c.passage_id: sentence_evidence(c.text, idf, question, quantity)
-        if c.counts or spells_greek(c.text)
-        else 0.0
-        for c in found
-    }
+    read = [c for c in found if c.counts or spells_greek(c.text)]
+    evidence = dict.fromkeys((c.passage_id for c in found), 0.0)
+    most = number_weight_at_most(quantity)
+    bound = {}
+    if kept is not None and kept < len(found):
+        for chunk in read:
+            holds = terms_any_sentence_may_hold(chunk.text)
+            bound[chunk.passage_id] = most * sum(w for t, w in idf.items() if t in holds and w > 0)
+        read.sort(key=lambda c: (-bound[c.passage_id], c.start))
+    done: set[int] = set()
+    settled: list[Chunk] | None = None
+    for i, chunk in enumerate(read):
+        evidence[chunk.passage_id] = sentence_evidence(chunk.text, idf, question, quantity)
+        done.add(chunk.passage_id)
+        if bound and i + 1 < len(read):
+            settled = _settled(found, evidence, done, read[i + 1 :], bound, kept)
+            if settled is not None:
+                break
     by_sentence = sorted(
         (c for c in found if evidence[c.passage_id] > 0),
         key=lambda c: (-evidence[c.passage_id], c.start),
     )
-    fused = reciprocal_rank_fusion(
+    if settled is not None:
+        by_sentence = settled
+    fused = _sentence_fusion(found, by_sentence, evidence)
+    by_id = {c.passage_id: c for c in found}
+    order = {c.passage_id: i for i, c in enumerate(found)}
+    ranked = [
+        _changed(by_id[f.paper_id], score=f.score)
+        for f in sorted(fused, key=lambda f: (-f.score, order[f.paper_id]))
+    ]
+    return ranked[:kept] if kept is not None else ranked
+
+
+def _sentence_fusion(found: list[Chunk], by_sentence: list[Chunk], evidence) -> list:
+    return reciprocal_rank_fusion(
         [
             Ranked("chunks", [c.passage_id for c in found], [c.score for c in found]),
             Ranked(
@@ -665,12 +717,48 @@ def _by_sentences(found: list[Chunk], idf, question: str, quantity: bool) -> lis
         ],
         k=CHUNK_RRF_K,
     )
-    by_id = {c.passage_id: c for c in found}
-    order = {c.passage_id: i for i, c in enumerate(found)}
-    return [
-        replace(by_id[f.paper_id], score=f.score)
-        for f in sorted(fused, key=lambda f: (-f.score, order[f.paper_id]))
-    ]
+
+
+def _settled(found, evidence, done, unread, bound, kept) -> list[Chunk] | None:
+    """The head of the order by sentence evidence that no unread chunk can enter (its evidence
+    is at most its bound, and the order is (evidence desc, start)), when with it the first
+    `kept` of the fused order are certain: each of them above the most any other chunk can get
+    (its pool rank's share, and the sentence share of the rank after that head, if its evidence
+    may be above 0). None while they are not."""
+    def after_all_unread(c) -> bool:
+        e = evidence[c.passage_id]
+        return e > 0 and all(
+            e > bound[u.passage_id] or (e == bound[u.passage_id] and c.start < u.start)
+            for u in unread
+        )
+
+    computed = sorted(
+        (c for c in found if c.passage_id in done and evidence[c.passage_id] > 0),
+        key=lambda c: (-evidence[c.passage_id], c.start),
+    )
+    head = []
+    for c in computed:
+        if not after_all_unread(c):
+            break
+        head.append(c)
+    if len(head) < kept:
+        return None
+    fused = {f.paper_id: f.score for f in _sentence_fusion(found, head, evidence)}
+    rank = {c.passage_id: r for r, c in enumerate(found, start=1)}
+    top = sorted(head, key=lambda c: (-fused[c.passage_id], rank[c.passage_id]))[:kept]
+    floor = min(fused[c.passage_id] for c in top)
+    in_head = {c.passage_id for c in head}
+    share = SENTENCE_WEIGHT / (CHUNK_RRF_K + len(head) + 1)
+    for c in found:
+        if c.passage_id in in_head:
+            continue
+        may = c.passage_id not in done or evidence[c.passage_id] > 0
+        if may and c.passage_id not in bound:
+            may = False  # never read: its evidence is 0
+        most = 1.0 / (CHUNK_RRF_K + rank[c.passage_id]) + (share if may else 0.0)
+        if most >= floor - 1e-12:  # (float sums: never settle on a tie)
+            return None
+    return head
 
 
 def _normalised(values: list[float]) -> list[float]:
@@ -689,7 +777,7 @@ def _mixed_per_paper(
     share = CHUNK_DENSE_SHARE
     by_paper: dict[int, list[Chunk]] = {}
     for chunk, sim, overlap in zip(chunks, sims, overlaps, strict=True):
-        scored = replace(chunk, score=share * sim + (1 - share) * overlap)
+        scored = _changed(chunk, score=share * sim + (1 - share) * overlap)
         by_paper.setdefault(chunk.paper_id, []).append(scored)
     return {
         paper: sorted(found, key=lambda c: (-c.score, c.start))[
