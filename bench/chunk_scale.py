@@ -225,7 +225,8 @@ def load_chunks(n: int, model: str, say, compare: bool) -> dict:
         info["champions"] = chunkwords.rebuild(say)
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT (SELECT count(*) FROM papers_chunkword), pg_relation_size('papers_chunkchampion'),"
+            "SELECT (SELECT count(*) FROM papers_chunkword),"
+            " pg_relation_size('papers_chunkchampion'),"
             " pg_total_relation_size('papers_chunkchampion')"
         )
         words, table, total = cursor.fetchone()
@@ -282,11 +283,11 @@ def prime_query_vectors(queries: list[str], now, model: str) -> int:
     return len(texts)
 
 
-# Settings per mode: the product's default, the chunk search asking as many papers as the
-# abstracts' lists (as before FULLTEXT_CHUNK_CANDIDATES), and abstracts only (the baseline).
+# Settings per mode: the product's default, the chunk word search without its champion lists
+# (as before papers.indexing.chunkwords), and abstracts only (the baseline).
 MODES = {
     "fused": {"FULLTEXT_RETRIEVAL": "fused"},
-    "fused_100": {"FULLTEXT_RETRIEVAL": "fused", "FULLTEXT_CHUNK_CANDIDATES": 100},
+    "fused_levels": {"FULLTEXT_RETRIEVAL": "fused", "FULLTEXT_CHUNK_CHAMPIONS": False},
     "off": {"FULLTEXT_RETRIEVAL": "off"},
 }
 

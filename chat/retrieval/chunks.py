@@ -292,13 +292,13 @@ def candidate_levels(df: dict[str, int], cap: int) -> list[str]:
 
 
 def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: int,
-                      *, champions: bool = True) -> list[WordHit]:
+                      *, champions: bool | None = None) -> list[WordHit]:
     """The `n` papers whose best chunk scores highest by BM25 for the query's `lexemes` (as
     to_tsvector('english') made them), within `filters`. The IDF is the chunks' own (a word in
     every paper's method section, "learning", counts little; "smoothing" much); the rarest words
     generate the candidates, with each common word's best chunks (`champion_candidates`), and
-    all words score them. `champions=False`: the candidates level by level alone, as before the
-    champion lists (for comparison)."""
+    all words score them. `champions` (default settings.FULLTEXT_CHUNK_CHAMPIONS) False: the
+    candidates level by level alone, as before the champion lists (for comparison)."""
     words = sorted({w for w in lexemes if _LEXEME.match(w)})
     if n <= 0 or not words or (filters.paper_ids is not None and not filters.paper_ids):
         return []
@@ -315,6 +315,8 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
         papers, params = replace(filters, paper_ids=None, exclude_ids=()).paper_conditions(
             "p", params
         )
+    if champions is None:
+        champions = settings.FULLTEXT_CHUNK_CHAMPIONS
     walked = champion_candidates(cursor, df, filters, params) if champions else None
     average, found = None, []
     if walked is not None:

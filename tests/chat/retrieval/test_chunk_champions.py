@@ -142,3 +142,17 @@ def test_a_common_word_without_a_list_is_read_level_by_level(catalogue, small_li
     assert _search("rye")[0] == strong.pk
     ChunkWord.objects.filter(lexeme="rye").delete()  # a word grown common since the rebuild
     assert _search("rye") == [weak.pk]
+
+
+def test_the_command_rebuilds_the_lists(catalogue, small_lists):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    a, b = _papers("9901.00007", "2511.00006")
+    add_fulltext(a, [["Rye bread, rye flour and rye whisky."], [FILLER]])
+    add_fulltext(b, [["Rye bread. " + FILLER], [FILLER + " Rye."]])
+    out = StringIO()
+    call_command("index_chunk_words", stdout=out)
+    assert ChunkWord.objects.filter(lexeme="rye").exists()
+    assert "over 4 chunks" in out.getvalue()
