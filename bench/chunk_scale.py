@@ -222,7 +222,7 @@ def load_chunks(n: int, model: str, say, compare: bool) -> dict:
     if not built:
         say("the common words' champion lists (papers.indexing.chunkwords)")
         bench_scale._Renicer()  # this connection's backend, as for the index builds
-        info["champions"] = chunkwords.rebuild(say)
+        info["champions"] = chunkwords.rebuild(say, bulk=True)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT (SELECT count(*) FROM papers_chunkword),"

@@ -156,3 +156,17 @@ def test_the_command_rebuilds_the_lists(catalogue, small_lists):
     call_command("index_chunk_words", stdout=out)
     assert ChunkWord.objects.filter(lexeme="rye").exists()
     assert "over 4 chunks" in out.getvalue()
+
+
+def test_a_bulk_rebuild_builds_the_walk_index_after_the_postings(catalogue, small_lists):
+    a, b = _papers("9901.00007", "2511.00006")
+    add_fulltext(a, [["Rye bread, rye flour and rye whisky."], [FILLER]])
+    add_fulltext(b, [["Rye bread. " + FILLER], [FILLER + " Rye."]])
+    info = chunkwords.rebuild(bulk=True)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'papers_chunk_champion_walk_idx'"
+        )
+        (definition,) = cursor.fetchone()
+    assert "(word_id, weight DESC) INCLUDE (passage_id, published)" in definition
+    assert info["postings"] == ChunkChampion.objects.count() > 0
