@@ -223,6 +223,8 @@ def load_chunks(n: int, model: str, say, compare: bool) -> dict:
         say("the common words' champion lists (papers.indexing.chunkwords)")
         bench_scale._Renicer()  # this connection's backend, as for the index builds
         info["champions"] = chunkwords.rebuild(say, bulk=True)
+        with connection.cursor() as cursor:  # (the walk reads the index alone: visibility map)
+            cursor.execute("VACUUM ANALYZE papers_chunkchampion")
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT (SELECT count(*) FROM papers_chunkword),"
