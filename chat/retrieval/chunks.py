@@ -11,7 +11,8 @@ docs/BENCHMARKS.md):
   dense and BM25 lists, and the chunk word search (BM25 over every chunk's words, GIN on
   papers_chunk_lexemes_idx, a paper scored by its best chunk; settings.FULLTEXT_CHUNK_WORDS) a
   fourth, so a paper whose body, not its abstract, matches is still found, by meaning or by a
-  rare word ("label smoothing"); then the best chunks of each paper kept;
+  rare word ("label smoothing"); a word too common to read whole is read from its best chunks
+  (papers.indexing.chunkwords, `champion_candidates`); then the best chunks of each paper kept;
 - "papers_first": today's search over abstracts picks the papers; then their best chunks;
 - "direct": the chunk lists alone rank the papers (abstract results follow, for papers without
   full text);
