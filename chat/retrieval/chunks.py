@@ -242,6 +242,8 @@ CROSS JOIN LATERAL (
 # Chunks read of each common word's champion list: at 1M chunks, over the 16 topics without a
 # window, ... (bench_search --chunks, docs/BENCHMARKS.md).
 CHAMPION_WALK_DEPTH = 200
+# Beside the walk, the chunks read level by level (all the query's words first) at most.
+CHAMPION_LEVEL_CAP = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,7 +327,12 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
         sql = _WORD_CHUNKS.format(join=join, where=where, papers=papers, generator=generator)
         cursor.execute(sql, params)
         found = cursor.fetchall()
-    if walked is None or ended:
+    # The levels too: the chunks holding all the query's words first, which a walk of each
+    # word's own best chunks misses (bench_search --chunks); fewer of them beside a walk, all of
+    # them where a list ended in the window.
+    cap = WORD_CANDIDATE_CAP if walked is None or ended else CHAMPION_LEVEL_CAP
+    if cap:
+        params["cap"] = cap
         levels = candidate_levels(df, WORD_CANDIDATE_CAP)
         params.update((f"level{i}", level) for i, level in enumerate(levels))
         # Each level's chunks before the next one's: the Append stops (and the later levels are

@@ -107,8 +107,12 @@ def test_past_the_cap_a_common_word_is_read_from_its_best_chunks(
     chunkwords.rebuild()
     monkeypatch.setattr(chunks, "WORD_CANDIDATE_CAP", 1)  # 'rye' (4 chunks) cannot be read whole
     monkeypatch.setattr(chunks, "CHAMPION_WALK_DEPTH", 1)
+    monkeypatch.setattr(chunks, "CHAMPION_LEVEL_CAP", 0)
 
     assert _search("rye") == [strong.pk]  # its best chunk, whatever the table's order
+    # Beside the walk, the levels' first chunks (all the query's words first) are read too.
+    monkeypatch.setattr(chunks, "CHAMPION_LEVEL_CAP", 1)
+    assert _search("rye") == [strong.pk, weak.pk]
     with connection.cursor() as cursor:
         lexemes, _ = query_terms(cursor, "rye")
         levels = chunk_word_search(cursor, lexemes, get_embedder().name, SearchFilters(), 10,
@@ -124,6 +128,7 @@ def test_the_walk_keeps_to_the_window(catalogue, small_lists, monkeypatch):
     chunkwords.rebuild()
     monkeypatch.setattr(chunks, "WORD_CANDIDATE_CAP", 1)
     monkeypatch.setattr(chunks, "CHAMPION_WALK_DEPTH", 1)
+    monkeypatch.setattr(chunks, "CHAMPION_LEVEL_CAP", 1)
 
     assert _search("rye") == [old.pk]
     # Below the floor in the window: its list ends there, and the levels read the window's
