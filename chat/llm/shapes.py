@@ -56,6 +56,10 @@ from .sentences import STOPWORDS, content_words, stems, terms
 SHORTLIST = 6
 LIST_EMBED_BUDGET = 2
 OVERVIEW_SENTENCES = 5
+# A body answer that only its section's heading ties to the question: that many of the
+# section's sentences are the answer ("5.4 Regularization": residual dropout, then label
+# smoothing, for "How was the Transformer regularised?").
+SECTION_QUOTES = 4
 LEX_WEIGHT = 0.1  # words break ties once meaning is known; they do not outvote it
 LONG_LINE_WORDS = 45  # a list line quoting a longer sentence reads badly: prefer a shorter one
 MEANING_ENOUGH = 0.45  # a sentence this close in meaning answers, whatever words it uses
@@ -509,7 +513,23 @@ def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
         sentence = next((s for s in scorer.by_source.get(number, []) if s.text == quote), None)
         if sentence is not None:
             found.append(sentence)
+    if found and _answered_by_heading(found[0], request):
+        first = found[0]
+        section = [
+            s
+            for s in scorer.by_source.get(first.source.number, [])
+            if s.position >= first.position and s.context == first.context
+        ][:SECTION_QUOTES]
+        found = section + [s for s in found[1:] if s not in section]
     return found
+
+
+def _answered_by_heading(s: _Sentence, request: AnswerRequest) -> bool:
+    """Whether a body sentence shares the question's words only through its section's heading
+    (the question's names aside): "Residual Dropout We apply dropout …" under "5.4
+    Regularization" answers "How was the Transformer regularised?" as one of the section's."""
+    words = set(stems([w for w in content_words(_without_names(request)) if w not in ASKING]))
+    return bool(words & s.context) and not words & set(s.term_counts)
 
 
 def _named_papers(request: AnswerRequest) -> set[str]:

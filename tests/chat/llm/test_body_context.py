@@ -121,3 +121,32 @@ def test_the_largest_model_asks_for_a_size():
     assert asks_for_quantity("What is the largest RWKV model?")
     assert asks_for_quantity("Which is the biggest OPT model?")
     assert not asks_for_quantity("What is the largest open problem in quantum computing?")
+
+
+def test_a_section_only_its_heading_ties_to_the_question_is_quoted_as_the_answer(
+    text_of, settings
+):
+    from chat.llm.base import AnswerRequest
+    from chat.llm.shapes import compose_shaped
+    from chat.understanding.intent import Intent
+
+    settings.EMBEDDING_BACKEND = "hashing"
+    text = text_of("1706.03762v7")
+    regularization = _chunk(
+        1, _between(text, "Residual Dropout", "6 Results"), "5.4 Regularization", page=8
+    )
+    architecture = _chunk(
+        2, _between(text, "3 Model Architecture", "3.1 Encoder and Decoder Stacks"),
+        "3 Model Architecture",
+    )
+    answer = compose_shaped(
+        AnswerRequest(
+            question="How was the Transformer regularised?",
+            sources=[regularization, architecture],
+            messages=[],
+            intent=Intent("overview"),
+        )
+    )
+    # Both kinds of regularisation the section names, residual dropout first.
+    dropout = answer.index("Residual Dropout We apply dropout")
+    assert dropout < answer.index("we employed label smoothing of value")
