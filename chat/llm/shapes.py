@@ -275,6 +275,15 @@ def on_topic(title: str, text: str, topic: str) -> bool:
     return len(words & have) >= (len(words) + 1) // 2
 
 
+def names_topic(title: str, text: str, topic: str) -> bool:
+    """Every word of the topic that tells it apart (not an asking word, not a word of any field)
+    is in the paper's title or `text`: "large language model agents" needs "language" and
+    "agent" (the stricter sibling of on_topic)."""
+    words = set(stems([w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]))
+    words = (words - _BROAD) or words
+    return bool(words) and words <= set(terms(f"{title} {text}"))
+
+
 def _item(template: str, bare: str, source: SourceText, pick: _Sentence | None, rank=None):
     fields = {"rank": rank, "title": _title(source), "published": source.published}
     if pick is None:

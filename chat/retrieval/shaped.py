@@ -14,11 +14,16 @@ from datetime import date, datetime, timedelta
 
 from django.conf import settings
 
+from chat.llm.shapes import names_topic
 from chat.retrieval.search import SearchError, search
 from chat.understanding.intent import COMPARE, LIST, Intent
 
 LATEST_DAYS = 180
 LATEST_SCORE_SHARE = 0.6  # of the recent window's best score, to count as on the topic
+# Candidates read from the recent window, in CHAT_SOURCES: the newest papers on a topic are not
+# the ones nearest its words (EGG, "an Expert-Guided Agent Framework" of LLMs, was 22nd of the
+# last 180 days' papers for "large language model agents").
+LATEST_POOL = 3
 
 
 async def shape_hits(intent: Intent, understood, hits: list, now: datetime,
@@ -48,21 +53,26 @@ async def _recent_first(understood, hits: list, now: datetime, newest_day: date 
     if newest_day is None or understood.authors or understood.categories or understood.arxiv_id:
         return hits
     start = newest_day - timedelta(days=LATEST_DAYS)
+    topic = understood.query or understood.original
     try:
         recent = await search(
-            understood.query or understood.original, k=settings.CHAT_SOURCES, now=now,
+            topic, k=LATEST_POOL * settings.CHAT_SOURCES, now=now,
             overrides={"start": start.isoformat()}, paper_ids=paper_ids,
         )
     except SearchError:
         return hits
     if recent.nothing_relevant or not recent.hits:
         return hits
-    # Only what scores near the best of the recent window: a thin topic's tail is padding.
+    # What scores near the best of the recent window, or names every word that tells the topic
+    # apart: a thin topic's tail, or a paper sharing one word of it, is padding.
     floor = LATEST_SCORE_SHARE * recent.hits[0].score
-    fresh = sorted((h for h in recent.hits if h.score >= floor), key=lambda h: h.published,
-                   reverse=True)
+    fresh = sorted(
+        (h for h in recent.hits if h.score >= floor or names_topic(h.title, h.abstract, topic)),
+        key=lambda h: h.published, reverse=True,
+    )  # fmt: skip
     seen = {h.paper_id for h in fresh}
-    return (fresh + [h for h in hits if h.paper_id not in seen])[: max(len(hits), len(fresh))]
+    wanted = max(len(hits), min(len(fresh), settings.CHAT_SOURCES))
+    return (fresh + [h for h in hits if h.paper_id not in seen])[:wanted]
 
 
 async def _both_sides(subjects, understood, hits: list, now: datetime, paper_ids=None) -> list:
