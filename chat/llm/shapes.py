@@ -275,13 +275,29 @@ def on_topic(title: str, text: str, topic: str) -> bool:
     return len(words & have) >= (len(words) + 1) // 2
 
 
+def _singular(word: str) -> str:
+    if word.endswith(("ches", "shes", "xes", "sses")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "is", "us")):
+        return word[:-1]
+    return word
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
 def names_topic(title: str, text: str, topic: str) -> bool:
     """Every word of the topic that tells it apart (not an asking word, not a word of any field)
-    is in the paper's title or `text`: "large language model agents" needs "language" and
-    "agent" (the stricter sibling of on_topic)."""
-    words = set(stems([w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]))
-    words = (words - _BROAD) or words
-    return bool(words) and words <= set(terms(f"{title} {text}"))
+    opens a word of the paper's title or `text`, as written, not as stemmed: "large language
+    model agents" needs "language" and "agent" ("agents", "agentic"); "transformer" is not
+    "transformed", nor "reinforcement" "reinforces" (the stricter sibling of on_topic)."""
+    topic_words = [w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]
+    wanted = [w for w, t in zip(topic_words, stems(topic_words), strict=True) if t not in _BROAD]
+    wanted = [_singular(w.lower()) for w in (wanted or topic_words)]
+    if not wanted:
+        return False
+    have = set(_WORD.findall(f"{title} {text}".lower()))
+    return all(any(word.startswith(w) for word in have) for w in wanted)
 
 
 def _item(template: str, bare: str, source: SourceText, pick: _Sentence | None, rank=None):
