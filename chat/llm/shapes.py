@@ -771,10 +771,10 @@ def _missing_words(sources: list[SourceText], topic: str) -> list[str]:
     ]
 
 
-def _acronym_forms(side: str, sources: list[SourceText]) -> list[set[str]]:
-    """The stems that name a side: its own words, and the long form of an acronym the sources
-    spell out ("reinforcement learning from human feedback (RLHF)")."""
-    forms = [set(terms(side))]
+def _acronym_forms(side: str, sources: list[SourceText]) -> list[tuple[str, ...]]:
+    """The stems that name a side, in order: its own words, and the long form of an acronym the
+    sources spell out ("reinforcement learning from human feedback (RLHF)")."""
+    forms = [tuple(dict.fromkeys(terms(side)))]
     token = side.strip()
     if re.fullmatch(r"[A-Za-z0-9-]{2,10}", token) and any(c.isupper() for c in token[1:]):
         pattern = re.compile(r"((?:[\w-]+\s+){1,7}?[\w-]+)\s*\(\s*" + re.escape(token) + r"s?\s*\)")
@@ -783,15 +783,49 @@ def _acronym_forms(side: str, sources: list[SourceText]) -> list[set[str]]:
                 words = match.group(1).split()
                 # Keep the words whose initials spell the acronym, counted from the end.
                 long_form = words[-len(token) - 2 :]
-                forms.append(set(terms(" ".join(long_form))))
+                forms.append(tuple(dict.fromkeys(terms(" ".join(long_form)))))
     return [f for f in forms if f]
 
 
-def _mentions(s: _Sentence, forms: list[set[str]]) -> bool:
-    """Whether a sentence names a side: all of a short name's words ("full fine-tuning" is not
-    any "fine-tuning"), two thirds of a long one's (an acronym's spelled-out form)."""
+PHRASE_GAP = 1  # words a short name's words may have between them ("convolutional neural networks")
+
+
+def _as_phrase(form: tuple[str, ...], s: _Sentence) -> bool:
+    """Whether the sentence says a short name as a name: its words together and in order
+    ("convolutional neural networks"), or its head first and the words qualifying it after
+    ("transformers … in computer vision", "tuning the prompts"); not its first word qualifying
+    another thing before its head ("prompt-set-specific tuning" is no prompt tuning)."""
+    said = terms(s.text)
+    head = form[-1]
+    if head in said and all(w in said[said.index(head) + 1 :] for w in form[:-1]):
+        return True
+    for start, word in enumerate(said):
+        if word != form[0]:
+            continue
+        at, found = start, True
+        for nxt in form[1:]:
+            window = said[at + 1 : at + 2 + PHRASE_GAP]
+            if nxt not in window:
+                found = False
+                break
+            at = at + 1 + window.index(nxt)
+        if found:
+            return True
+    return False
+
+
+def _mentions(s: _Sentence, forms: list[tuple[str, ...]]) -> bool:
+    """Whether a sentence names a side: a short name's words together ("full fine-tuning" is not
+    any "fine-tuning", "prompt tuning" no "prompt-set-specific tuning"), two thirds of a long
+    one's words (an acronym's spelled-out form)."""
     have = set(s.term_counts)
-    return any(len(f & have) >= (len(f) if len(f) <= 3 else -(-2 * len(f) // 3)) for f in forms)
+    for form in forms:
+        if len(form) <= 3:
+            if set(form) <= have and (len(form) == 1 or _as_phrase(form, s)):
+                return True
+        elif len(set(form) & have) >= -(-2 * len(form) // 3):
+            return True
+    return False
 
 
 def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] | None:
@@ -800,7 +834,10 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
     # Words both sides share ("models" in "diffusion models vs autoregressive models") tell
     # nothing apart.
     shared = set().union(*forms[a]) & set().union(*forms[b])
-    forms = {side: [f - shared or f for f in fs] for side, fs in forms.items()}
+    forms = {
+        side: [tuple(t for t in f if t not in shared) or f for f in fs]
+        for side, fs in forms.items()
+    }
     # A side's evidence names that side only; a sentence naming both sets them side by side.
     mentioning = {
         side: [
