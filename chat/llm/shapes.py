@@ -67,7 +67,8 @@ ASKING = frozenset(
     deals help helps improve improves compare compared differ difference new newest latest
     recent find found show shows known approach approaches method methods cheaper costlier
     faster slower better worse larger smaller bigger higher lower easier harder stronger weaker
-    simpler largest smallest biggest longest shortest highest lowest maximum minimum""".split()
+    simpler largest smallest biggest longest shortest highest lowest maximum minimum true false
+    really""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"
@@ -576,12 +577,16 @@ def _absent(request: AnswerRequest) -> list[str]:
     ]
 
 
-def _shortlist(scorer: _Scorer, lex: dict[int, float], size: int) -> list[_Sentence]:
+def _shortlist(
+    scorer: _Scorer, lex: dict[int, float], size: int, papers: set[int] | None = None
+) -> list[_Sentence]:
     """What is worth embedding: the best sentences by words and role, plus the top papers' best
-    contribution (a sentence can answer in other words than the question's)."""
-    ranked = sorted(scorer.sentences, key=lambda s: scorer.prelim(s, lex), reverse=True)
+    contribution (a sentence can answer in other words than the question's); only of the
+    sources numbered `papers` when given."""
+    mine = [s for s in scorer.sentences if papers is None or s.source.number in papers]
+    ranked = sorted(mine, key=lambda s: scorer.prelim(s, lex), reverse=True)
     picked = ranked[: size - 2]
-    for source in scorer.sources[:2]:
+    for source in [s for s in scorer.sources if papers is None or s.number in papers][:2]:
         own = [s for s in scorer.by_source.get(source.number, []) if s not in picked]
         contributions = [s for s in own if scorer.role_of(s) in (CONTRIBUTION, RESULT)]
         if contributions:
@@ -673,7 +678,7 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     """None when the sources do not speak to the question (the caller then says so)."""
     if not scorer.sentences or not terms(topic):
         return None
-    shortlist = _shortlist(scorer, scorer.lex, SHORTLIST)
+    shortlist = _shortlist(scorer, scorer.lex, SHORTLIST, _whole_topic(request, topic))
     scores = scorer.by_meaning(topic, shortlist)
     scored = [(scores[id(s)], s) for s in shortlist]
     if not _enough(request.sources, topic, scorer, scored):
@@ -724,6 +729,26 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     if missing:
         lines += ["", T.PARTLY.format(words=_list_words(missing))]
     return lines
+
+
+WHOLE_TOPIC_PAPERS = 2  # abstracts on the whole question, for an overview to quote only them
+
+
+def _whole_topic(request: AnswerRequest, topic: str) -> set[int] | None:
+    """The abstracts whose title and text hold every word telling the question's topic apart,
+    when at least WHOLE_TOPIC_PAPERS do: a paper on a part of it is not quoted then ("Is it true
+    that contrastive learning needs large batches?" quoted a paper on large-batch training of
+    any network beside two on contrastive learning with large batches). None (every source may
+    be quoted) otherwise, when the question names a paper, or for full-text chunks (a chunk
+    seldom repeats its paper's topic)."""
+    if _named_papers(request) or any(s.where for s in request.sources):
+        return None
+    words = set(stems([w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]))
+    words = (words - _BROAD) or words
+    if len(words) < 2:
+        return None
+    whole = {s.number for s in request.sources if words <= set(terms(f"{s.title} {s.text}"))}
+    return whole if len(whole) >= WHOLE_TOPIC_PAPERS else None
 
 
 def _says_what_was_asked(s: _Sentence, request: AnswerRequest, topic: str) -> bool:

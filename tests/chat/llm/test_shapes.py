@@ -526,6 +526,40 @@ def test_a_side_is_named_by_its_words_as_a_name_not_by_them_anywhere(settings):
     assert names("LoRA", "Wetuning.") is False
 
 
+def test_an_overview_quotes_the_papers_on_the_whole_question_when_there_are_some(settings):
+    # "Is it true that contrastive learning needs large batches?" quoted a paper on large-batch
+    # training of any network (bench_answers change-6) beside those on contrastive learning.
+    settings.EMBEDDING_BACKEND = "hashing"
+    contrastive = lambda number, title, text: SourceText(  # noqa: E731
+        number, title, "A. Author", "2024-01-01", text, f"2401.{number}"
+    )
+    sources = [
+        contrastive(1, "Contrastive pretraining for remote sensing",
+                    "Our contrastive method can be trained with larger batches than before."),
+        contrastive(2, "Train longer, generalize better",
+                    "We present Ghost Batch Normalization, closing the gap of large batch "
+                    "training."),
+        contrastive(3, "Whitening for self-supervised learning",
+                    "Contrastive losses compare many negatives in a batch; we propose a "
+                    "whitening loss that needs none."),
+    ]  # fmt: skip
+    question = "Is it true that contrastive learning needs large batches?"
+    request = AnswerRequest(
+        question=question, sources=sources, messages=[], intent=Intent("overview"),
+        analysis={"query": question},
+    )  # fmt: skip
+    answer = compose_shaped(request)
+    assert "Ghost Batch" not in answer and "[2]" not in answer
+    assert "[1]" in answer or "[3]" in answer
+
+    from chat.llm.shapes import _whole_topic
+
+    assert _whole_topic(request, question) == {1, 3}
+    # Only one paper on the whole question: any may be quoted.
+    request.sources = sources[:2]
+    assert _whole_topic(request, question) is None
+
+
 def test_a_sentence_the_paper_repeats_in_another_chunk_is_quoted_once(settings):
     # "How much does retrieval help RAG … compared with a closed-book model?" quoted "The best
     # performing closed-book … model is T5-11B …" twice: from its chunks on pp. 18 and 19.
