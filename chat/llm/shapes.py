@@ -614,6 +614,7 @@ _OTHERS_WORK = re.compile(r"\b(?:previous|prior|earlier|related|past)\s+(?:work|
 # proper noun further away is another thing ("… on both corpora, perhaps due to the frequent
 # mention of her name in Wikipedia articles").
 PROPER_NEAR = 4
+_QUOTED = re.compile(r"“[^“”]*”|\"[^\"]*\"")
 _PROPER = re.compile(r"[A-Z][a-z]{2,}")
 _CITED = re.compile(r"\([^()]*\b(?:19|20)\d\d[a-z]?\)|\b[A-Z][\w-]*(?:\s+(?:and|&)\s+[A-Z][\w-]*)?\s+et\s+al\b\.?")
 _NOT_NAMES = frozenset(
@@ -629,7 +630,10 @@ def _dataset_names(text: str, asked: str = "") -> set[str]:
     does REALM use?") are not a dataset's."""
     if not _DATASET_WORD.search(text) or _OTHERS_WORK.search(text):
         return set()
-    words = [w.strip(",.;:()[]“”\"'") for w in _CITED.sub(" ", text).split()]
+    # A quoted phrase is an example, not a name ("the model predicts “Thatcher” for “ is the
+    # prime minister of United Kingdom.” on both corpora" names no corpus).
+    text = _QUOTED.sub(" ", _CITED.sub(" ", text))
+    words = [w.strip(",.;:()[]“”\"'") for w in text.split()]
     mine = {w.lower() for w in re.findall(r"[\w-]+", asked)}
     near = {
         i + d

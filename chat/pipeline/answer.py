@@ -203,6 +203,7 @@ def _source_texts(cards: Sequence[dict]):
             text=c["passage"],
             arxiv_id=c.get("arxiv_id") or "",
             where=", ".join(part for part in (c.get("pages"), c.get("section")) if part),
+            section=c.get("section") or "",
             quote=c.get("quote") or "",
         )
         for c in cards

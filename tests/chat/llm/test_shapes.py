@@ -464,6 +464,15 @@ def test_a_sentence_names_the_papers_own_datasets_not_earlier_works():
     others = "It was mostly considered in previous work for datasets such as NarrativeQA or CoQA."
     assert _dataset_names(others) == set()
     assert _dataset_names("We focus on datasets where the writers did not know the answer.") == set()
+    # A quoted example names no corpus: REALM's "Thatcher" sentence opened "What corpus does
+    # REALM retrieve from?" for its "United Kingdom" beside "corpora".
+    example = (
+        "(For instance, the model predicts “Thatcher” for “ is the prime minister of United "
+        "Kingdom.” on both corpora, perhaps due to the frequent mention of her name in Wikipedia "
+        "articles.)"
+    )
+    assert _dataset_names(example) == set()
+    assert _dataset_names("The retriever reads a large corpus such as Wikipedia.") == {"Wikipedia"}
 
 
 def test_a_side_named_only_beside_the_other_is_not_called_missing(settings):
