@@ -47,6 +47,7 @@ class SourceText:
     text: str  # the passage used: title and abstract, or a chunk of the full text
     arxiv_id: str = ""
     where: str = ""  # where in the paper a full-text passage is: "p. 7, 3.2 Training"
+    section: str = ""  # the section a full-text passage starts in ("3.2 Training")
     quote: str = ""  # the passage's sentence that answers (the card highlights it)
 
 

@@ -22,12 +22,17 @@ from dataclasses import dataclass
 
 from chat.understanding.quantity import asks_for_quantity, number_weight
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
+from papers.fulltext.tables import RowSentence
 
 from .base import LLM_UNAVAILABLE, AnswerRequest, LLMError, LLMStream, SourceText, Usage
 from .sentences import (
     answers_nothing,
     content_words,
+    is_caption,
+    is_figure_text,
     is_heading,
+    is_stopped,
+    opens_list,
     passage_sentences,
     split_sentences,
     stems,
@@ -51,6 +56,11 @@ NAME_WEIGHT = 0.5
 # A table row labelled with the variant the question names, against sentences on every variant.
 ROW_VARIANT_WEIGHT = 1.5
 TITLE_WEIGHT = 0.6  # a title names a topic; a sentence of the abstract says something about it
+# A question's word that only a body sentence's context holds (its section's heading, the
+# sentence opening its list) counts this much of a word of its own: "What hardware was the
+# Transformer trained on?" is answered under "5.2 Hardware and Schedule" by "We trained our
+# models on one machine with 8 NVIDIA P100 GPUs", which never says "hardware".
+CONTEXT_WEIGHT = 0.5
 # Numbered references inside an abstract ("as shown in [12]") would read as our citations.
 _BRACKET_NUMBER = re.compile(r"\[\s*\d")
 # In a paper's body they are everywhere ("We used the Adam optimizer [20] with β1 = 0.9, β2 =
@@ -68,6 +78,9 @@ class _Sentence:
     term_counts: Counter
 
     is_title: bool
+    # A full-text sentence's context, as terms: the heading of the section it stands in, and
+    # for a list's item the sentence opening the list.
+    context: frozenset[str] = frozenset()
 
     @property
     def length(self) -> int:
@@ -94,21 +107,50 @@ def _source_sentences(source: SourceText) -> tuple[bool, list[str]]:
     return has_title, [title, *body] if has_title else body
 
 
-def _quotable(sentence: str, body: bool = False) -> bool:
+def _quotable(sentence: str) -> bool:
     words = len(sentence.split())
-    if not MIN_WORDS <= words <= MAX_WORDS:
-        return False
-    if body:
-        return not is_heading(sentence)  # "5.2 Hardware and Schedule" answers nothing
-    return not _BRACKET_NUMBER.search(sentence)
+    return MIN_WORDS <= words <= MAX_WORDS and not _BRACKET_NUMBER.search(sentence)
+
+
+def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence]:
+    """The quotable sentences of a full-text chunk, each knowing its context. Never quoted: a
+    heading ("5.2 Hardware and Schedule"), a sentence opening a list (it says nothing alone), a
+    fragment without a stop (a sentence a figure's caption cut in two: "In our evaluation, we
+    used"), a figure's printed text; a list's items are, with the sentence opening the list as
+    their context ("RWKV: 169m, 430m, 1.4b, 3b, 7b, 14b")."""
+    found = []
+    heading = frozenset(terms(source.section))
+    opening: frozenset[str] = frozenset()
+    for position, text in enumerate(sentences):
+        if is_heading(text):
+            heading, opening = frozenset(terms(text)), frozenset()
+            continue
+        if opens_list(text):
+            opening = frozenset(terms(text))
+            continue
+        item = not is_stopped(text) and not isinstance(text, RowSentence)
+        if item and not opening:
+            continue  # a fragment
+        if not item and not isinstance(text, RowSentence):
+            opening = frozenset()  # a sentence of its own: the list is over
+        words = len(text.split())
+        if MIN_WORDS <= words <= MAX_WORDS and not is_figure_text(text):
+            context = heading | opening if item else heading
+            if is_caption(text):
+                context = frozenset()
+            found.append(_Sentence(source, position, text, Counter(terms(text)), False, context))
+    return found
 
 
 def _candidates(sources: list[SourceText]) -> list[_Sentence]:
     found = []
     for source in sources:
         has_title, sentences = _source_sentences(source)
+        if source.where:
+            found += _body_candidates(source, sentences)
+            continue
         for position, text in enumerate(sentences):
-            if _quotable(text, body=bool(source.where)):
+            if _quotable(text):
                 is_title = has_title and position == 0
                 found.append(_Sentence(source, position, text, Counter(terms(text)), is_title))
     return found
@@ -341,6 +383,11 @@ def answering_scores(
         if stem in idf:
             idf[stem] *= NAME_WEIGHT
     weights = _bm25_weights(query, idf, sentences)
+    for sentence, weight in zip(sentences, weights, strict=True):
+        if not answers_nothing(sentence.text, query):
+            for t in query:
+                if t in sentence.context and t not in weight:
+                    weight[t] = CONTEXT_WEIGHT * idf[t]
     quantity = asks_for_quantity(question)
     # The variants the question asks about ("175B" of "OPT-175B"): a table row labelled with one
     # is that variant's own line ("Table 1: Model 175B, …, Batch 2M"), where a sentence on all

@@ -112,6 +112,38 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+# A number as a table's or a plot's cells print it ("27.3", "1018", "·", "−0.5", "45%").
+_CELL = re.compile(r"[−+-]?\d[\d.,]*%?|[·×]")
+_CAPTION_LABEL = re.compile(r"(?:Table|Figure|Fig\.)$", re.IGNORECASE)
+CELL_RUN = 4  # this many numbers in a row are a table's or a plot's, never a sentence's words
+
+
+def _without_printed_cells(sentence: str) -> str:
+    """A sentence of a paper's body without the run of a table's or a plot's printed text that
+    the PDF's reading order put before it ("Transformer (base model) 27.3 38.1 3.3 · 1018
+    Transformer (big) 28.4 41.8 2.3 · 1019 Residual Dropout We apply dropout…"): it starts
+    after the last run of CELL_RUN numbers, at the caption when a figure's follows closely. A
+    table's printed cells before its caption stay: they are what the caption is about ("ViT-Huge
+    32 1280 5120 16 632M Table 1: Details of Vision Transformer model variants.")."""
+    words = sentence.split(" ")
+    run, end = 0, None
+    for i, word in enumerate(words):
+        run = run + 1 if _CELL.fullmatch(word) else 0
+        if run >= CELL_RUN:
+            end = i + 1
+    if end is None or end >= len(words):
+        return sentence
+    rest = words[end:]
+    label = next((k for k, w in enumerate(rest[:4]) if _CAPTION_LABEL.match(w)), None)
+    if label is not None:
+        if rest[label].lower().startswith("tab"):
+            return sentence
+        rest = rest[label:]
+    if len(rest) < 3 or not rest[0][:1].isupper():
+        return sentence
+    return " ".join(rest)
+
+
 def passage_sentences(text: str) -> list[str]:
     """split_sentences for a passage of a paper's full text, where each row of a table whose
     header names its cells (with its caption in the passage: papers.fulltext.tables) is a
@@ -129,7 +161,8 @@ def passage_sentences(text: str) -> list[str]:
         sentences += split_sentences(_prose(text[cursor : table.start]))
         sentences += [table.row_sentence(text[a:b]) for a, b in table.rows]
         cursor = max(cursor, table.end)
-    return sentences + split_sentences(_prose(text[cursor:]))
+    sentences += split_sentences(_prose(text[cursor:]))
+    return [s if isinstance(s, RowSentence) else _without_printed_cells(s) for s in sentences]
 
 
 # A footnote holding a link, as a PDF's text prints it: its mark glued to the address
@@ -179,6 +212,56 @@ def _prose(text: str) -> str:
                 continue
         kept.append(line)
     return "\n".join(kept)
+
+
+# What a sentence of a paper's body ends with when it is one: a stop (";" ends a list's item),
+# closing quotes or brackets after it. "In our evaluation, we used" (a figure's caption printed
+# in the middle of the sentence) ends with none; "… model families and sizes:" opens a list.
+_STOPPED = re.compile(r"[.!?;][\"')\]”’]*$")
+# Words that bind prose together: a figure's labels and axis ticks read as a "sentence" ("10 M
+# 30 M 100 M 300 M Number of JFT pre-training samples 30 40 50 …") have almost none; prose has
+# one word in three or four of them.
+_FUNCTION_WORDS = frozenset(
+    "a an the of to in and or is are was were be been we our for on with that by as this it "
+    "from at which their its these".split()
+)
+PROSE_SHARE = 0.08  # below this share of function words, 12 words or more are not prose
+_CAPTION = re.compile(r"(?:Table|Figure|Fig\.)\s*\d+[.:]\s*", re.IGNORECASE)
+_TABLE_LABEL = re.compile(r"\bTable\s*\d+[.:]", re.IGNORECASE)
+BARE_CAPTION_WORDS = 6  # "Table 3: Variations on the Transformer architecture." names, says nothing
+
+
+def is_stopped(sentence: str) -> bool:
+    return bool(_STOPPED.search(sentence))
+
+
+def is_caption(sentence: str) -> bool:
+    """A figure's or table's caption (a table's row said as a sentence opens with its caption):
+    a float, printed wherever the page had room, so not part of the section around it."""
+    return bool(_CAPTION.match(sentence))
+
+
+def opens_list(sentence: str) -> bool:
+    """A sentence that introduces what follows it ("We benchmark the following model families
+    and sizes:"): alone it says nothing, and it is what the list's items are about."""
+    return sentence.rstrip().endswith(":")
+
+
+def is_figure_text(sentence: str) -> bool:
+    """A figure's or table's printed text read as a sentence (labels, ticks, legends), or a
+    caption that only names its figure: neither answers a question."""
+    if isinstance(sentence, RowSentence):
+        return False  # a table row said as a sentence, with its header: made to be quoted
+    caption = _CAPTION.match(sentence)
+    if caption and len(sentence[caption.end() :].split()) <= BARE_CAPTION_WORDS:
+        return True
+    if _TABLE_LABEL.search(sentence):
+        return False  # a table's printed cells with its caption: the caption says what they are
+    words = sentence.split()
+    if len(words) < 12:
+        return False
+    binding = sum(w.lower().strip(",.;:()[]") in _FUNCTION_WORDS for w in words)
+    return binding / len(words) < PROSE_SHARE
 
 
 def is_heading(sentence: str) -> bool:

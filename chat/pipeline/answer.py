@@ -203,6 +203,7 @@ def _source_texts(cards: Sequence[dict]):
             text=c["passage"],
             arxiv_id=c.get("arxiv_id") or "",
             where=", ".join(part for part in (c.get("pages"), c.get("section")) if part),
+            section=c.get("section") or "",
             quote=c.get("quote") or "",
         )
         for c in cards
@@ -383,6 +384,11 @@ async def answer_events(
         # The search's tail is no list item (chat.llm.shapes.on_topic); left out of the cards
         # too, so the list's numbers are its cards' ([2] is the second line).
         topic_words = analysis["query"]
+        hits = [h for h in hits if on_topic(h.title, h.abstract, topic_words)] or hits
+    elif intent.kind == intents.TIMELINE and searched and analysis.get("query"):
+        # A timeline's periods are its cards': the search's tail (an eigenvalue paper in 2007
+        # for "how did diffusion models develop?") is no period of the topic.
+        topic_words = intents.timeline_topic(analysis["query"])
         hits = [h for h in hits if on_topic(h.title, h.abstract, topic_words)] or hits
     elif intent.kind == intents.NAMED_PAPER and not evidence:
         hits = [

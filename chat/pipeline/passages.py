@@ -61,7 +61,7 @@ def select_passages(
         selected.append(
             SourceText(
                 source.number, source.title, source.authors, source.published, " ".join(parts),
-                arxiv_id=source.arxiv_id, where=source.where,
+                arxiv_id=source.arxiv_id, where=source.where, section=source.section,
             )
         )
     return selected

@@ -34,7 +34,10 @@ SEGMENT_COST a query, against the share * entries of an exact scan of that year.
 the sum over its years (each by the cheaper way) plus the exact scan of its unindexed rest; the
 plan with the lowest total runs. Measured on 200k and 1M synthetic vectors (docs/BENCHMARKS.md,
 "Dense windows year by year"): COST_RATIO 20-30 at 200k and 40-55 at 1M for the catalogue-wide
-index (40 is used), 45-100 for walks of year indexes (60 is used).
+index (40 is used), 45-100 for walks of year indexes (60 is used). Those runs stored their
+passages in date order; where they lie in none (papers embedded in any order: the 1M text
+benchmark), a window's rows each sit on a page of their own and an exact-scan row costs up to
+RANDOM_ROW_COST, priced from the column's correlation (`exact_row_cost`).
 
 What is filtered where. The window, the model and paper-id lists are columns of Passage and stay
 in the scan. Joining every scanned passage to its paper (a wide row) to read `hidden` cost more
@@ -376,15 +379,42 @@ def _choose(cursor, model: str, filters: SearchFilters, n: int, exact_max: int, 
     if window <= exact_max:
         return "exact"  # the floor: a few milliseconds whatever else it could cost
     entries = _index_entries(cursor, kind)
-    if window <= crossover(rows, entries, exact_max):
-        best, cost = "exact", window  # cheaper than the catalogue-wide index
-    else:
-        best, cost = "hnsw", window_hnsw_cost(rows, entries, window)
+    row_cost = exact_row_cost(cursor)
+    exact, hnsw = window * row_cost, window_hnsw_cost(rows, entries, window)
+    best, cost = ("exact", exact) if exact <= hnsw else ("hnsw", hnsw)
     if kind == "abstract" and filters.paper_ids is None:
-        years = _year_segments(cursor, filters, n, window=window)
+        years = _year_segments(cursor, filters, n, window=window, row_cost=row_cost)
         if years is not None and years.cost < cost:
             return "years"
     return best
+
+
+# Cost of one exact-scan row when the passages lie on disk in no date order, in rows of a scan
+# over passages stored in date order (what COST_RATIO and YEAR_WALK_RATIO were measured against:
+# the scale benchmark writes its catalogue in date order). A window's rows are then each on a
+# page of its own, so the scan reads ~5x the pages, mostly from outside shared buffers: at 1M
+# (bench_search --text, correlation 0.01) 35k rows of Q1 2026 took 430 ms exactly against 90 ms
+# walking the year's index at load 12, where the model (1 a row) had chosen the exact scan.
+# Measured 2-4.5 (a window whose pages stay in shared buffers costs less); 4 is used.
+RANDOM_ROW_COST = 4.0
+_HEAP_ORDER = """
+SELECT correlation FROM pg_stats
+WHERE schemaname = current_schema() AND tablename = 'papers_passage' AND attname = 'published'
+"""
+
+
+def exact_row_cost(cursor) -> float:
+    """What an exact-scan row of a window costs, in rows of a date-ordered table: 1 when the
+    passages are stored in date order, RANDOM_ROW_COST when in none, between by PostgreSQL's
+    own interpolation (the square of the column's correlation, ANALYZE's statistic; 1 before
+    the first ANALYZE). `settings.DENSE_ROW_COST_BY_ORDER` off: always 1 (as before)."""
+    if not settings.DENSE_ROW_COST_BY_ORDER:
+        return 1.0
+    cursor.execute(_HEAP_ORDER)
+    row = cursor.fetchone()
+    if row is None or row[0] is None:
+        return 1.0
+    return 1.0 + (RANDOM_ROW_COST - 1.0) * (1.0 - float(row[0]) ** 2)
 
 
 def window_hnsw_cost(rows: int, entries: float, window: float) -> float:
@@ -409,10 +439,11 @@ class YearPlan:
 
 
 def _year_segments(cursor, filters: SearchFilters, n: int, *, window: float | None = None,
-                   force: bool = False) -> YearPlan | None:
+                   force: bool = False, row_cost: float = 1.0) -> YearPlan | None:
     """The window cut at the years that have an index worth walking (module docstring), and
     the cost of answering it so; None when no year index serves it. `force`: every indexed
-    year by its index (benchmarks). Years are UTC calendar years, as the indexes'."""
+    year by its index (benchmarks). Years are UTC calendar years, as the indexes'. `row_cost`:
+    an exact-scan row's (exact_row_cost)."""
     indexed = {y: e for y, e in year_indexes(cursor).items() if e > 0}
     if not indexed:
         return None
@@ -429,11 +460,11 @@ def _year_segments(cursor, filters: SearchFilters, n: int, *, window: float | No
         papers = indexed[year] * share
         walk = YEAR_WALK_RATIO * rows / share + SEGMENT_COST
         covered += papers
-        if force or walk < papers:
+        if force or walk < papers * row_cost:
             served.append((year, start, min(end, after - EPSILON)))
             cost += walk
         else:
-            cost += papers  # scanned exactly with its neighbours
+            cost += papers * row_cost  # scanned exactly with its neighbours
     if not served:
         return None
     segments: list[Segment] = []
@@ -448,7 +479,7 @@ def _year_segments(cursor, filters: SearchFilters, n: int, *, window: float | No
     exact_segments = sum(1 for s in segments if s.year is None)
     if window is None:
         window = covered
-    cost += max(window - covered, 0.0) + SEGMENT_COST * exact_segments
+    cost += max(window - covered, 0.0) * row_cost + SEGMENT_COST * exact_segments
     return YearPlan(cost, tuple(segments))
 
 

@@ -44,9 +44,18 @@ _CITATION = re.compile(
 )
 
 
+# "What is the largest RWKV model?" asks for a size: the answer states one ("from 169 million
+# to 14 billion parameters").
+_LARGEST = re.compile(
+    r"\b(?:what|which)\b.*\b(?:largest|biggest|smallest)\s+(?:[\w-]+\s+){0,3}?"
+    r"(?:models?|networks?|versions?|variants?|datasets?|corpus|corpora|batch(?:es)?)\b",
+    _FLAGS,
+)
+
+
 def asks_for_quantity(question: str) -> bool:
-    """True for "How many…" and for "What <measured property>…" questions."""
-    return bool(_HOW.search(question) or _PROPERTY.search(question))
+    """True for "How many…", "What <measured property>…" and "What is the largest <model>…"."""
+    return bool(_HOW.search(question) or _PROPERTY.search(question) or _LARGEST.search(question))
 
 
 _COUNTED = re.compile(r"\bhow\s+(?:many|much)\s+([a-z][a-z0-9-]*)(?:\s+([a-z][a-z0-9-]*))?", _FLAGS)

@@ -378,6 +378,9 @@ DENSE_EXACT_MAX = envint("DENSE_EXACT_MAX", 5000)  # filtered dense: exact scan 
 # A partial HNSW index per publication year once it holds this many abstracts (windows answered
 # year by year: papers/indexing/periods.py); 0: none. Below it, scanning the year exactly is cheap.
 DENSE_YEAR_INDEX_MIN = envint("DENSE_YEAR_INDEX_MIN", 20000)
+# Price an exact scan's rows by how the passages lie on disk (date order or none: pg_stats
+# correlation; chat/retrieval/dense.py exact_row_cost); off: 1 a row whatever the order, as before.
+DENSE_ROW_COST_BY_ORDER = envbool("DENSE_ROW_COST_BY_ORDER", True)
 # BM25 (chat/retrieval/fulltext.py): terms read whole while their papers sum to at most the cap;
 # common terms are read from their champions, WALK_DEPTH papers each first (x4 until the bound
 # proves the first EXACT_HEAD results equal exhaustive BM25's).

@@ -49,6 +49,18 @@ def query_vector(embedder: Embedder, text: str) -> np.ndarray:
     return vector
 
 
+def remember(embedder: Embedder, text: str, vector) -> None:
+    """Hand out `vector` for `text` from now on, as if `embedder` had embedded it (benchmarks:
+    query vectors drawn from the same distribution as synthetic passage vectors)."""
+    vector = np.array(vector, dtype=np.float32)
+    vector.setflags(write=False)
+    with _lock:
+        _entries[(embedder.name, embedder.dimensions, text)] = vector
+        _entries.move_to_end((embedder.name, embedder.dimensions, text))
+        while len(_entries) > max(settings.QUERY_VECTOR_CACHE, 0):
+            _entries.popitem(last=False)
+
+
 def clear() -> None:
     """Forget every cached vector (tests; a model replaced under the same name)."""
     with _lock:

@@ -4,6 +4,7 @@ tsvector, and BM25 as the incremental index computes it."""
 
 import gzip
 
+import pytest
 from django.db import connection
 
 from bench import text_corpus, text_scale
@@ -104,3 +105,30 @@ def test_bm25_agreement_compares_a_setting_off_and_on_query_by_query(
         assert run["queries"] == 3 and run["top10_identical_queries"] == 3
         assert sum(run["generators"].values()) == 3
     assert settings.LEXICAL_NEEDED_SETS is True  # restored
+
+
+def test_queries_get_vectors_among_the_synthetic_passages(db):
+    """The passages' vectors are synthetic, so the model's query vector would lie apart from
+    every one of them (cosine ~0.2); search() gets instead, from the query cache, a vector of
+    the passages' own latent space mixed with noise, one per query text (date phrases removed)."""
+    from datetime import UTC, datetime
+
+    import numpy as np
+
+    from bench import scale
+    from papers.embeddings import get_embedder, query_cache
+
+    now = datetime(2026, 11, 21, tzinfo=UTC)
+    queries = ["graph neural networks since 2023", "graph neural networks in 2016", "learning"]
+    try:
+        assert text_scale.use_synthetic_query_vectors(queries, now) == 2
+        vector = query_cache.query_vector(get_embedder(), "graph neural networks")
+        np.testing.assert_array_equal(vector, text_scale.query_vector_for("graph neural networks"))
+    finally:
+        query_cache.clear()
+    assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
+    # Its share in the passages' latent space: QUERY_MIX (a random direction's: ~sqrt(32/384))
+    in_latent = np.linalg.norm(scale._basis().T @ vector)
+    assert in_latent == pytest.approx(text_scale.QUERY_MIX, abs=0.1)
+    noise = np.random.default_rng(0).normal(size=384)
+    assert np.linalg.norm(scale._basis().T @ (noise / np.linalg.norm(noise))) < 0.45

@@ -174,6 +174,13 @@ class Command(BaseCommand):
             " year floors (settings.LEXICAL_YEAR_FLOORS), alternating, twice each",
         )
         parser.add_argument(
+            "--query-vectors",
+            choices=("synthetic", "model"),
+            default="synthetic",
+            help="--text: each query's vector drawn among the synthetic passages' (default;"
+            " bench.text_scale.QUERY_MIX), or the real model's, which lies apart from all of them",
+        )
+        parser.add_argument(
             "--compare-setting",
             metavar="NAME",
             help="--text: the same with any boolean setting off, then on (e.g."
@@ -532,6 +539,9 @@ class Command(BaseCommand):
             if options["build_only"]:
                 self.stdout.write(json.dumps(result, indent=2, default=str))
                 return
+            result["query_vectors"] = options["query_vectors"]
+            if options["query_vectors"] == "synthetic":
+                bench_text.use_synthetic_query_vectors(queries, now)
             setting = options["compare_setting"]
             if options["compare_year_floors"]:
                 setting = "LEXICAL_YEAR_FLOORS"

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection, transaction
 
 from bench.scale import draw
-from chat.retrieval.dense import dense_search
+from chat.retrieval.dense import dense_search, exact_row_cost
 from chat.retrieval.filters import SearchFilters
 from papers.indexing.periods import ensure_year_indexes, index_name, year_bounds_sql
 
@@ -163,3 +163,50 @@ def test_no_year_index_means_the_forced_year_plan_uses_the_catalogue_index(three
     result = search(three_years[0], plan="years", start=at(2024))
     assert result.plan == "hnsw"
     assert len(result.hits) == 10
+
+
+def _store_in_no_date_order():
+    """The module's passages rewritten in random order (same rows, new places on disk), as a
+    catalogue whose papers were not embedded in date order lies; the HNSW indexes dropped first
+    (each re-inserted row would enter every graph) and the year indexes built again after."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'papers_passage_hnsw%%'"
+        )
+        for (name,) in cursor.fetchall():
+            cursor.execute(f"DROP INDEX {name}")
+        cursor.execute(
+            "CREATE TEMP TABLE shuffled ON COMMIT DROP AS"
+            " SELECT * FROM papers_passage WHERE model = %s ORDER BY md5(id::text)",
+            [MODEL],
+        )
+        cursor.execute("DELETE FROM papers_passage WHERE model = %s", [MODEL])
+        cursor.execute("INSERT INTO papers_passage SELECT * FROM shuffled")
+        cursor.execute("ANALYZE papers_passage")
+    ensure_year_indexes(minimum=1000)
+
+
+def test_an_exact_scan_is_priced_by_how_the_passages_lie_on_disk(three_years, settings):
+    """Half of 2024 (~750 abstracts, 13 rows for 3 papers). Stored in date order, the exact scan
+    (750 rows) beats walking 2024's index at half share (60 * 13 / 0.5 + 500 = 2,060). Stored
+    in no date order, each row of the window sits on a page of its own (RANDOM_ROW_COST a row):
+    the walk wins. Off (settings.DENSE_ROW_COST_BY_ORDER), the rows count 1 each, as before."""
+    half = {"start": at(2024), "end": at(2024, 7, 1)}
+    ensure_year_indexes(minimum=1000)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE papers_passage")
+        assert exact_row_cost(cursor) == pytest.approx(1.0, abs=0.1)  # written in date order
+    assert search(three_years[0], n=3, **half).plan == "exact"
+
+    _store_in_no_date_order()
+    with connection.cursor() as cursor:
+        assert exact_row_cost(cursor) > 3.5
+    result = search(three_years[0], n=3, **half)
+    assert result.plan == "years"
+    assert len(result.hits) == 3
+    assert all(half["start"] <= h.published <= half["end"] for h in result.hits)
+
+    settings.DENSE_ROW_COST_BY_ORDER = False
+    with connection.cursor() as cursor:
+        assert exact_row_cost(cursor) == 1.0
+    assert search(three_years[0], n=3, **half).plan == "exact"

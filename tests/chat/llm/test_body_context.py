@@ -1,0 +1,152 @@
+"""What the composer may quote from a chunk of a paper's body, and what a sentence stands under
+(chat.llm.extractive's body candidates), on the text of the shared arXiv PDFs as
+papers.fulltext.parse reads it: a section's heading answers for the sentences below it, a
+sentence opening a list for the list's items; fragments, the sentences opening lists and a
+figure's printed text are never quoted."""
+
+from functools import cache
+
+import pytest
+
+from chat.llm.base import SourceText
+from chat.llm.extractive import answering_scores, compose_answer
+from chat.llm.sentences import is_figure_text, passage_sentences
+from chat.understanding.quantity import asks_for_quantity
+from papers.fulltext.parse import parse_pdf
+
+
+@cache
+def _text(path) -> str:
+    return parse_pdf(path.read_bytes()).text
+
+
+@pytest.fixture
+def text_of(shared_data):
+    return lambda name: _text(shared_data / "arxiv-pdf" / f"{name}.pdf")
+
+
+def _between(text: str, start: str, end: str) -> str:
+    at = text.index(start)
+    return text[at : text.index(end, at)]
+
+
+def _chunk(number: int, text: str, section: str, page: int = 1) -> SourceText:
+    return SourceText(
+        number=number, title="A paper", authors="A. Author", published="2017-06-12", text=text,
+        arxiv_id="1706.03762", where=f"p. {page}, {section}", section=section,
+    )
+
+
+def _best(question: str, sources: list[SourceText], names=()) -> str:
+    return max(answering_scores(question, sources, names).values())[1]
+
+
+def test_the_sections_heading_answers_for_the_sentences_under_it(text_of):
+    text = text_of("1706.03762v7")
+    hardware = _chunk(
+        1, _between(text, "5.2 Hardware and Schedule", "5.3 Optimizer"), "5.2 Hardware and Schedule"
+    )
+    big_model = _chunk(
+        2,
+        _between(text, "The Transformer (big) model trained for English-to-French", "6.2"),
+        "6.1 Machine Translation",
+    )
+    # "hardware" is said only by the heading; "Transformer" and "trained" by the big model's
+    # dropout sentence, which answered the question before.
+    best = _best("What hardware was the Transformer trained on?", [big_model, hardware],
+                 ["Transformer"])
+    assert best == "We trained our models on one machine with 8 NVIDIA P100 GPUs."
+    # A chunk starting inside the section knows its heading from the card's section alone.
+    regularization = _chunk(
+        1, _between(text, "Residual Dropout", "6 Results"), "5.4 Regularization", page=8
+    )
+    architecture = _chunk(
+        2, _between(text, "3 Model Architecture", "3.1 Encoder and Decoder Stacks"),
+        "3 Model Architecture",
+    )
+    best = _best("How was the Transformer regularised?", [architecture, regularization],
+                 ["Transformer"])
+    assert best.startswith("Residual Dropout We apply dropout")
+
+
+def test_a_tables_cells_before_a_sentence_are_not_part_of_it(text_of):
+    text = text_of("1706.03762v7")
+    # Table 2's last rows are printed on page 8 before the section's first paragraph.
+    sentences = passage_sentences(_between(text, "Transformer (base model) 27.3", "Label Smoothing"))
+    assert any(s.startswith("Residual Dropout We apply dropout [33] to the output") for s in sentences)
+    assert not any("27.3 38.1" in s and "Residual Dropout" in s for s in sentences)
+    # A table's cells before its own caption are the table: they stay with it.
+    vit = passage_sentences(_between(text_of("2010.11929v2"), "Model Layers Hidden size", "We also"))
+    table = next(s for s in vit if "Table 1: Details of Vision Transformer" in s)
+    assert "ViT-Huge 32 1280 5120 16 632M" in table and not is_figure_text(table)
+
+
+def test_a_lists_items_are_quoted_with_the_sentence_opening_the_list_as_context(text_of):
+    text = text_of("2305.13048v1")
+    inference = _chunk(
+        1, _between(text, "I Inference results", "A comparison at 512 tokens"),
+        "I Inference results", page=17,
+    )
+    scores = answering_scores("Which RWKV model sizes were benchmarked?", [inference], ["RWKV"])
+    assert scores[1][1] == "RWKV: 169m, 430m, 1.4b, 3b, 7b, 14b"
+    answer = compose_answer("Which model families and sizes were benchmarked?", [inference])
+    assert "We benchmark the following model families and sizes" not in answer
+
+
+def test_a_sentence_a_figure_cut_in_two_is_never_quoted(text_of):
+    text = text_of("2302.07302v1")
+    chunk = _chunk(
+        1, _between(text, "2.2 Paper Recommendation and Exploration", "Inline citations"),
+        "2.2 Paper Recommendation and Exploration", page=3,
+    )
+    scores = answering_scores("What did the evaluation use?", [chunk])
+    assert all(not text.endswith("we used") for _, text in scores.values())
+    assert "In our evaluation, we used [1]" not in compose_answer("What did the evaluation use?", [chunk])
+
+
+def test_a_figures_printed_text_and_a_caption_naming_a_table_are_not_prose():
+    assert is_figure_text(
+        "10 M 30 M 100 M 300 M Number of JFT pre-training samples 30 40 50 60 70 Linear 5-shot "
+        "ImageNet Top1 [%] ViT-L/16 ViT-L/32 ViT-B/32 ViT-b/32 ResNet50x1 (BiT) ResNet152x2 (BiT)"
+    )
+    assert is_figure_text("Table 3: Variations on the Transformer architecture.")
+    assert not is_figure_text(
+        "Table 2: The Transformer achieves better BLEU scores than previous state-of-the-art "
+        "models on the English-to-German and English-to-French newstest2014 tests."
+    )
+    assert not is_figure_text("We trained our models on one machine with 8 NVIDIA P100 GPUs.")
+
+
+def test_the_largest_model_asks_for_a_size():
+    assert asks_for_quantity("What is the largest RWKV model?")
+    assert asks_for_quantity("Which is the biggest OPT model?")
+    assert not asks_for_quantity("What is the largest open problem in quantum computing?")
+
+
+def test_a_section_only_its_heading_ties_to_the_question_is_quoted_as_the_answer(
+    text_of, settings
+):
+    from chat.llm.base import AnswerRequest
+    from chat.llm.shapes import compose_shaped
+    from chat.understanding.intent import Intent
+
+    settings.EMBEDDING_BACKEND = "hashing"
+    text = text_of("1706.03762v7")
+    regularization = _chunk(
+        1, _between(text, "Residual Dropout", "6 Results"), "5.4 Regularization", page=8
+    )
+    architecture = _chunk(
+        2, _between(text, "3 Model Architecture", "3.1 Encoder and Decoder Stacks"),
+        "3 Model Architecture",
+    )
+    answer = compose_shaped(
+        AnswerRequest(
+            question="How was the Transformer regularised?",
+            sources=[regularization, architecture],
+            messages=[],
+            intent=Intent("overview"),
+        )
+    )
+    # Both kinds of regularisation the section names, residual dropout first.
+    dropout = answer.index("Residual Dropout We apply dropout")
+    assert dropout < answer.index("we employed label smoothing of value")
