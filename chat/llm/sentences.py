@@ -376,12 +376,18 @@ def _stemmer():
     return Stemmer.Stemmer("english")
 
 
+def _spelt(text: str) -> str:
+    """`text` (lower-cased) with its Greek letters spelled out; most texts have none, and
+    str.translate costs a dictionary lookup a character."""
+    return text.translate(_GREEK) if _ANY_GREEK.search(text) else text
+
+
 def _words(text: str) -> list[str]:
     """Lower-cased tokens of a text, TeX out, Greek letters spelled out ("β2" -> "beta2")."""
     text = text.lower()
     if _has_tex(text):
         text = _TEX.sub(" ", text)
-    return _TOKEN.findall(text.translate(_GREEK))
+    return _TOKEN.findall(_spelt(text))
 
 
 def content_words(text: str) -> list[str]:
@@ -397,17 +403,43 @@ _BRITISH_ENDINGS = tuple(
 )
 
 
+# Each word's stem, once a process: the sentence evidence stems the words of ~100 sentences a
+# search, mostly the same words (a third of the best-chunk stage's profile was stemming).
+_STEMS: dict[str, str] = {}
+_STEMS_KEPT = 200_000
+
+
 def stems(words: list[str]) -> list[str]:
     """Snowball stems, British -ise/-yse forms first spelt as the -ize/-yze they stem apart from
     ("initialised" meets "initialization")."""
-    return _stemmer().stemWords(
-        [american_spelling(w) if w.endswith(_BRITISH_ENDINGS) else w for w in words]
-    )
+    known = _STEMS
+    found = [known.get(w) for w in words]
+    missing = [w for w, stem in zip(words, found, strict=True) if stem is None]
+    if not missing:
+        return found
+    spelt = [american_spelling(w) if w.endswith(_BRITISH_ENDINGS) else w for w in missing]
+    fresh = dict(zip(missing, _stemmer().stemWords(spelt), strict=True))
+    if len(known) + len(fresh) > _STEMS_KEPT:
+        known.clear()
+    known.update(fresh)  # (another thread may clear it meanwhile: the answer is `fresh`'s)
+    return [fresh[w] if stem is None else stem for w, stem in zip(words, found, strict=True)]
 
 
 def terms(text: str) -> list[str]:
     """The stemmed content words of a text, in order, repeats kept (for term frequencies)."""
     return stems(content_words(text))
+
+
+def terms_any_sentence_may_hold(text: str) -> set[str]:
+    """Every term a sentence of `text` (passage_sentences) can hold: term_set of the whole text
+    without taking TeX out (a sentence's own TeX spans are taken out of it, which only drops
+    words), with the word a table row's sentence adds ("columns: …"). What a sentence can score
+    is bounded by these, without splitting the text into sentences."""
+    words = set(_TOKEN.findall(_spelt(text.lower())))
+    words.add("columns")
+    words -= STOPWORDS
+    words -= _ONE_CHARACTER
+    return set(stems(list(words)))
 
 
 def term_set(text: str) -> set[str]:
