@@ -4,25 +4,11 @@ papers.fulltext.parse reads it: a section's heading answers for the sentences be
 sentence opening a list for the list's items; fragments, the sentences opening lists and a
 figure's printed text are never quoted."""
 
-from functools import cache
-
-import pytest
 
 from chat.llm.base import SourceText
 from chat.llm.extractive import answering_scores, compose_answer
 from chat.llm.sentences import is_figure_text, passage_sentences
 from chat.understanding.quantity import asks_for_quantity
-from papers.fulltext.parse import parse_pdf
-
-
-@cache
-def _text(path) -> str:
-    return parse_pdf(path.read_bytes()).text
-
-
-@pytest.fixture
-def text_of(shared_data):
-    return lambda name: _text(shared_data / "arxiv-pdf" / f"{name}.pdf")
 
 
 def _between(text: str, start: str, end: str) -> str:
