@@ -6,8 +6,9 @@ socket: closing it mid-answer changes nothing for the answer.
 
 Who is asking is checked again before every frame that reads or changes data, and when the user's
 account changes (chat.signed_in): a socket whose session ended is closed. These checks run on
-chat.lanes.write_lane, whose connection stays open (Channels' database_sync_to_async opens and
-closes one per call: a PostgreSQL backend started for every frame). A user has at most
+chat.lanes.socket_lanes, whose connections stay open (Channels' database_sync_to_async opens and
+closes one per call: a PostgreSQL backend started for every frame) and which answers' saves and
+searches never hold. A user has at most
 WS_MAX_SOCKETS_PER_USER sockets per process, and each socket at most WS_CONTROL_BURST control
 frames at once (then WS_CONTROL_PER_SECOND).
 """
@@ -23,7 +24,7 @@ from channels.sessions import CookieMiddleware, SessionMiddleware
 from django.conf import settings
 
 from chat import events, service, turns
-from chat.lanes import write_lane
+from chat.lanes import socket_lanes
 from chat.models import Thread
 from chat.signed_in import fingerprint, still_signed_in
 from chat.throttle import TokenBucket
@@ -50,12 +51,12 @@ open_sockets: Counter[int] = Counter()
 
 class LaneAuthMiddleware(AuthMiddleware):
     """Channels' AuthMiddleware with its user lookup (the session row, the user row, the
-    session hash; `channels.auth.get_user`, unchanged) on chat.lanes.write_lane instead of
+    session hash; `channels.auth.get_user`, unchanged) on chat.lanes.socket_lanes instead of
     `database_sync_to_async`, which ran it on the one sync thread every socket shares and then
     closed its connection (CONN_MAX_AGE 0): every handshake started a PostgreSQL backend."""
 
     async def resolve_scope(self, scope):
-        scope["user"]._wrapped = await write_lane.run(get_user.func, scope)
+        scope["user"]._wrapped = await socket_lanes.run(get_user.func, scope)
 
 
 def LaneAuthMiddlewareStack(inner):  # noqa: N802
@@ -82,7 +83,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close()
             return
-        owns = await write_lane.run(Thread.objects.filter(pk=thread_id, owner_id=user.pk).exists)
+        owns = await socket_lanes.run(Thread.objects.filter(pk=thread_id, owner_id=user.pk).exists)
         if not owns:
             await self.close()
             return
@@ -144,7 +145,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         if self.closing:
             return False
         try:
-            signed_in = await write_lane.run(still_signed_in, self.session_key(), self.user.pk)
+            signed_in = await socket_lanes.run(still_signed_in, self.session_key(), self.user.pk)
         except turns.DATABASE_DOWN as exc:
             logger.warning(
                 "session_not_checked user=%s database unavailable: %s",

@@ -14,6 +14,9 @@ Within one search, BM25 and dense retrieval run at the same time on lanes of the
 (`search_db_lanes`; the answer holds a `search_lanes` one meanwhile), except inside a transaction
 (another connection would not see its uncommitted rows) or with `SEARCH_DB_THREADS` = 0: then on
 the caller's connection. Every lane has the same retry policy (`_guarded`).
+
+Three pools besides: `write_lane` for the saves of streaming answers, `socket_lanes` for the
+reads a socket waits on (who is asking, may they), so neither queues behind the other or a search.
 """
 
 import asyncio
@@ -26,9 +29,14 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 
-# Searches in parallel: PostgreSQL and the Python side of retrieval share two cores, so more lanes
-# only add waiting (measured with `manage.py bench_chat concurrent`, docs/BENCHMARKS.md).
-DB_LANES = 3
+# Answers in parallel before their first token. A lane spends most of its time waiting, not
+# computing: on PostgreSQL, on the commit reaching the disk, on the GIL (in a burst of 100 chats
+# saving a turn took 25-70 ms on its lane for 3-4 ms of the thread's CPU, and a search ~100 ms for
+# ~20 ms), so with 3 lanes the answers queued for a lane while the CPU was not all used:
+# `manage.py bench_chat concurrent`, 8 lanes against 3, docs/BENCHMARKS.md (session 11).
+DB_LANES = 8
+# Lanes for the socket's reads (`socket_lanes`): two, so one slow read does not hold up the rest.
+SOCKET_LANES = 2
 
 
 def _kept_connection_is_dead() -> bool:
@@ -117,6 +125,12 @@ class Lanes:
 search_lanes = Lanes(DB_LANES, "chat-lane")
 # Partial and final saves of streaming answers: short writes that should never wait for a search.
 write_lane = Lanes(1, "chat-write")
+# The socket's own reads, each awaited by a user: the user's look-up at the handshake, ownership,
+# the session check before each frame, the saved state of an answer in progress. Never behind an
+# answer's saves (each of which waits for its commit to reach the disk), nor behind a search: in
+# a burst of 100 new chats on the write lane, the check before each `ask` waited 0.4-1.2 s (p50)
+# behind ~400 saves (docs/BENCHMARKS.md, session 11).
+socket_lanes = Lanes(SOCKET_LANES, "chat-socket")
 # BM25 beside dense retrieval, within one search.
 search_db_lanes = Lanes(settings.SEARCH_DB_THREADS, "search-db")
 
@@ -124,7 +138,7 @@ search_db_lanes = Lanes(settings.SEARCH_DB_THREADS, "search-db")
 def close_connections() -> None:
     """Close every lane's connection (tests and scratch databases, before a database is dropped;
     from async code, through `sync_to_async(..., thread_sensitive=False)`)."""
-    for lanes in (search_lanes, write_lane, search_db_lanes):
+    for lanes in (search_lanes, write_lane, socket_lanes, search_db_lanes):
         lanes.close_connections()
 
 

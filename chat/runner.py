@@ -25,12 +25,19 @@ from django.utils import timezone
 from chat import events
 from chat.lanes import search_lanes, write_lane
 from chat.markdown import render_answer
-from chat.models import Message, Thread
+from chat.models import Message
 from chat.pipeline.answer import answer_events
 from chat.pipeline.citations import check_citations
 from chat.pipeline.followups import suggest_followups
 from chat.references import cite_labels, label_cards
-from chat.turns import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, NewTurn, reason, update_message
+from chat.turns import (
+    DATABASE_DOWN,
+    DATABASE_DOWN_MESSAGE,
+    NewTurn,
+    finish_message,
+    reason,
+    update_message,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -187,7 +194,7 @@ class RunningAnswer:
 
     def _save_soon(self, **fields) -> None:
         fields["updated_at"] = timezone.now()
-        update = save_db(functools.partial(update_message, self.message_id, **fields))
+        update = save_db(functools.partial(update_message, self.message_id, durable=False, **fields))
         self.pending_saves.append(asyncio.create_task(update))
 
     def _final_event(self, kind: str, status: str, pipeline: dict | None = None, **extra) -> dict:
@@ -242,8 +249,9 @@ class RunningAnswer:
         await asyncio.gather(*self.pending_saves, return_exceptions=True)
         usage, timings = final["usage"] or {}, final["timings"]
         save = functools.partial(
-            update_message,
+            finish_message,
             self.message_id,
+            self.thread_id,
             status=final["status"],
             query=self.query,
             analysis=self.analysis,
@@ -261,12 +269,7 @@ class RunningAnswer:
             error=final.get("message", "") if final["type"] == "error" else "",
             updated_at=timezone.now(),
         )
-
-        def save_and_touch_thread():  # one trip to the write lane for both
-            save()
-            Thread.objects.filter(pk=self.thread_id).update(updated_at=timezone.now())
-
-        await save_db(save_and_touch_thread)
+        await save_db(save)
 
     async def _flush_tokens(self) -> None:
         if self.sent >= len(self.text):
@@ -295,7 +298,7 @@ class RunningAnswer:
                     await save_db(
                         functools.partial(
                             update_message, self.message_id, only_streaming=True,
-                            content=text, updated_at=timezone.now(),
+                            durable=False, content=text, updated_at=timezone.now(),
                         )
                     )
                 except DATABASE_DOWN:

@@ -15,7 +15,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 
 from chat import events, runner, turns
-from chat.lanes import search_lanes, write_lane
+from chat.lanes import search_lanes, socket_lanes
 from chat.models import Thread
 from chat.runner import RunningAnswer
 from chat.turns import AskRefused
@@ -49,8 +49,8 @@ async def ask(user, thread_id, text: Any, filters: Any = None) -> RunningAnswer:
 
 async def stop(user, thread_id) -> None:
     """Ask whichever process runs the thread's answer to stop it (it keeps what was written)."""
-    # The short reads a socket waits on go to the write lane: never behind a search.
-    stale, message = await write_lane.run(turns.streaming_state, user.pk, thread_id)
+    # The short reads a socket waits on have lanes of their own: never behind a search or a save.
+    stale, message = await socket_lanes.run(turns.streaming_state, user.pk, thread_id)
     if message is None:
         if stale:  # nobody was running it: the row is marked failed; tell the sockets
             interrupted = events.error("interrupted", "The answer was interrupted.")
@@ -71,7 +71,7 @@ async def request_snapshot(thread_id, reply_channel: str) -> dict | None:
     """What a socket joining the thread should see of an answer in progress: the saved state now,
     and (through the control group) the live text from the process running it, sent later to
     `reply_channel` as a second `resume` event."""
-    snapshot = await write_lane.run(turns.streaming_snapshot, thread_id)  # a socket is waiting
+    snapshot = await socket_lanes.run(turns.streaming_snapshot, thread_id)  # a socket is waiting
     if snapshot is not None:
         await events.request_live_text(thread_id, reply_channel, snapshot["message_id"])
     return snapshot

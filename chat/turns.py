@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from chat import events, processes
@@ -78,11 +78,34 @@ def validate_filters(data: Any) -> dict:
         raise AskRefused("invalid_filters", f"These filters cannot be used: {exc}.") from None
 
 
-def update_message(message_id, only_streaming: bool = False, **fields) -> int:
+def update_message(message_id, only_streaming: bool = False, durable: bool = True, **fields) -> int:
+    """Write `fields` on the message (only while it is streaming, with `only_streaming`).
+
+    `durable=False` for the saves made while an answer streams (its sources, its partial text),
+    which its final save writes again: the commit does not wait for the disk (PostgreSQL's
+    `synchronous_commit` off for this transaction only). With many answers at once those waits
+    were most of the write lane's time, ~300 a burst of 100 chats, each 1-4 ms on this machine
+    (docs/BENCHMARKS.md, session 11). What it risks: a crash of PostgreSQL itself (not of this
+    process) within a fraction of a second may lose the last partial save, as a crash of this
+    process loses up to chat.runner.SAVE_INTERVAL of text anyway; later commits never land
+    before earlier ones."""
     rows = Message.objects.filter(pk=message_id)
     if only_streaming:
         rows = rows.filter(status=Status.STREAMING)
-    return rows.update(**fields)
+    if durable:
+        return rows.update(**fields)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        return rows.update(**fields)
+
+
+def finish_message(message_id, thread_id, **fields) -> None:
+    """An answer's last save and its thread's `updated_at`, in one transaction: one commit that
+    waits for the disk, where two did."""
+    with transaction.atomic():
+        update_message(message_id, **fields)
+        Thread.objects.filter(pk=thread_id).update(updated_at=timezone.now())
 
 
 @dataclass

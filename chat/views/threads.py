@@ -19,6 +19,7 @@ from chat import notion, service
 from chat.llm.sentences import passage_span
 from chat.markdown import anchor_prefix, render_answer
 from chat.models import Message, Thread
+from chat.pipeline.citations import check_citations
 from chat.pipeline.followups import suggest_followups
 from chat.references import cite_labels, thread_labels
 from chat.scopes import Scope, scope_of, start_scoped_thread
@@ -104,6 +105,20 @@ def _with_quotes(sources: list[dict]) -> list[dict]:
     return cards
 
 
+def _folded(message: Message, cards: list[dict]) -> int:
+    """How many of a finished answer's cards it does not cite, each marked `uncited` (the page
+    folds them behind a button, as static/js/chat.js does when an answer finishes live); 0 when
+    it cites none: then every card is the closest the catalogue has, and stays in view."""
+    if message.status != Message.Status.COMPLETE:
+        return 0
+    cited = set(check_citations(message.content, len(cards)).kept)
+    if not cited:
+        return 0
+    for card in cards:
+        card["uncited"] = card.get("number") not in cited
+    return sum(card["uncited"] for card in cards)
+
+
 def _conversation(thread: Thread) -> list[dict]:
     """Messages as the template shows them: answers rendered safely, with their sources."""
     rows = list(thread.messages.all())
@@ -125,7 +140,8 @@ def _conversation(thread: Thread) -> list[dict]:
                     message.content, len(sources), message.pk, message.unsupported or (),
                     labels=cite_labels(sources),
                 ),
-                sources=_with_quotes(sources),
+                sources=(cards := _with_quotes(sources)),
+                folded=_folded(message, cards),
                 prefix=anchor_prefix(message.pk),
                 question=question,
                 # Chips only for answers that searched (not a failed-before-search one).

@@ -238,6 +238,43 @@
     renderTex(list);
   }
 
+  // Once the answer is final, the cards it does not cite fold behind a button (the thread page
+  // renders them so: templates/chat/_sources.html): a passage the retrieval found but the answer
+  // never quotes (a title page, an equation) is what a reader checks last. An answer citing
+  // nothing keeps every card in view: they are the closest the catalogue has.
+  function foldUncited(answerEl) {
+    const list = answerEl.querySelector(".sources");
+    if (!list || list.classList.contains("collapsed")) return;
+    const cited = new Set(
+      [...answerEl.querySelectorAll(".answer a.cite")].map((a) => a.dataset.source)
+    );
+    if (!cited.size) return;
+    const uncited = [...list.querySelectorAll(":scope > .source")].filter(
+      (li) => !cited.has(li.id.split("-source-").pop())
+    );
+    if (!uncited.length) return;
+    uncited.forEach((li) => li.classList.add("uncited"));
+    list.classList.add("collapsed");
+    const button = el("button", "link-button more-sources");
+    button.type = "button";
+    button.dataset.count = String(uncited.length);
+    button.textContent = moreSourcesLabel(uncited.length, true);
+    list.after(button);
+  }
+
+  function moreSourcesLabel(count, collapsed) {
+    const passages = count === 1 ? "passage" : "passages";
+    return collapsed
+      ? "Show " + count + " more " + passages + " found but not quoted"
+      : "Hide the " + count + " " + passages + " not quoted";
+  }
+
+  function toggleUncited(button) {
+    const list = button.previousElementSibling;
+    const collapsed = list.classList.toggle("collapsed");
+    button.textContent = moreSourcesLabel(Number(button.dataset.count), collapsed);
+  }
+
   // The authors as links to their pages: the URLs come with the card (chat/pipeline/answer.py,
   // papers/templatetags/authors.py), as the saved page's author_links filter draws them.
   function appendAuthors(meta, s) {
@@ -347,6 +384,7 @@
       note.setAttribute("role", "alert");
       box.after(note);
     }
+    foldUncited(state.el);
     if (event.nothing_relevant && chat.dataset.arxivSearch) offerArxivSearch(state.el);
     renderFollowups(state, event.followups || []);
     if (event.backend) {
@@ -738,6 +776,8 @@
     if (remove) reaskWithout(remove.closest(".msg-assistant"), remove.closest(".chip"));
     const editButton = e.target.closest(".chip-edit");
     if (editButton) toggleFilterForm(editButton.closest(".msg-assistant"));
+    const more = e.target.closest(".more-sources");
+    if (more) toggleUncited(more);
     const arxiv = e.target.closest(".search-arxiv");
     if (arxiv && !arxiv.disabled) searchArxiv(arxiv.closest(".msg-assistant"), arxiv);
   });

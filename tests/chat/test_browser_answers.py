@@ -51,6 +51,26 @@ def cited_numbers(answer) -> set[int]:
     }
 
 
+def check_folded(answer) -> int:
+    """The cards a final answer does not cite are folded behind a button that shows them;
+    returns how many."""
+    cards = answer.locator(".sources .source")
+    cited = len(cited_numbers(answer))
+    uncited = cards.count() - cited
+    more = answer.locator(".more-sources")
+    if not uncited or not cited:
+        assert more.count() == 0
+        return 0
+    assert answer.locator(".sources .source:visible").count() == cited
+    assert more.inner_text() == f"Show {uncited} more passage{'s' * (uncited > 1)} found but not quoted"
+    more.click()
+    assert answer.locator(".sources .source:visible").count() == cards.count()
+    assert more.inner_text() == f"Hide the {uncited} passage{'s' * (uncited > 1)} not quoted"
+    more.click()
+    assert answer.locator(".sources .source:visible").count() == cited
+    return uncited
+
+
 def test_list_then_which_of_these_then_hi(slice_catalogue, owner, password, chromium):  # noqa: F811
     env = {
         "EMBEDDING_BACKEND": "hashing",
@@ -79,6 +99,7 @@ def test_list_then_which_of_these_then_hi(slice_catalogue, owner, password, chro
         assert len(naming) >= 3, first.locator(".answer").inner_text()
         assert len(cited_numbers(first)) >= 3
         assert not re.search(r"not enough to answer|none of them mentions", first.inner_text())
+        assert check_folded(first) == 0  # every card cited: none folded
         # The follow-up has something to find among them (else this test would prove nothing).
         for word in FOLLOW_UP_WORDS:
             stem = word.rstrip("s")

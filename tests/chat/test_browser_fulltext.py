@@ -10,6 +10,7 @@ import pytest
 from papers.models import Paper
 from tests.chat.fulltext_helpers import add_fulltext
 from tests.chat.test_browser import chromium, open_chat_as  # noqa: F401 (the fixture)
+from tests.chat.test_browser_answers import check_folded
 from tests.live_server import LiveServer
 
 # The fixtures of tests/papers/fulltext: a local arXiv PDF server over the shared PDFs.
@@ -57,6 +58,7 @@ def test_ask_about_this_paper_cites_the_page_and_quotes_the_sentence(
 
         def check(answer):
             assert "learning rate of 3e-4" in answer.locator(".answer").inner_text()
+            assert check_folded(answer) > 0  # the chunks it does not quote are folded
             card = answer.locator(".sources .source", has=page.locator("mark.quote")).first
             assert card.locator(".fulltext-cite .pages").inner_text() == "p. 3"
             assert card.locator("mark.quote").inner_text().startswith(

@@ -173,3 +173,37 @@ def test_search_arxiv_offered_under_nothing_answers_only_when_live_search_is_on(
     settings.ARXIV_LIVE_SEARCHES_PER_HOUR = 0
     html = owner_client.get(f"/chat/{thread.pk}/").content.decode()
     assert "Search arXiv for this" not in html and 'data-arxiv-search=""' in html
+
+
+def _card(number: int) -> dict:
+    arxiv_id = f"2401.0000{number}"
+    return {
+        "number": number, "title": f"Paper {number}", "authors": "A. Author",
+        "published": "2024-01-0{number}", "arxiv_id": arxiv_id,
+        "url": f"https://arxiv.org/abs/{arxiv_id}", "passage": f"Passage {number}.",
+    }
+
+
+def test_cards_an_answer_does_not_cite_are_folded_behind_a_button(owner_client, owner):
+    thread = Thread.objects.create(owner=owner, title="t")
+    cites_two = Message.objects.create(
+        thread=thread, role="assistant", status="complete", content="One [1]. Three [3].",
+        sources=[_card(1), _card(2), _card(3)],
+    )
+    html = owner_client.get(f"/chat/{thread.pk}/").content.decode()
+    prefix = "m" + cites_two.pk.hex[:12]
+    assert '<ol class="sources collapsed"' in html
+    assert f'<li class="card source uncited" id="{prefix}-source-2">' in html
+    assert f'<li class="card source" id="{prefix}-source-1">' in html
+    assert f'<li class="card source" id="{prefix}-source-3">' in html
+    assert "Show 1 more passage found but not quoted</button>" in html
+
+    # An answer citing nothing keeps every card in view: they are the closest there is.
+    cites_none = Message.objects.create(
+        thread=thread, role="assistant", status="complete", content="Nothing on that.",
+        sources=[_card(1), _card(2)],
+    )
+    html = owner_client.get(f"/chat/{thread.pk}/").content.decode()
+    second = html.split(f'id="m{cites_none.pk.hex[:12]}-source-1"')[0].rsplit("<ol", 1)[1]
+    assert "collapsed" not in second
+    assert html.count("found but not quoted") == 1

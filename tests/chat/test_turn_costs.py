@@ -122,3 +122,42 @@ def test_many_answers_at_once_send_fewer_token_messages_each(monkeypatch):
     assert runner.token_interval() == runner.TOKEN_INTERVAL
     monkeypatch.setattr(runner, "running", {i: None for i in range(100)})
     assert runner.token_interval() == pytest.approx(0.2)  # 500 messages a second in all
+
+
+@pytest.mark.django_db(transaction=True)
+def test_saves_while_streaming_do_not_wait_for_the_disk_and_the_final_save_does(owner):
+    # With 100 answers at once the write lane spent most of its time waiting for commits to
+    # reach the disk (1-4 ms each here); the saves made while streaming are written again by the
+    # final save, so only that one waits (docs/BENCHMARKS.md, session 11).
+    from django.db import connection
+    from django.utils import timezone
+
+    thread = Thread.objects.create(owner=owner)
+    message = Message.objects.create(thread=thread, role="assistant", status="streaming")
+    statements = []
+
+    def record(execute, sql, params, many, context):
+        statements.append((sql, connection.in_atomic_block))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        turns.update_message(message.pk, only_streaming=True, durable=False, content="partial")
+    assert statements[0][0] == "SET LOCAL synchronous_commit TO OFF"
+    assert len(statements) == 2 and all(atomic for _, atomic in statements)
+    with connection.cursor() as cursor:  # for that transaction only
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
+
+    statements.clear()
+    with connection.execute_wrapper(record):
+        turns.finish_message(
+            message.pk, thread.pk, status="complete", content="final", updated_at=timezone.now()
+        )
+    # The message and the thread's updated_at in one transaction: one commit, durable.
+    assert len(statements) == 2 and all(atomic for _, atomic in statements)
+    assert not any("synchronous_commit" in sql for sql, _ in statements)
+    turns.update_message(message.pk, only_streaming=True, durable=False, content="late")
+    message.refresh_from_db()
+    thread_updated = Thread.objects.get(pk=thread.pk).updated_at
+    assert (message.status, message.content) == ("complete", "final")
+    assert thread_updated >= message.updated_at
