@@ -60,6 +60,7 @@ from chat.retrieval.filters import SearchFilters
 from chat.retrieval.search import search
 from chat.understanding.analysis import analyse
 from papers.embeddings.query_cache import query_vector
+from papers.indexing import chunkwords
 from papers.models import Passage
 
 CHUNK_SEED = 1212
@@ -216,6 +217,25 @@ def load_chunks(n: int, model: str, say, compare: bool) -> dict:
                 cursor.execute(f"DROP INDEX IF EXISTS {index.name}")
             info[f"{precision}_build_s"] = _build(index, say)
     with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM papers_chunkwordstats")
+        built = cursor.fetchone()[0]
+    if not built:
+        say("the common words' champion lists (papers.indexing.chunkwords)")
+        bench_scale._Renicer()  # this connection's backend, as for the index builds
+        info["champions"] = chunkwords.rebuild(say, bulk=True)
+        with connection.cursor() as cursor:  # (the walk reads the index alone: visibility map)
+            cursor.execute("VACUUM ANALYZE papers_chunkchampion")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT (SELECT count(*) FROM papers_chunkword),"
+            " pg_relation_size('papers_chunkchampion'),"
+            " pg_total_relation_size('papers_chunkchampion')"
+        )
+        words, table, total = cursor.fetchone()
+        info["champion_words"] = words
+        info["champions_table_mb"] = round(table / 2**20)
+        info["champions_total_mb"] = round(total / 2**20)
+    with connection.cursor() as cursor:
         cursor.execute("ANALYZE papers_passage")
         for precision, index in indexes.items():
             cursor.execute("SELECT pg_relation_size(%s::regclass)", [index.name])
@@ -265,11 +285,11 @@ def prime_query_vectors(queries: list[str], now, model: str) -> int:
     return len(texts)
 
 
-# Settings per mode: the product's default, the chunk search asking as many papers as the
-# abstracts' lists (as before FULLTEXT_CHUNK_CANDIDATES), and abstracts only (the baseline).
+# Settings per mode: the product's default, the chunk word search without its champion lists
+# (as before papers.indexing.chunkwords), and abstracts only (the baseline).
 MODES = {
     "fused": {"FULLTEXT_RETRIEVAL": "fused"},
-    "fused_100": {"FULLTEXT_RETRIEVAL": "fused", "FULLTEXT_CHUNK_CANDIDATES": 100},
+    "fused_levels": {"FULLTEXT_RETRIEVAL": "fused", "FULLTEXT_CHUNK_CHAMPIONS": False},
     "off": {"FULLTEXT_RETRIEVAL": "off"},
 }
 

@@ -553,3 +553,61 @@ class LexicalStats(models.Model):
 
     def __str__(self):
         return f"{self.documents} papers, {self.total_length:.0f} terms"
+
+
+# --- Chunk word champions (written by papers/indexing/chunkwords.py, read by
+# chat/retrieval/chunks.py): the chunks' analogue of LexicalChampion. A word in thousands of
+# chunks cannot be read whole on every search (1M chunks: "model" is in ~360k); its best chunks,
+# in weight order, are what the chunk word search reads of it.
+
+
+class ChunkWord(models.Model):
+    """A word common among the full-text chunks, with the floor of its champion list: every
+    chunk whose BM25 document weight for the word reaches it is a ChunkChampion."""
+
+    id = models.AutoField(primary_key=True)
+    lexeme = models.TextField(unique=True)
+    floor = models.FloatField()
+    df = models.PositiveIntegerField(help_text="Chunks holding the word when its floor was set")
+
+    def __str__(self):
+        return f"{self.lexeme} (floor {self.floor:.3f})"
+
+
+class ChunkChampion(models.Model):
+    """A chunk among a common word's best (weight >= ChunkWord.floor), with its weight:
+    tf*(k1+1) / (tf + k1*(1 - b + b*length/ChunkWordStats.average_length))."""
+
+    pk = models.CompositePrimaryKey("paper_id", "word_id", "passage_id")
+    # (The primary key leads with the paper: a paper's postings are replaced when it is re-read.)
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+", db_index=False)
+    word_id = models.IntegerField()
+    # Not a foreign key: a re-cut paper's old chunks are gone with its postings (same paper).
+    passage_id = models.BigIntegerField()
+    weight = models.FloatField()
+    # Copied from the paper so a windowed walk reads the index alone.
+    published = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["word_id", "-weight"],
+                include=["passage_id", "published"],
+                name="papers_chunk_champion_walk_idx",
+            ),
+        ]
+
+    def __str__(self):
+        return f"word {self.word_id} in chunk {self.passage_id}: {self.weight:.3f}"
+
+
+class ChunkWordStats(models.Model):
+    """When the chunk word champions were built (one row, id=1): the average chunk length
+    (distinct words) their weights use, and the chunks counted."""
+
+    chunks = models.PositiveIntegerField(default=0)
+    average_length = models.FloatField()
+    built_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"{self.chunks} chunks, average length {self.average_length:.1f}"

@@ -162,7 +162,7 @@ def passage_sentences(text: str) -> list[str]:
         sentences += [table.row_sentence(text[a:b]) for a, b in table.rows]
         cursor = max(cursor, table.end)
     sentences += split_sentences(_prose(text[cursor:]))
-    return [s if isinstance(s, RowSentence) else _without_printed_cells(s) for s in sentences]
+    return [s if isinstance(s, RowSentence) else _as_note(_without_printed_cells(s)) for s in sentences]
 
 
 # A footnote holding a link, as a PDF's text prints it: its mark glued to the address
@@ -171,6 +171,22 @@ _LINK_NOTE = re.compile(r"\d{0,2}(?:https?://|www\.)\S*")
 # What a line before a heading ends with: a sentence's stop (with a footnote's mark after it), an
 # equation's number ("(32)").
 _ENDS_SENTENCE = re.compile(r"(?:[.!?:][\"')\]]*\d{0,2}|\(\d{1,3}\))$")
+
+
+# A footnote as a PDF's text prints it at the foot of a page: its mark glued to its first word
+# ("1Code and demo available at https://github.com/allenai/paper-plain", then "2Example from
+# patient testimonials …" on the next line).
+_FOOTNOTE_LINE = re.compile(r"\d{1,2}(?=[A-Z][a-z]{2,}\b)")
+
+
+class NoteSentence(str):
+    """A footnote's text, without its mark: complete without a full stop ("Code and demo
+    available at https://github.com/allenai/paper-plain")."""
+
+
+def _as_note(sentence: str) -> str:
+    mark = _FOOTNOTE_LINE.match(sentence)
+    return NoteSentence(sentence[mark.end() :]) if mark else sentence
 
 
 def _prose(text: str) -> str:
@@ -199,6 +215,8 @@ def _prose(text: str) -> str:
         if bare and after_stop and heading_title(bare):
             kept += ["", line, ""]
             continue
+        if _FOOTNOTE_LINE.match(bare) and kept and kept[-1].strip():
+            kept.append("")  # a footnote starts a paragraph of its own
         if kept[-1:] == [""] and len(kept) >= 2 and heading_title(kept[-2].strip()):
             heading = f"{kept[-2].strip()} {bare}"
             following = lines[i + 1].strip() if i + 1 < len(lines) else ""
@@ -358,12 +376,18 @@ def _stemmer():
     return Stemmer.Stemmer("english")
 
 
+def _spelt(text: str) -> str:
+    """`text` (lower-cased) with its Greek letters spelled out; most texts have none, and
+    str.translate costs a dictionary lookup a character."""
+    return text.translate(_GREEK) if _ANY_GREEK.search(text) else text
+
+
 def _words(text: str) -> list[str]:
     """Lower-cased tokens of a text, TeX out, Greek letters spelled out ("β2" -> "beta2")."""
     text = text.lower()
     if _has_tex(text):
         text = _TEX.sub(" ", text)
-    return _TOKEN.findall(text.translate(_GREEK))
+    return _TOKEN.findall(_spelt(text))
 
 
 def content_words(text: str) -> list[str]:
@@ -379,17 +403,43 @@ _BRITISH_ENDINGS = tuple(
 )
 
 
+# Each word's stem, once a process: the sentence evidence stems the words of ~100 sentences a
+# search, mostly the same words (a third of the best-chunk stage's profile was stemming).
+_STEMS: dict[str, str] = {}
+_STEMS_KEPT = 200_000
+
+
 def stems(words: list[str]) -> list[str]:
     """Snowball stems, British -ise/-yse forms first spelt as the -ize/-yze they stem apart from
     ("initialised" meets "initialization")."""
-    return _stemmer().stemWords(
-        [american_spelling(w) if w.endswith(_BRITISH_ENDINGS) else w for w in words]
-    )
+    known = _STEMS
+    found = [known.get(w) for w in words]
+    missing = [w for w, stem in zip(words, found, strict=True) if stem is None]
+    if not missing:
+        return found
+    spelt = [american_spelling(w) if w.endswith(_BRITISH_ENDINGS) else w for w in missing]
+    fresh = dict(zip(missing, _stemmer().stemWords(spelt), strict=True))
+    if len(known) + len(fresh) > _STEMS_KEPT:
+        known.clear()
+    known.update(fresh)  # (another thread may clear it meanwhile: the answer is `fresh`'s)
+    return [fresh[w] if stem is None else stem for w, stem in zip(words, found, strict=True)]
 
 
 def terms(text: str) -> list[str]:
     """The stemmed content words of a text, in order, repeats kept (for term frequencies)."""
     return stems(content_words(text))
+
+
+def terms_any_sentence_may_hold(text: str) -> set[str]:
+    """Every term a sentence of `text` (passage_sentences) can hold: term_set of the whole text
+    without taking TeX out (a sentence's own TeX spans are taken out of it, which only drops
+    words), with the word a table row's sentence adds ("columns: …"). What a sentence can score
+    is bounded by these, without splitting the text into sentences."""
+    words = set(_TOKEN.findall(_spelt(text.lower())))
+    words.add("columns")
+    words -= STOPWORDS
+    words -= _ONE_CHARACTER
+    return set(stems(list(words)))
 
 
 def term_set(text: str) -> set[str]:

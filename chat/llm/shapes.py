@@ -56,6 +56,10 @@ from .sentences import STOPWORDS, content_words, stems, terms
 SHORTLIST = 6
 LIST_EMBED_BUDGET = 2
 OVERVIEW_SENTENCES = 5
+# A body answer that only its section's heading ties to the question: that many of the
+# section's sentences are the answer ("5.4 Regularization": residual dropout, then label
+# smoothing, for "How was the Transformer regularised?").
+SECTION_QUOTES = 4
 LEX_WEIGHT = 0.1  # words break ties once meaning is known; they do not outvote it
 LONG_LINE_WORDS = 45  # a list line quoting a longer sentence reads badly: prefer a shorter one
 MEANING_ENOUGH = 0.45  # a sentence this close in meaning answers, whatever words it uses
@@ -67,7 +71,8 @@ ASKING = frozenset(
     deals help helps improve improves compare compared differ difference new newest latest
     recent find found show shows known approach approaches method methods cheaper costlier
     faster slower better worse larger smaller bigger higher lower easier harder stronger weaker
-    simpler largest smallest biggest longest shortest highest lowest maximum minimum""".split()
+    simpler largest smallest biggest longest shortest highest lowest maximum minimum true false
+    really""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"
@@ -273,6 +278,31 @@ def on_topic(title: str, text: str, topic: str) -> bool:
         return True
     have = set(terms(f"{title} {text}"))
     return len(words & have) >= (len(words) + 1) // 2
+
+
+def _singular(word: str) -> str:
+    if word.endswith(("ches", "shes", "xes", "sses")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "is", "us")):
+        return word[:-1]
+    return word
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def names_topic(title: str, text: str, topic: str) -> bool:
+    """Every word of the topic that tells it apart (not an asking word, not a word of any field)
+    opens a word of the paper's title or `text`, as written, not as stemmed: "large language
+    model agents" needs "language" and "agent" ("agents", "agentic"); "transformer" is not
+    "transformed", nor "reinforcement" "reinforces" (the stricter sibling of on_topic)."""
+    topic_words = [w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]
+    wanted = [w for w, t in zip(topic_words, stems(topic_words), strict=True) if t not in _BROAD]
+    wanted = [_singular(w.lower()) for w in (wanted or topic_words)]
+    if not wanted:
+        return False
+    have = set(_WORD.findall(f"{title} {text}".lower()))
+    return all(any(word.startswith(w) for word in have) for w in wanted)
 
 
 def _item(template: str, bare: str, source: SourceText, pick: _Sentence | None, rank=None):
@@ -509,7 +539,23 @@ def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
         sentence = next((s for s in scorer.by_source.get(number, []) if s.text == quote), None)
         if sentence is not None:
             found.append(sentence)
+    if found and _answered_by_heading(found[0], request):
+        first = found[0]
+        section = [
+            s
+            for s in scorer.by_source.get(first.source.number, [])
+            if s.position >= first.position and s.context == first.context
+        ][:SECTION_QUOTES]
+        found = section + [s for s in found[1:] if s not in section]
     return found
+
+
+def _answered_by_heading(s: _Sentence, request: AnswerRequest) -> bool:
+    """Whether a body sentence shares the question's words only through its section's heading
+    (the question's names aside): "Residual Dropout We apply dropout …" under "5.4
+    Regularization" answers "How was the Transformer regularised?" as one of the section's."""
+    words = set(stems([w for w in content_words(_without_names(request)) if w not in ASKING]))
+    return bool(words & s.context) and not words & set(s.term_counts)
 
 
 def _named_papers(request: AnswerRequest) -> set[str]:
@@ -551,12 +597,16 @@ def _absent(request: AnswerRequest) -> list[str]:
     ]
 
 
-def _shortlist(scorer: _Scorer, lex: dict[int, float], size: int) -> list[_Sentence]:
+def _shortlist(
+    scorer: _Scorer, lex: dict[int, float], size: int, papers: set[int] | None = None
+) -> list[_Sentence]:
     """What is worth embedding: the best sentences by words and role, plus the top papers' best
-    contribution (a sentence can answer in other words than the question's)."""
-    ranked = sorted(scorer.sentences, key=lambda s: scorer.prelim(s, lex), reverse=True)
+    contribution (a sentence can answer in other words than the question's); only of the
+    sources numbered `papers` when given."""
+    mine = [s for s in scorer.sentences if papers is None or s.source.number in papers]
+    ranked = sorted(mine, key=lambda s: scorer.prelim(s, lex), reverse=True)
     picked = ranked[: size - 2]
-    for source in scorer.sources[:2]:
+    for source in [s for s in scorer.sources if papers is None or s.number in papers][:2]:
         own = [s for s in scorer.by_source.get(source.number, []) if s not in picked]
         contributions = [s for s in own if scorer.role_of(s) in (CONTRIBUTION, RESULT)]
         if contributions:
@@ -652,7 +702,7 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     """None when the sources do not speak to the question (the caller then says so)."""
     if not scorer.sentences or not terms(topic):
         return None
-    shortlist = _shortlist(scorer, scorer.lex, SHORTLIST)
+    shortlist = _shortlist(scorer, scorer.lex, SHORTLIST, _whole_topic(request, topic))
     scores = scorer.by_meaning(topic, shortlist)
     scored = [(scores[id(s)], s) for s in shortlist]
     if not _enough(request.sources, topic, scorer, scored):
@@ -705,6 +755,26 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     return lines
 
 
+WHOLE_TOPIC_PAPERS = 2  # abstracts on the whole question, for an overview to quote only them
+
+
+def _whole_topic(request: AnswerRequest, topic: str) -> set[int] | None:
+    """The abstracts whose title and text hold every word telling the question's topic apart,
+    when at least WHOLE_TOPIC_PAPERS do: a paper on a part of it is not quoted then ("Is it true
+    that contrastive learning needs large batches?" quoted a paper on large-batch training of
+    any network beside two on contrastive learning with large batches). None (every source may
+    be quoted) otherwise, when the question names a paper, or for full-text chunks (a chunk
+    seldom repeats its paper's topic)."""
+    if _named_papers(request) or any(s.where for s in request.sources):
+        return None
+    words = set(stems([w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]))
+    words = (words - _BROAD) or words
+    if len(words) < 2:
+        return None
+    whole = {s.number for s in request.sources if words <= set(terms(f"{s.title} {s.text}"))}
+    return whole if len(whole) >= WHOLE_TOPIC_PAPERS else None
+
+
 def _says_what_was_asked(s: _Sentence, request: AnswerRequest, topic: str) -> bool:
     """Whether a sentence shares a word with the question that is no name it gives papers, no
     asking word and no word of any field ("model")."""
@@ -750,10 +820,10 @@ def _missing_words(sources: list[SourceText], topic: str) -> list[str]:
     ]
 
 
-def _acronym_forms(side: str, sources: list[SourceText]) -> list[set[str]]:
-    """The stems that name a side: its own words, and the long form of an acronym the sources
-    spell out ("reinforcement learning from human feedback (RLHF)")."""
-    forms = [set(terms(side))]
+def _acronym_forms(side: str, sources: list[SourceText]) -> list[tuple[str, ...]]:
+    """The stems that name a side, in order: its own words, and the long form of an acronym the
+    sources spell out ("reinforcement learning from human feedback (RLHF)")."""
+    forms = [tuple(dict.fromkeys(terms(side)))]
     token = side.strip()
     if re.fullmatch(r"[A-Za-z0-9-]{2,10}", token) and any(c.isupper() for c in token[1:]):
         pattern = re.compile(r"((?:[\w-]+\s+){1,7}?[\w-]+)\s*\(\s*" + re.escape(token) + r"s?\s*\)")
@@ -762,15 +832,49 @@ def _acronym_forms(side: str, sources: list[SourceText]) -> list[set[str]]:
                 words = match.group(1).split()
                 # Keep the words whose initials spell the acronym, counted from the end.
                 long_form = words[-len(token) - 2 :]
-                forms.append(set(terms(" ".join(long_form))))
+                forms.append(tuple(dict.fromkeys(terms(" ".join(long_form)))))
     return [f for f in forms if f]
 
 
-def _mentions(s: _Sentence, forms: list[set[str]]) -> bool:
-    """Whether a sentence names a side: all of a short name's words ("full fine-tuning" is not
-    any "fine-tuning"), two thirds of a long one's (an acronym's spelled-out form)."""
+PHRASE_GAP = 1  # words a short name's words may have between them ("convolutional neural networks")
+
+
+def _as_phrase(form: tuple[str, ...], s: _Sentence) -> bool:
+    """Whether the sentence says a short name as a name: its words together and in order
+    ("convolutional neural networks"), or its head first and the words qualifying it after
+    ("transformers … in computer vision", "tuning the prompts"); not its first word qualifying
+    another thing before its head ("prompt-set-specific tuning" is no prompt tuning)."""
+    said = terms(s.text)
+    head = form[-1]
+    if head in said and all(w in said[said.index(head) + 1 :] for w in form[:-1]):
+        return True
+    for start, word in enumerate(said):
+        if word != form[0]:
+            continue
+        at, found = start, True
+        for nxt in form[1:]:
+            window = said[at + 1 : at + 2 + PHRASE_GAP]
+            if nxt not in window:
+                found = False
+                break
+            at = at + 1 + window.index(nxt)
+        if found:
+            return True
+    return False
+
+
+def _mentions(s: _Sentence, forms: list[tuple[str, ...]]) -> bool:
+    """Whether a sentence names a side: a short name's words together ("full fine-tuning" is not
+    any "fine-tuning", "prompt tuning" no "prompt-set-specific tuning"), two thirds of a long
+    one's words (an acronym's spelled-out form)."""
     have = set(s.term_counts)
-    return any(len(f & have) >= (len(f) if len(f) <= 3 else -(-2 * len(f) // 3)) for f in forms)
+    for form in forms:
+        if len(form) <= 3:
+            if set(form) <= have and (len(form) == 1 or _as_phrase(form, s)):
+                return True
+        elif len(set(form) & have) >= -(-2 * len(form) // 3):
+            return True
+    return False
 
 
 def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] | None:
@@ -779,7 +883,10 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
     # Words both sides share ("models" in "diffusion models vs autoregressive models") tell
     # nothing apart.
     shared = set().union(*forms[a]) & set().union(*forms[b])
-    forms = {side: [f - shared or f for f in fs] for side, fs in forms.items()}
+    forms = {
+        side: [tuple(t for t in f if t not in shared) or f for f in fs]
+        for side, fs in forms.items()
+    }
     # A side's evidence names that side only; a sentence naming both sets them side by side.
     mentioning = {
         side: [

@@ -385,6 +385,11 @@ async def answer_events(
         # too, so the list's numbers are its cards' ([2] is the second line).
         topic_words = analysis["query"]
         hits = [h for h in hits if on_topic(h.title, h.abstract, topic_words)] or hits
+    elif intent.kind == intents.TIMELINE and searched and analysis.get("query"):
+        # A timeline's periods are its cards': the search's tail (an eigenvalue paper in 2007
+        # for "how did diffusion models develop?") is no period of the topic.
+        topic_words = intents.timeline_topic(analysis["query"])
+        hits = [h for h in hits if on_topic(h.title, h.abstract, topic_words)] or hits
     elif intent.kind == intents.NAMED_PAPER and not evidence:
         hits = [
             abstract_first(hit) if title_match(intent.title, hit.title) >= NAMED_TITLE_MATCH

@@ -11,7 +11,8 @@ docs/BENCHMARKS.md):
   dense and BM25 lists, and the chunk word search (BM25 over every chunk's words, GIN on
   papers_chunk_lexemes_idx, a paper scored by its best chunk; settings.FULLTEXT_CHUNK_WORDS) a
   fourth, so a paper whose body, not its abstract, matches is still found, by meaning or by a
-  rare word ("label smoothing"); then the best chunks of each paper kept;
+  rare word ("label smoothing"); a word too common to read whole is read from its best chunks
+  (papers.indexing.chunkwords, `champion_candidates`); then the best chunks of each paper kept;
 - "papers_first": today's search over abstracts picks the papers; then their best chunks;
 - "direct": the chunk lists alone rank the papers (abstract results follow, for papers without
   full text);
@@ -47,9 +48,11 @@ from chat.llm.sentences import (
     stems,
     term_set,
     terms,
+    terms_any_sentence_may_hold,
 )
-from chat.understanding.quantity import number_weight
+from chat.understanding.quantity import number_weight, number_weight_at_most
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
+from papers.indexing.chunkwords import average_length
 from papers.indexing.lexical import K1, B
 
 from .dense import DenseResult, dense_search, hidden_papers, passage_where, vector_literal
@@ -126,6 +129,19 @@ class Chunk:
     length: int = 0  # the chunk's tokens as to_tsvector counts them (stopwords excluded)
     counts: tuple[tuple[str, int], ...] = ()  # (query lexeme, its occurrences in the chunk)
     bm25: float = 0.0
+
+
+def _changed(chunk: Chunk, *, text=None, score=None, bm25=None, overlap=None) -> Chunk:
+    """dataclasses.replace for a Chunk at a fraction of its cost: it runs for every chunk of the
+    page's papers, several times a search (18% of the best-chunk stage's profile on the
+    bench_fulltext questions)."""
+    c = chunk
+    return Chunk(
+        c.passage_id, c.paper_id, c.text if text is None else text, c.page, c.page_end,
+        c.section, c.start, c.end, c.similarity, c.overlap if overlap is None else overlap,
+        c.score if score is None else score, c.length, c.counts,
+        c.bm25 if bm25 is None else bm25,
+    )  # fmt: skip
 
 
 # Full text is read on demand, so most catalogues have none, or a few papers' worth. Asking
@@ -209,8 +225,25 @@ CROSS JOIN LATERAL (
     SELECT array_agg(u.lexeme) AS lexemes, array_agg(array_length(u.positions, 1)) AS counts
     FROM unnest(ts_filter(setweight(ps.lexemes, 'A', %(words)s::text[]), '{{a}}')) AS u
 ) t
-WHERE {where} AND ps.lexemes @@ to_tsquery('simple', %(level{level})s) AND {papers}
+WHERE {where} AND {generator} AND {papers}
 """
+
+# The champion walk (papers.indexing.chunkwords): each common word's best chunks in the window,
+# by descending weight, from its B-tree (papers_chunk_champion_walk_idx, window in the index).
+_CHAMPION_WORDS = "SELECT lexeme, id FROM papers_chunkword WHERE lexeme = ANY(%s)"
+_WALK = """
+SELECT q.word, c.passage_id FROM unnest(%(walked)s::int[]) AS q(word)
+CROSS JOIN LATERAL (
+    SELECT c.passage_id FROM papers_chunkchampion c
+    WHERE c.word_id = q.word AND {dates}
+    ORDER BY c.weight DESC, c.passage_id LIMIT %(depth)s
+) c
+"""
+# Chunks read of each common word's champion list: at 1M chunks, over the 16 topics without a
+# window, ... (bench_search --chunks, docs/BENCHMARKS.md).
+CHAMPION_WALK_DEPTH = 200
+# Beside the walk, the chunks read level by level (all the query's words first) at most.
+CHAMPION_LEVEL_CAP = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,11 +294,14 @@ def candidate_levels(df: dict[str, int], cap: int) -> list[str]:
     return levels
 
 
-def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: int) -> list[WordHit]:
+def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: int,
+                      *, champions: bool | None = None) -> list[WordHit]:
     """The `n` papers whose best chunk scores highest by BM25 for the query's `lexemes` (as
     to_tsvector('english') made them), within `filters`. The IDF is the chunks' own (a word in
     every paper's method section, "learning", counts little; "smoothing" much); the rarest words
-    generate the candidates, all words score them."""
+    generate the candidates, with each common word's best chunks (`champion_candidates`), and
+    all words score them. `champions` (default settings.FULLTEXT_CHUNK_CHAMPIONS) False: the
+    candidates level by level alone, as before the champion lists (for comparison)."""
     words = sorted({w for w in lexemes if _LEXEME.match(w)})
     if n <= 0 or not words or (filters.paper_ids is not None and not filters.paper_ids):
         return []
@@ -273,9 +309,7 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
     if not documents or not df:
         return []
     idf = {w: math.log(1.0 + (documents - d + 0.5) / (d + 0.5)) for w, d in df.items()}
-    levels = candidate_levels(df, WORD_CANDIDATE_CAP)
-    params = {"model": model, "words": list(df), "cap": WORD_CANDIDATE_CAP}
-    params.update((f"level{i}", level) for i, level in enumerate(levels))
+    params: dict = {"model": model, "words": list(df), "cap": WORD_CANDIDATE_CAP}
     where = passage_where(filters, params, "fulltext")
     # (ids and exclusions are Passage columns, in `where`; hidden and withdrawn: _visible_head)
     join, papers = "", "TRUE"
@@ -284,18 +318,39 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
         papers, params = replace(filters, paper_ids=None, exclude_ids=()).paper_conditions(
             "p", params
         )
-    # Each level's chunks before the next one's: the Append stops (and the later levels are
-    # never scanned) once the cap is reached.
-    branches = [
-        _WORD_CHUNKS.format(join=join, where=where, papers=papers, level=i)
-        for i in range(len(levels))
-    ]
-    union = " UNION ALL ".join(f"({branch})" for branch in branches)
-    cursor.execute(f"{union} LIMIT %(cap)s", params)
-    found = cursor.fetchall()
+    if champions is None:
+        champions = settings.FULLTEXT_CHUNK_CHAMPIONS
+    walked = champion_candidates(cursor, df, filters, params) if champions else None
+    average, found = None, []
+    if walked is not None:
+        generator, average, ended = walked
+        sql = _WORD_CHUNKS.format(join=join, where=where, papers=papers, generator=generator)
+        cursor.execute(sql, params)
+        found = cursor.fetchall()
+    # The levels too: the chunks holding all the query's words first, which a walk of each
+    # word's own best chunks misses (bench_search --chunks); fewer of them beside a walk, all of
+    # them where a list ended in the window.
+    cap = WORD_CANDIDATE_CAP if walked is None or ended else CHAMPION_LEVEL_CAP
+    if cap:
+        params["cap"] = cap
+        levels = candidate_levels(df, WORD_CANDIDATE_CAP)
+        params.update((f"level{i}", level) for i, level in enumerate(levels))
+        # Each level's chunks before the next one's: the Append stops (and the later levels are
+        # never scanned) once the cap is reached.
+        branches = [
+            _WORD_CHUNKS.format(
+                join=join, where=where, papers=papers,
+                generator=f"ps.lexemes @@ to_tsquery('simple', %(level{i})s)",
+            )
+            for i in range(len(levels))
+        ]  # fmt: skip
+        union = " UNION ALL ".join(f"({branch})" for branch in branches)
+        cursor.execute(f"{union} LIMIT %(cap)s", params)
+        found += cursor.fetchall()
     if not found:
         return []
-    average = sum(length for _, _, _, length, _, _ in found) / len(found) or 1.0
+    if average is None:
+        average = sum(length for _, _, _, length, _, _ in found) / len(found) or 1.0
     best: dict[int, WordHit] = {}
     for paper_id, passage_id, published, length, words_in, counts in found:
         norm = K1 * (1 - B + B * length / average)
@@ -307,6 +362,59 @@ def chunk_word_search(cursor, lexemes, model: str, filters: SearchFilters, n: in
             best[paper_id] = WordHit(paper_id, passage_id, score, published)
     ranked = sorted(best.values(), key=lambda h: (-h.score, h.paper_id))
     return _visible_head(cursor, ranked, filters, n)
+
+
+def champion_candidates(
+    cursor, df: dict[str, int], filters: SearchFilters, params: dict
+) -> tuple[str, float, bool] | None:
+    """The candidates' generator (SQL over `ps`, its parameters added to `params`), the
+    average chunk length to score with, and whether a list ended in the window (the levels are
+    read too, then), when the champion lists (papers.indexing.chunkwords)
+    can bound the read: the rarest words whose summed frequency fits WORD_CANDIDATE_CAP read
+    whole, each other word's best CHAMPION_WALK_DEPTH chunks in the window. None when the rare
+    words alone are read (every word fits the cap), for a scope or a category (a walk of the
+    whole catalogue's best chunks would mostly fall outside them; their own chunks are fewer),
+    before the lists are built, or when a word too common to read whole has no list yet: then
+    the candidates come level by level (candidate_levels)."""
+    if filters.paper_ids is not None or filters.categories:
+        return None
+    ordered = sorted(df, key=lambda w: (df[w], w))
+    whole, total = [], 0
+    for word in ordered:
+        if total + df[word] > WORD_CANDIDATE_CAP:
+            break
+        whole.append(word)
+        total += df[word]
+    rest = ordered[len(whole):]
+    if not rest:
+        return None
+    cursor.execute(_CHAMPION_WORDS, [rest])
+    lists = dict(cursor.fetchall())
+    if not lists:
+        return None
+    for word in rest:  # a word without a list is read whole if it can be
+        if word not in lists:
+            if df[word] > WORD_CANDIDATE_CAP:
+                return None
+            whole.append(word)
+    average = average_length(cursor)
+    if average is None:
+        return None
+    walk = {"walked": sorted(lists.values()), "depth": CHAMPION_WALK_DEPTH}
+    cursor.execute(_WALK.format(dates=filters.date_conditions("c.published", walk)), walk)
+    rows = cursor.fetchall()
+    params["walked_ids"] = sorted({passage for _, passage in rows})
+    generator = "ps.id = ANY(%(walked_ids)s::bigint[])"
+    if whole:
+        params["whole"] = " | ".join(whole)
+        generator = f"({generator} OR ps.lexemes @@ to_tsquery('simple', %(whole)s))"
+    # A list that ended before the walk's depth in the window: the window's other chunks with
+    # the word lie below its floor, unread; the levels read them too, as before the lists.
+    walked = {word for word, _ in rows}
+    ended = len(walked) < len(lists) or any(
+        sum(1 for w, _ in rows if w == word) < CHAMPION_WALK_DEPTH for word in walked
+    )
+    return generator, average, ended
 
 
 def _visible_head(cursor, ranked: list[WordHit], filters: SearchFilters, n: int) -> list[WordHit]:
@@ -329,19 +437,26 @@ def _visible_head(cursor, ranked: list[WordHit], filters: SearchFilters, n: int)
 # chunk (Passage.lexemes, that very tsvector) when it has them, since tokenising the ~180 chunks
 # of a page's papers on every search was most of this query's time (bench_search --chunks). The
 # text is not read here (COALESCE reads it only for a chunk without stored words): see _TEXTS.
+# The query's words are picked out (setweight + ts_filter, as the chunk word search does) before
+# their occurrences are aggregated, and the length sums the positions alone: the two FILTERed
+# aggregates over every word of every chunk were half of this query (bench_fulltext pages of
+# 10 papers, ~740 chunks: 102-113 -> 49 ms at load 11). (The distinct words, `length()`, would
+# cost 18 ms, but as BM25's length they ranked worse: bench_fulltext 74 -> 71 answered.)
 _CHUNKS = """
 SELECT ps.id, ps.paper_id, ps.page, ps.page_end, ps.section, ps.start, ps."end",
        1 - (ps.embedding <=> %(q)s::vector) AS similarity, t.length, t.lexemes, t.counts
 FROM papers_passage ps
 JOIN papers_fulltext ft ON ft.paper_id = ps.paper_id AND ft.status = 'ok'
 CROSS JOIN LATERAL (
-    SELECT coalesce(sum(array_length(u.positions, 1)), 0)::int AS length,
-           array_agg(u.lexeme) FILTER (WHERE u.lexeme = ANY(%(words)s)) AS lexemes,
-           array_agg(array_length(u.positions, 1)) FILTER (WHERE u.lexeme = ANY(%(words)s))
-               AS counts
-    FROM unnest(coalesce(
+    SELECT coalesce(
         ps.lexemes, to_tsvector('english', substr(ft.text, ps.start + 1, ps."end" - ps.start))
-    )) AS u
+    ) AS words
+) w
+CROSS JOIN LATERAL (
+    SELECT (SELECT coalesce(sum(array_length(a.positions, 1)), 0)::int FROM unnest(w.words) a)
+               AS length,
+           array_agg(u.lexeme) AS lexemes, array_agg(array_length(u.positions, 1)) AS counts
+    FROM unnest(ts_filter(setweight(w.words, 'A', %(words)s::text[]), '{a}')) AS u
 ) t
 WHERE ps.kind = 'fulltext' AND ps.model = %(model)s AND ps.paper_id = ANY(%(ids)s)
 """
@@ -362,12 +477,12 @@ FROM unnest(%(bodies)s::text[]) AS body
 _COUNTS = """
 SELECT t.length, t.lexemes, t.counts
 FROM unnest(%(bodies)s::text[]) WITH ORDINALITY AS b(body, i)
+CROSS JOIN LATERAL (SELECT to_tsvector('english', b.body) AS words) w
 CROSS JOIN LATERAL (
-    SELECT coalesce(sum(array_length(u.positions, 1)), 0)::int AS length,
-           array_agg(u.lexeme) FILTER (WHERE u.lexeme = ANY(%(words)s)) AS lexemes,
-           array_agg(array_length(u.positions, 1)) FILTER (WHERE u.lexeme = ANY(%(words)s))
-               AS counts
-    FROM unnest(to_tsvector('english', b.body)) AS u
+    SELECT (SELECT coalesce(sum(array_length(a.positions, 1)), 0)::int FROM unnest(w.words) a)
+               AS length,
+           array_agg(u.lexeme) AS lexemes, array_agg(array_length(u.positions, 1)) AS counts
+    FROM unnest(ts_filter(setweight(w.words, 'A', %(words)s::text[]), '{a}')) AS u
 ) t
 ORDER BY b.i
 """
@@ -413,7 +528,7 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
             cursor.execute(
                 _OVERLAP, {"tsquery": " | ".join(words), "bodies": [c.text for c in chunks]}
             )
-            chunks = [replace(c, overlap=float(r[0]))
+            chunks = [_changed(c, overlap=float(r[0]))
                       for c, r in zip(chunks, cursor.fetchall(), strict=True)]
         return RankedChunks(_mixed_per_paper(chunks, per_paper, asked_about), {})
     read = {c.paper_id for c in chunks}
@@ -426,10 +541,10 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
                   counts=tuple(zip(found or (), counts or (), strict=True)))
             for pid, (length, found, counts) in zip(unread, cursor.fetchall(), strict=True)
         ]
-    scored = with_bm25(chunks + stand_ins)
+    pooled = chunks + stand_ins
     evidence: dict[int, float] = {}
-    for chunk in scored:
-        evidence[chunk.paper_id] = max(evidence.get(chunk.paper_id, 0.0), chunk.bm25)
+    for chunk, score in zip(pooled, bm25_scores(pooled), strict=True):
+        evidence[chunk.paper_id] = max(evidence.get(chunk.paper_id, 0.0), score)
     # Within a paper, its own chunks are the collection: a word in most of them (its name,
     # "OPT-175B"'s "175b") tells none apart, however rare it is among the other papers.
     own: dict[int, list[Chunk]] = {}
@@ -445,9 +560,9 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     for chunk in read_pools:
         by_paper.setdefault(chunk.paper_id, []).append(chunk)
     by_paper = {
-        paper: _by_sentences(found, chunk_idf(own[paper]), question, quantity)[
-            : _kept(paper, per_paper, asked_about)
-        ]
+        paper: _by_sentences(
+            found, chunk_idf(own[paper]), question, quantity, _kept(paper, per_paper, asked_about)
+        )[: _kept(paper, per_paper, asked_about)]
         for paper, found in by_paper.items()
     }
     return RankedChunks(by_paper, evidence)
@@ -465,7 +580,7 @@ def with_texts(cursor, chunks: list[Chunk]) -> list[Chunk]:
         return chunks
     cursor.execute(_TEXTS, [sorted({c.paper_id for c in chunks})])
     texts = dict(cursor.fetchall())
-    return [replace(c, text=texts.get(c.paper_id, "")[c.start : c.end]) for c in chunks]
+    return [_changed(c, text=texts.get(c.paper_id, "")[c.start : c.end]) for c in chunks]
 
 
 def reordered_by_evidence(paper_ids: list[int], evidence: dict[int, float]) -> list[int]:
@@ -494,19 +609,26 @@ def chunk_idf(chunks: list[Chunk]) -> dict[str, float]:
     return {t: math.log(1.0 + (documents - n + 0.5) / (n + 0.5)) for t, n in df.items()}
 
 
-def with_bm25(chunks: list[Chunk]) -> list[Chunk]:
-    """The chunks with their BM25 score for the query, the candidates being the collection (the
-    IDF and average length are theirs: what tells one chunk of these papers from another)."""
+def bm25_scores(chunks: list[Chunk]) -> list[float]:
+    """Each chunk's BM25 score for the query, the candidates being the collection (the IDF and
+    average length are theirs: what tells one chunk of these papers from another)."""
     if not chunks:
-        return chunks
+        return []
     average = sum(c.length for c in chunks) / len(chunks) or 1.0
     idf = chunk_idf(chunks)
-    scored = []
+    scores = []
     for chunk in chunks:
+        if not chunk.counts:
+            scores.append(0.0)
+            continue
         norm = K1 * (1 - B + B * chunk.length / average)
-        score = sum(idf[t] * tf * (K1 + 1) / (tf + norm) for t, tf in chunk.counts)
-        scored.append(replace(chunk, bm25=score))
-    return scored
+        scores.append(sum(idf[t] * tf * (K1 + 1) / (tf + norm) for t, tf in chunk.counts))
+    return scores
+
+
+def with_bm25(chunks: list[Chunk]) -> list[Chunk]:
+    """The chunks with their BM25 score (`bm25_scores`)."""
+    return [_changed(c, bm25=s) for c, s in zip(chunks, bm25_scores(chunks), strict=True)]
 
 
 def _fused_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chunk]]:
@@ -526,7 +648,7 @@ def _fused_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chun
         by_id = {c.passage_id: c for c in found}
         best = sorted(
             # (fusion names every id `paper_id`: here they are the chunks' passage ids)
-            (replace(by_id[f.paper_id], score=f.score) for f in fused),
+            (_changed(by_id[f.paper_id], score=f.score) for f in fused),
             key=lambda c: (-c.score, c.start),
         )
         ranked[paper] = best[:per_paper]
@@ -552,24 +674,55 @@ def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity:
     return best
 
 
-def _by_sentences(found: list[Chunk], idf, question: str, quantity: bool) -> list[Chunk]:
+def _by_sentences(
+    found: list[Chunk], idf, question: str, quantity: bool, kept: int | None = None
+) -> list[Chunk]:
     """One paper's pool of chunks (best first) reordered by reciprocal rank of that order and
-    their sentence evidence (weighted SENTENCE_WEIGHT)."""
+    their sentence evidence (weighted SENTENCE_WEIGHT). With `kept`, only the first `kept` are
+    asked for, and a chunk's sentences are read only while it could still be among them: the
+    chunks go by the most their sentences could score (`terms_any_sentence_may_hold`), and once
+    the first `kept` of the fused order are certain whatever the others' sentences say, the rest
+    are not split and stemmed (~1 ms a chunk): the same first `kept`, in the same order."""
     if len(found) < 2 or not idf:
         return found
     # A chunk whose stored words hold none of the query's lexemes has no sentence that does:
     # splitting and stemming it (~2 ms a chunk under load) is skipped (bench_search --chunks).
-    evidence = {
-        c.passage_id: sentence_evidence(c.text, idf, question, quantity)
-        if c.counts or spells_greek(c.text)
-        else 0.0
-        for c in found
-    }
+    read = [c for c in found if c.counts or spells_greek(c.text)]
+    evidence = dict.fromkeys((c.passage_id for c in found), 0.0)
+    most = number_weight_at_most(quantity)
+    bound = {}
+    if kept is not None and kept < len(found):
+        for chunk in read:
+            holds = terms_any_sentence_may_hold(chunk.text)
+            bound[chunk.passage_id] = most * sum(w for t, w in idf.items() if t in holds and w > 0)
+        read.sort(key=lambda c: (-bound[c.passage_id], c.start))
+    done: set[int] = set()
+    settled: list[Chunk] | None = None
+    for i, chunk in enumerate(read):
+        evidence[chunk.passage_id] = sentence_evidence(chunk.text, idf, question, quantity)
+        done.add(chunk.passage_id)
+        if bound and i + 1 < len(read):
+            settled = _settled(found, evidence, done, read[i + 1 :], bound, kept)
+            if settled is not None:
+                break
     by_sentence = sorted(
         (c for c in found if evidence[c.passage_id] > 0),
         key=lambda c: (-evidence[c.passage_id], c.start),
     )
-    fused = reciprocal_rank_fusion(
+    if settled is not None:
+        by_sentence = settled
+    fused = _sentence_fusion(found, by_sentence, evidence)
+    by_id = {c.passage_id: c for c in found}
+    order = {c.passage_id: i for i, c in enumerate(found)}
+    ranked = [
+        _changed(by_id[f.paper_id], score=f.score)
+        for f in sorted(fused, key=lambda f: (-f.score, order[f.paper_id]))
+    ]
+    return ranked[:kept] if kept is not None else ranked
+
+
+def _sentence_fusion(found: list[Chunk], by_sentence: list[Chunk], evidence) -> list:
+    return reciprocal_rank_fusion(
         [
             Ranked("chunks", [c.passage_id for c in found], [c.score for c in found]),
             Ranked(
@@ -581,12 +734,48 @@ def _by_sentences(found: list[Chunk], idf, question: str, quantity: bool) -> lis
         ],
         k=CHUNK_RRF_K,
     )
-    by_id = {c.passage_id: c for c in found}
-    order = {c.passage_id: i for i, c in enumerate(found)}
-    return [
-        replace(by_id[f.paper_id], score=f.score)
-        for f in sorted(fused, key=lambda f: (-f.score, order[f.paper_id]))
-    ]
+
+
+def _settled(found, evidence, done, unread, bound, kept) -> list[Chunk] | None:
+    """The head of the order by sentence evidence that no unread chunk can enter (its evidence
+    is at most its bound, and the order is (evidence desc, start)), when with it the first
+    `kept` of the fused order are certain: each of them above the most any other chunk can get
+    (its pool rank's share, and the sentence share of the rank after that head, if its evidence
+    may be above 0). None while they are not."""
+    def after_all_unread(c) -> bool:
+        e = evidence[c.passage_id]
+        return e > 0 and all(
+            e > bound[u.passage_id] or (e == bound[u.passage_id] and c.start < u.start)
+            for u in unread
+        )
+
+    computed = sorted(
+        (c for c in found if c.passage_id in done and evidence[c.passage_id] > 0),
+        key=lambda c: (-evidence[c.passage_id], c.start),
+    )
+    head = []
+    for c in computed:
+        if not after_all_unread(c):
+            break
+        head.append(c)
+    if len(head) < kept:
+        return None
+    fused = {f.paper_id: f.score for f in _sentence_fusion(found, head, evidence)}
+    rank = {c.passage_id: r for r, c in enumerate(found, start=1)}
+    top = sorted(head, key=lambda c: (-fused[c.passage_id], rank[c.passage_id]))[:kept]
+    floor = min(fused[c.passage_id] for c in top)
+    in_head = {c.passage_id for c in head}
+    share = SENTENCE_WEIGHT / (CHUNK_RRF_K + len(head) + 1)
+    for c in found:
+        if c.passage_id in in_head:
+            continue
+        may = c.passage_id not in done or evidence[c.passage_id] > 0
+        if may and c.passage_id not in bound:
+            may = False  # never read: its evidence is 0
+        most = 1.0 / (CHUNK_RRF_K + rank[c.passage_id]) + (share if may else 0.0)
+        if most >= floor - 1e-12:  # (float sums: never settle on a tie)
+            return None
+    return head
 
 
 def _normalised(values: list[float]) -> list[float]:
@@ -605,7 +794,7 @@ def _mixed_per_paper(
     share = CHUNK_DENSE_SHARE
     by_paper: dict[int, list[Chunk]] = {}
     for chunk, sim, overlap in zip(chunks, sims, overlaps, strict=True):
-        scored = replace(chunk, score=share * sim + (1 - share) * overlap)
+        scored = _changed(chunk, score=share * sim + (1 - share) * overlap)
         by_paper.setdefault(chunk.paper_id, []).append(scored)
     return {
         paper: sorted(found, key=lambda c: (-c.score, c.start))[

@@ -207,10 +207,13 @@ def unknown_names(question: str, known: set[str]) -> list[str]:
     return found
 
 
+# Every paper claiming one of the keys, and whether the search's filters allow it: who a name
+# belongs to is the whole catalogue's to say (in a window of 2026 a single paper claims "LLM",
+# which 30 claim in all; "the Transformer" is the 2017 paper's in any window).
 _LOOKUP = """
-SELECT n.key, n.name, n.strength, n.paper_id, p.arxiv_id, p.published
+SELECT n.key, n.name, n.strength, n.paper_id, p.arxiv_id, p.published, ({dates} AND {allowed})
 FROM papers_papername n JOIN papers_paper p ON p.id = n.paper_id
-WHERE n.key = ANY(%(keys)s) AND {dates} AND {papers}
+WHERE n.key = ANY(%(keys)s) AND {visible}
 """
 # A name only a body introduced, already in an older paper's title or abstract.
 _OLDER_USE = """
@@ -235,17 +238,25 @@ SELECT EXISTS (
 
 
 def find_named(cursor, question: str, filters: SearchFilters) -> Named:
-    """The papers `question` names (module docstring), among the papers `filters` allow."""
+    """The papers `question` names (module docstring), among the papers `filters` allow: a
+    name is given to its paper by the whole catalogue's claims, then kept only if `filters`
+    allow that paper (a name whose paper is outside the window names none)."""
     options = candidates(question)
     if not options:
         return Named()
     params: dict = {"keys": sorted({c.key for c in options})}
     dates = filters.date_conditions("p.published", params)
-    papers, params = filters.paper_conditions("p", params)
-    cursor.execute(_LOOKUP.format(dates=dates, papers=papers), params)
+    allowed, params = filters.paper_conditions("p", params)
+    visible = SearchFilters(
+        include_hidden=filters.include_hidden, include_withdrawn=filters.include_withdrawn
+    ).paper_conditions("p")[0]
+    cursor.execute(_LOOKUP.format(dates=dates, allowed=allowed, visible=visible), params)
     claims: dict[str, list[tuple]] = {}
-    for key, name, strength, paper_id, arxiv_id, published in cursor.fetchall():
+    permitted: set[int] = set()
+    for key, name, strength, paper_id, arxiv_id, published, ok in cursor.fetchall():
         claims.setdefault(key, []).append((strength, paper_id, arxiv_id, name, published))
+        if ok:
+            permitted.add(paper_id)
     runs = _runs(question)
     used: set[int] = set()
     named: list[NamedPaper] = []
@@ -271,6 +282,8 @@ def find_named(cursor, question: str, filters: SearchFilters) -> Named:
             if cursor.fetchone()[0]:
                 continue
         used.update(range(option.start, option.end + 1))
+        if paper_id not in permitted:
+            continue  # its paper is outside the window, the categories or the thread's scope
         named.append(NamedPaper(paper_id, arxiv_id, name, option.asked))
     if len(named) > 1:
         # "What Adam beta2 did the Transformer use?": the paper asked about is the one in a

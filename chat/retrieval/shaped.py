@@ -3,6 +3,10 @@
 - "Latest papers on X": the newest of the relevant papers, and first those of the catalogue's last
   LATEST_DAYS. Recency weighting alone reorders the candidates relevance found, and the newest
   papers on X may not be among them (bench_answers: 74 -> 76 of 84 cases).
+- "How did X develop over the years?": the relevant papers cluster where the catalogue holds
+  most of X (diffusion models: 2022-24), so the papers on X from before the earliest year found
+  are searched too ("Attention Is All You Need" for "evolution of transformer models from 2017
+  to 2024", which began in 2020 without it).
 - "A vs B": papers on each side, taken in turn, then the joint search's. One search for both
   finds mostly whichever side the catalogue holds more of ("LoRA compared with prompt tuning"
   found no prompt-tuning paper).
@@ -10,15 +14,20 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from django.conf import settings
 
+from chat.llm.shapes import names_topic, on_topic
 from chat.retrieval.search import SearchError, search
-from chat.understanding.intent import COMPARE, LIST, Intent
+from chat.understanding.intent import COMPARE, LIST, TIMELINE, Intent, timeline_topic
 
 LATEST_DAYS = 180
 LATEST_SCORE_SHARE = 0.6  # of the recent window's best score, to count as on the topic
+# Candidates read from the recent window, in CHAT_SOURCES: the newest papers on a topic are not
+# the ones nearest its words (EGG, "an Expert-Guided Agent Framework" of LLMs, was 22nd of the
+# last 180 days' papers for "large language model agents").
+LATEST_POOL = 3
 
 
 async def shape_hits(intent: Intent, understood, hits: list, now: datetime,
@@ -29,6 +38,8 @@ async def shape_hits(intent: Intent, understood, hits: list, now: datetime,
     hits = _newest_of_pool(intent, hits, settings.CHAT_SOURCES)
     if intent.latest and not (understood.start or understood.end):
         hits = await _recent_first(understood, hits, now, newest_day, paper_ids)
+    if intent.kind == TIMELINE and hits:
+        hits = await _earlier_periods(understood, hits, now, paper_ids)
     if intent.kind == COMPARE and len(intent.subjects) == 2:
         hits = await _both_sides(intent.subjects, understood, hits, now, paper_ids)
     return hits
@@ -48,21 +59,26 @@ async def _recent_first(understood, hits: list, now: datetime, newest_day: date 
     if newest_day is None or understood.authors or understood.categories or understood.arxiv_id:
         return hits
     start = newest_day - timedelta(days=LATEST_DAYS)
+    topic = understood.query or understood.original
     try:
         recent = await search(
-            understood.query or understood.original, k=settings.CHAT_SOURCES, now=now,
+            topic, k=LATEST_POOL * settings.CHAT_SOURCES, now=now,
             overrides={"start": start.isoformat()}, paper_ids=paper_ids,
         )
     except SearchError:
         return hits
     if recent.nothing_relevant or not recent.hits:
         return hits
-    # Only what scores near the best of the recent window: a thin topic's tail is padding.
+    # What scores near the best of the recent window, or names every word that tells the topic
+    # apart: a thin topic's tail, or a paper sharing one word of it, is padding.
     floor = LATEST_SCORE_SHARE * recent.hits[0].score
-    fresh = sorted((h for h in recent.hits if h.score >= floor), key=lambda h: h.published,
-                   reverse=True)
+    fresh = sorted(
+        (h for h in recent.hits if h.score >= floor or names_topic(h.title, h.abstract, topic)),
+        key=lambda h: h.published, reverse=True,
+    )  # fmt: skip
     seen = {h.paper_id for h in fresh}
-    return (fresh + [h for h in hits if h.paper_id not in seen])[: max(len(hits), len(fresh))]
+    wanted = max(len(hits), min(len(fresh), settings.CHAT_SOURCES))
+    return (fresh + [h for h in hits if h.paper_id not in seen])[:wanted]
 
 
 async def _both_sides(subjects, understood, hits: list, now: datetime, paper_ids=None) -> list:
@@ -86,3 +102,41 @@ async def _both_sides(subjects, understood, hits: list, now: datetime, paper_ids
             seen.add(hit.paper_id)
             merged.append(hit)
     return merged[: settings.CHAT_SOURCES]
+
+
+EARLIER_SHARE = 4  # papers from before the earliest year found, in place of the weakest ones
+
+
+async def _earlier_periods(understood, hits: list, now: datetime, paper_ids=None) -> list:
+    """`hits` on the topic with the papers on it from before the earliest year among them
+    (within the question's window), at most EARLIER_SHARE, in place of as many of the weakest
+    hits (the search's tail, off the topic, goes first: an eigenvalue paper of 2007 is no
+    period of diffusion models, nor where to look before)."""
+    topic = timeline_topic(understood.query or understood.original)
+    hits = [h for h in hits if on_topic(h.title, h.abstract, topic)] or hits
+    earliest = min(h.published for h in hits)
+    end = datetime(earliest.year, 1, 1, tzinfo=UTC) - timedelta(microseconds=1)
+    if understood.start is not None and understood.start > end:
+        return hits
+    overrides = {"start": understood.start, "end": end}
+    if understood.authors:
+        overrides["authors"] = list(understood.authors)
+    if understood.categories:
+        overrides["categories"] = list(understood.categories)
+    try:
+        found = await search(
+            topic or understood.query or understood.original, k=2 * EARLIER_SHARE, now=now,
+            overrides=overrides, paper_ids=paper_ids,
+        )
+    except SearchError:
+        return hits
+    if found.nothing_relevant:
+        return hits
+    seen = {h.paper_id for h in hits}
+    earlier = [
+        h for h in found.hits
+        if h.paper_id not in seen and names_topic(h.title, h.abstract, topic)
+    ][:EARLIER_SHARE]  # fmt: skip
+    if not earlier:
+        return hits
+    return hits[: max(len(hits) - len(earlier), 1)] + earlier

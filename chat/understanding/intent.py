@@ -108,6 +108,23 @@ _TIMELINE = re.compile(
     _FLAGS,
 )
 
+# The words that ask for a timeline or for papers, not the topic's: "how did diffusion models
+# develop over the years?" is on diffusion models (a paper saying "we developed" is not).
+_TIMELINE_WORDS = re.compile(
+    r"\b(?:how\s+(?:has|have|did|do|does)|evolv\w*|evolution|histor(?:y|ical|ically)|timeline|"
+    r"trajectory|over\s+(?:the\s+)?(?:years|decades?|time)|year\s+by\s+year|trends?|"
+    r"chang(?:e|es|ed)|develop(?:s|ed|ment)?|progress(?:ed)?|grown|grew|shifted|moved|since|research|"
+    r"works?|papers?|studies)\b",
+    _FLAGS,
+)
+
+
+def timeline_topic(text: str) -> str:
+    """`text` without the words that ask for a timeline ("evolution of transformer models" ->
+    "of transformer models"): what a timeline's papers must be on."""
+    return " ".join(_TIMELINE_WORDS.sub(" ", text).split())
+
+
 _LIST = re.compile(
     r"\b(?:papers?|articles?|preprints?|publications?|works?|studies|research)\s+(?:on|about|"
     r"by|in|from|for|using|that|which|regarding|related|concerning|covering|with|of)\b"

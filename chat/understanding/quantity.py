@@ -138,6 +138,11 @@ def states_range(sentence: str) -> bool:
     return bool(_RANGE.search(sentence))
 
 
+def number_weight_at_most(quantity: bool) -> float:
+    """The largest factor number_weight can give a sentence for such a question."""
+    return NUMBER_WEIGHT * NUMBER_WEIGHT if quantity else 1.0
+
+
 def number_weight(sentence: str, question: str, quantity: bool) -> float:
     """How much more a sentence with the question's words weighs for what it states: NUMBER_WEIGHT
     for a quantity question when it states a number, NUMBER_WEIGHT again when the question asks

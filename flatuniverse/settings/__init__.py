@@ -414,6 +414,9 @@ FULLTEXT_CHUNK_RANKING = envstr("FULLTEXT_CHUNK_RANKING", "rrf")
 # With "fused" or "direct": BM25 over every chunk's words (GIN on the chunks) as one more list of
 # papers, so a paper is found by a rare word of its body ("label smoothing"); bench_fulltext.
 FULLTEXT_CHUNK_WORDS = envbool("FULLTEXT_CHUNK_WORDS", True)
+# The chunk word search reads a common word from its best chunks (papers/indexing/chunkwords.py,
+# built by `manage.py index_chunk_words`) rather than level by level (bench_search --chunks).
+FULLTEXT_CHUNK_CHAMPIONS = envbool("FULLTEXT_CHUNK_CHAMPIONS", True)
 
 # --- Chat limits --------------------------------------------------------------------------------
 CHAT_MAX_QUESTION_CHARS = envint("CHAT_MAX_QUESTION_CHARS", 4000)

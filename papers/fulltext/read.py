@@ -23,6 +23,7 @@ from papers.fulltext import FullTextError
 from papers.fulltext.chunk import chunk_text, chunker_signature
 from papers.fulltext.fetch import fetch_pdf
 from papers.fulltext.parse import parse_pdf
+from papers.indexing.chunkwords import index_chunk_words
 from papers.indexing.names import name_papers
 from papers.models import FullText, Paper, Passage
 
@@ -139,9 +140,11 @@ WHERE paper_id = %(paper)s AND kind = 'fulltext'
 
 
 def index_words(paper: Paper, text: str) -> None:
-    """Each of `paper`'s chunks gets the words of its span of `text` (its FullText.text)."""
+    """Each of `paper`'s chunks gets the words of its span of `text` (its FullText.text), and
+    the paper's postings in the common words' champion lists (papers.indexing.chunkwords)."""
     with connection.cursor() as cursor:
         cursor.execute(_INDEX_WORDS, {"text": text, "paper": paper.pk})
+    index_chunk_words([paper.pk])
 
 
 def _failed(fulltext: FullText, reason: str) -> FullText:

@@ -4,25 +4,11 @@ papers.fulltext.parse reads it: a section's heading answers for the sentences be
 sentence opening a list for the list's items; fragments, the sentences opening lists and a
 figure's printed text are never quoted."""
 
-from functools import cache
-
-import pytest
 
 from chat.llm.base import SourceText
 from chat.llm.extractive import answering_scores, compose_answer
 from chat.llm.sentences import is_figure_text, passage_sentences
 from chat.understanding.quantity import asks_for_quantity
-from papers.fulltext.parse import parse_pdf
-
-
-@cache
-def _text(path) -> str:
-    return parse_pdf(path.read_bytes()).text
-
-
-@pytest.fixture
-def text_of(shared_data):
-    return lambda name: _text(shared_data / "arxiv-pdf" / f"{name}.pdf")
 
 
 def _between(text: str, start: str, end: str) -> str:
@@ -121,3 +107,44 @@ def test_the_largest_model_asks_for_a_size():
     assert asks_for_quantity("What is the largest RWKV model?")
     assert asks_for_quantity("Which is the biggest OPT model?")
     assert not asks_for_quantity("What is the largest open problem in quantum computing?")
+
+
+def test_a_section_only_its_heading_ties_to_the_question_is_quoted_as_the_answer(
+    text_of, settings
+):
+    from chat.llm.base import AnswerRequest
+    from chat.llm.shapes import compose_shaped
+    from chat.understanding.intent import Intent
+
+    settings.EMBEDDING_BACKEND = "hashing"
+    text = text_of("1706.03762v7")
+    regularization = _chunk(
+        1, _between(text, "Residual Dropout", "6 Results"), "5.4 Regularization", page=8
+    )
+    architecture = _chunk(
+        2, _between(text, "3 Model Architecture", "3.1 Encoder and Decoder Stacks"),
+        "3 Model Architecture",
+    )
+    answer = compose_shaped(
+        AnswerRequest(
+            question="How was the Transformer regularised?",
+            sources=[regularization, architecture],
+            messages=[],
+            intent=Intent("overview"),
+        )
+    )
+    # Both kinds of regularisation the section names, residual dropout first.
+    dropout = answer.index("Residual Dropout We apply dropout")
+    assert dropout < answer.index("we employed label smoothing of value")
+
+
+def test_a_footnote_is_a_sentence_of_its_own_without_its_mark(text_of):
+    # "1Code and demo available at https://github.com/allenai/paper-plain\n2Example from …" at
+    # the foot of Paper Plain's first page was quoted, marks and all, as one sentence.
+    text = text_of("2203.00130v1")
+    sentences = passage_sentences(_between(text, "In the words of one patient", "Who needs access"))
+    assert "Code and demo available at https://github.com/allenai/paper-plain" in sentences
+    assert not any(s.startswith(("1Code", "2Example")) for s in sentences)
+    chunk = _chunk(1, _between(text, "In the words of one patient", "Who needs access"), "1 INTRODUCTION")
+    best = _best("Is the code available?", [chunk])
+    assert best == "Code and demo available at https://github.com/allenai/paper-plain"

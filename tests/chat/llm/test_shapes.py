@@ -17,6 +17,7 @@ from django.db.models import Count
 
 from chat.llm import AnswerRequest, SourceText
 from chat.llm import templates as T
+from chat.llm.sentences import terms
 from chat.llm.shapes import compose_shaped
 from chat.pipeline import prompts
 from chat.pipeline.answer import answer_events
@@ -506,6 +507,66 @@ def test_a_side_named_only_beside_the_other_is_not_called_missing(settings):
 
     request.intent = Intent("compare", subjects=("QLoRA", "full fine-tuning"))
     assert T.COMPARE_SIDE_MISSING.format(side="QLoRA") in compose_shaped(request)
+
+
+def test_a_side_is_named_by_its_words_as_a_name_not_by_them_anywhere(settings):
+    # "LoRA compared with prompt tuning" quoted, on prompt tuning, "… reducing the impact of
+    # prompt-set-specific tuning" (bench_answers compare-5): "prompt" there qualifies "set".
+    from chat.llm.shapes import _mentions, _Scorer
+
+    settings.EMBEDDING_BACKEND = "hashing"
+    source = SourceText(
+        1, "Evaluating with prompt streams", "A. Author", "2026-05-10",
+        "Fresh prompts provide a robust protocol, reducing the impact of prompt-set-specific "
+        "tuning. We adapt the model by supervised prompt tuning. Tuning the prompts helps. "
+        "Transformers have attracted interest in computer vision. We use convolutional neural "
+        "networks.", "2605.1",
+    )  # fmt: skip
+    said = {s.text.split()[0] + s.text.split()[-1]: s for s in _Scorer([source], "").sentences}
+
+    def names(side: str, sentence: str) -> bool:
+        return _mentions(said[sentence], [tuple(terms(side))])
+
+    assert not names("prompt tuning", "Freshtuning.")
+    assert names("prompt tuning", "Wetuning.")  # together, in order
+    assert names("prompt tuning", "Tuninghelps.")  # the head first, qualified after it
+    assert names("vision transformers", "Transformersvision.")
+    assert names("convolutional networks", "Wenetworks.")  # one word between
+    assert names("LoRA", "Wetuning.") is False
+
+
+def test_an_overview_quotes_the_papers_on_the_whole_question_when_there_are_some(settings):
+    # "Is it true that contrastive learning needs large batches?" quoted a paper on large-batch
+    # training of any network (bench_answers change-6) beside those on contrastive learning.
+    settings.EMBEDDING_BACKEND = "hashing"
+    contrastive = lambda number, title, text: SourceText(  # noqa: E731
+        number, title, "A. Author", "2024-01-01", text, f"2401.{number}"
+    )
+    sources = [
+        contrastive(1, "Contrastive pretraining for remote sensing",
+                    "Our contrastive method can be trained with larger batches than before."),
+        contrastive(2, "Train longer, generalize better",
+                    "We present Ghost Batch Normalization, closing the gap of large batch "
+                    "training."),
+        contrastive(3, "Whitening for self-supervised learning",
+                    "Contrastive losses compare many negatives in a batch; we propose a "
+                    "whitening loss that needs none."),
+    ]  # fmt: skip
+    question = "Is it true that contrastive learning needs large batches?"
+    request = AnswerRequest(
+        question=question, sources=sources, messages=[], intent=Intent("overview"),
+        analysis={"query": question},
+    )  # fmt: skip
+    answer = compose_shaped(request)
+    assert "Ghost Batch" not in answer and "[2]" not in answer
+    assert "[1]" in answer or "[3]" in answer
+
+    from chat.llm.shapes import _whole_topic
+
+    assert _whole_topic(request, question) == {1, 3}
+    # Only one paper on the whole question: any may be quoted.
+    request.sources = sources[:2]
+    assert _whole_topic(request, question) is None
 
 
 def test_a_sentence_the_paper_repeats_in_another_chunk_is_quoted_once(settings):

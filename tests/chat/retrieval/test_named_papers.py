@@ -152,6 +152,35 @@ def test_the_first_paper_to_introduce_a_name_gets_it_and_a_common_word_names_non
     assert _named("What dropout did the Zebraformer use?") == []
 
 
+def test_who_a_name_belongs_to_is_the_whole_catalogues_to_say_not_the_windows():
+    # "latest work on LLM hallucination" searched the last 180 days, where one paper of the
+    # thirty claiming "LLM" fell: "LLM" named it, and it led the list of papers on hallucination.
+    from datetime import UTC, datetime
+
+    proposes = "We propose a new architecture, the Zebraformer, for reading long documents."
+    first = _paper(1, 2017, proposes)
+    for n in range(2, 6):  # five claimants in all: a common word
+        _paper(n, 2018 + n, proposes)
+
+    def named(start=None, end=None) -> list[str]:
+        window = SearchFilters(
+            start=start and datetime(start, 1, 1, tzinfo=UTC),
+            end=end and datetime(end, 12, 31, tzinfo=UTC),
+        )
+        with connection.cursor() as cursor:
+            question = "What dropout did the Zebraformer use?"
+            return [p.arxiv_id for p in find_named(cursor, question, window).papers]
+
+    assert named() == [] and named(start=2023) == []  # one claimant in 2023-: still common
+    for paper in Paper.objects.exclude(pk=first.pk):
+        PaperName.objects.filter(paper=paper).delete()
+    assert named() == [first.arxiv_id]
+    assert named(end=2017) == [first.arxiv_id]
+    # Its paper is outside the window: the name names none (not the window's own claimant).
+    _paper(6, 2024, proposes)  # introduces it again, later
+    assert named(start=2020) == []
+
+
 def test_a_paper_that_proposes_doing_something_with_a_name_does_not_get_it():
     # "How do GANs generate images?" was answered from a speech paper alone: its abstract's "we
     # propose operating GANs on log-Mel filterbank spectra" had made GANs its name.
