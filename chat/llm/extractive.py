@@ -26,6 +26,7 @@ from papers.fulltext.tables import RowSentence
 
 from .base import LLM_UNAVAILABLE, AnswerRequest, LLMError, LLMStream, SourceText, Usage
 from .sentences import (
+    NoteSentence,
     answers_nothing,
     content_words,
     is_caption,
@@ -128,7 +129,7 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
         if opens_list(text):
             opening = frozenset(terms(text))
             continue
-        item = not is_stopped(text) and not isinstance(text, RowSentence)
+        item = not is_stopped(text) and not isinstance(text, (RowSentence, NoteSentence))
         if item and not opening:
             continue  # a fragment
         if not item and not isinstance(text, RowSentence):
@@ -140,6 +141,13 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
                 context = frozenset()
             found.append(_Sentence(source, position, text, Counter(terms(text)), False, context))
     return found
+
+
+def quotable_body_sentences(text: str, section: str = "") -> list[str]:
+    """The sentences of a chunk of a paper's body this composer may quote, in reading order:
+    what another part of the answer path quotes from a chunk must be one of them."""
+    chunk = SourceText(0, "", "", "", text, where=section or "body", section=section)
+    return [s.text for s in _candidates([chunk])]
 
 
 def _candidates(sources: list[SourceText]) -> list[_Sentence]:

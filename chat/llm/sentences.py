@@ -162,7 +162,7 @@ def passage_sentences(text: str) -> list[str]:
         sentences += [table.row_sentence(text[a:b]) for a, b in table.rows]
         cursor = max(cursor, table.end)
     sentences += split_sentences(_prose(text[cursor:]))
-    return [s if isinstance(s, RowSentence) else _without_printed_cells(s) for s in sentences]
+    return [s if isinstance(s, RowSentence) else _as_note(_without_printed_cells(s)) for s in sentences]
 
 
 # A footnote holding a link, as a PDF's text prints it: its mark glued to the address
@@ -171,6 +171,22 @@ _LINK_NOTE = re.compile(r"\d{0,2}(?:https?://|www\.)\S*")
 # What a line before a heading ends with: a sentence's stop (with a footnote's mark after it), an
 # equation's number ("(32)").
 _ENDS_SENTENCE = re.compile(r"(?:[.!?:][\"')\]]*\d{0,2}|\(\d{1,3}\))$")
+
+
+# A footnote as a PDF's text prints it at the foot of a page: its mark glued to its first word
+# ("1Code and demo available at https://github.com/allenai/paper-plain", then "2Example from
+# patient testimonials …" on the next line).
+_FOOTNOTE_LINE = re.compile(r"\d{1,2}(?=[A-Z][a-z]{2,}\b)")
+
+
+class NoteSentence(str):
+    """A footnote's text, without its mark: complete without a full stop ("Code and demo
+    available at https://github.com/allenai/paper-plain")."""
+
+
+def _as_note(sentence: str) -> str:
+    mark = _FOOTNOTE_LINE.match(sentence)
+    return NoteSentence(sentence[mark.end() :]) if mark else sentence
 
 
 def _prose(text: str) -> str:
@@ -199,6 +215,8 @@ def _prose(text: str) -> str:
         if bare and after_stop and heading_title(bare):
             kept += ["", line, ""]
             continue
+        if _FOOTNOTE_LINE.match(bare) and kept and kept[-1].strip():
+            kept.append("")  # a footnote starts a paragraph of its own
         if kept[-1:] == [""] and len(kept) >= 2 and heading_title(kept[-2].strip()):
             heading = f"{kept[-2].strip()} {bare}"
             following = lines[i + 1].strip() if i + 1 < len(lines) else ""

@@ -29,6 +29,7 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 
 from chat.llm import templates as T
+from chat.llm.extractive import quotable_body_sentences
 from chat.llm.sentences import split_sentences
 from chat.retrieval.chunks import pages_label
 from chat.retrieval.dense import vector_literal
@@ -280,11 +281,10 @@ def _sentence_test(words: list[str], rest: str):
 
 
 def _whole(sentences: list[str], chunk: bool) -> list[str]:
-    """The sentences a quote may be: not a chunk's first when it starts inside a sentence, not
-    a last one cut without its stop, not a run-on (the composer quotes the same ones)."""
-    if chunk and sentences and sentences[0][:1].islower():
-        sentences = sentences[1:]
-    if sentences and not re.search(r"[.!?][\"')\]]*$", sentences[-1]):
+    """The sentences a quote may be: not a last one of an abstract cut without its stop (a
+    chunk's are the composer's own: chat.llm.extractive.quotable_body_sentences), not a
+    run-on, none with a numbered reference."""
+    if not chunk and sentences and not re.search(r"[.!?][\"')\]]*$", sentences[-1]):
         sentences = sentences[:-1]
     return [
         s for s in sentences if 3 <= len(s.split()) <= _LONGEST and not _BRACKET_NUMBER.search(s)
@@ -300,7 +300,7 @@ def _evidence(test, abstract: str, chunks: list[tuple]) -> Evidence | None:
         if score and score + 1.0 > best:
             best, found = score + 1.0, Evidence(sentence, abstract)
     for page, page_end, section, text in chunks:
-        for sentence in _whole(split_sentences(text), chunk=True):
+        for sentence in _whole(quotable_body_sentences(text, section or ""), chunk=True):
             score = test(sentence)
             if score > best:
                 best, found = score, Evidence(sentence, text, page, page_end or page, section or "")

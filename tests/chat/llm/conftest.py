@@ -1,13 +1,17 @@
 """Fixtures for the LLM backend tests, reusable elsewhere.
 
 `fake_openai` is a started tests.fakes.openai_chat.FakeOpenAI (see that module for its behaviours);
-`openai_backend(...)` builds an OpenAIBackend pointed at it with fast retries.
+`openai_backend(...)` builds an OpenAIBackend pointed at it with fast retries; `text_of(name)` is
+a shared arXiv PDF's text as papers.fulltext.parse reads it (read once a run).
 """
+
+from functools import cache
 
 import pytest
 
 from chat.llm.openai_backend import OpenAIBackend
 from chat.llm.retry import RetryPolicy
+from papers.fulltext.parse import parse_pdf
 from tests.fakes.openai_chat import FakeOpenAI
 
 # Retries in tests wait milliseconds, not seconds; Retry-After still wins when a test sends it.
@@ -34,3 +38,13 @@ def openai_backend(fake_openai):
         return OpenAIBackend(**options)
 
     return make
+
+
+@cache
+def _pdf_text(path) -> str:
+    return parse_pdf(path.read_bytes()).text
+
+
+@pytest.fixture
+def text_of(shared_data):
+    return lambda name: _pdf_text(shared_data / "arxiv-pdf" / f"{name}.pdf")

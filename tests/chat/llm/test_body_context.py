@@ -4,25 +4,11 @@ papers.fulltext.parse reads it: a section's heading answers for the sentences be
 sentence opening a list for the list's items; fragments, the sentences opening lists and a
 figure's printed text are never quoted."""
 
-from functools import cache
-
-import pytest
 
 from chat.llm.base import SourceText
 from chat.llm.extractive import answering_scores, compose_answer
 from chat.llm.sentences import is_figure_text, passage_sentences
 from chat.understanding.quantity import asks_for_quantity
-from papers.fulltext.parse import parse_pdf
-
-
-@cache
-def _text(path) -> str:
-    return parse_pdf(path.read_bytes()).text
-
-
-@pytest.fixture
-def text_of(shared_data):
-    return lambda name: _text(shared_data / "arxiv-pdf" / f"{name}.pdf")
 
 
 def _between(text: str, start: str, end: str) -> str:
@@ -150,3 +136,15 @@ def test_a_section_only_its_heading_ties_to_the_question_is_quoted_as_the_answer
     # Both kinds of regularisation the section names, residual dropout first.
     dropout = answer.index("Residual Dropout We apply dropout")
     assert dropout < answer.index("we employed label smoothing of value")
+
+
+def test_a_footnote_is_a_sentence_of_its_own_without_its_mark(text_of):
+    # "1Code and demo available at https://github.com/allenai/paper-plain\n2Example from …" at
+    # the foot of Paper Plain's first page was quoted, marks and all, as one sentence.
+    text = text_of("2203.00130v1")
+    sentences = passage_sentences(_between(text, "In the words of one patient", "Who needs access"))
+    assert "Code and demo available at https://github.com/allenai/paper-plain" in sentences
+    assert not any(s.startswith(("1Code", "2Example")) for s in sentences)
+    chunk = _chunk(1, _between(text, "In the words of one patient", "Who needs access"), "1 INTRODUCTION")
+    best = _best("Is the code available?", [chunk])
+    assert best == "Code and demo available at https://github.com/allenai/paper-plain"

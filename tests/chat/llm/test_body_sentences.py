@@ -3,22 +3,8 @@ text of the shared arXiv PDFs as papers.fulltext.parse reads it: a section headi
 holding a link, a footnote's mark after a full stop and a list's bullets are printed on the lines
 around a sentence, and none of them is part of it."""
 
-from functools import cache
-
-import pytest
 
 from chat.llm.sentences import is_heading, passage_sentences
-from papers.fulltext.parse import parse_pdf
-
-
-@cache
-def _text(path) -> str:
-    return parse_pdf(path.read_bytes()).text
-
-
-@pytest.fixture
-def text_of(shared_data):
-    return lambda name: _text(shared_data / "arxiv-pdf" / f"{name}.pdf")
 
 
 def _around(text: str, marker: str, before: int = 300, after: int = 700) -> list[str]:

@@ -210,3 +210,23 @@ def test_an_exact_scan_is_priced_by_how_the_passages_lie_on_disk(three_years, se
     with connection.cursor() as cursor:
         assert exact_row_cost(cursor) == 1.0
     assert search(three_years[0], n=3, **half).plan == "exact"
+
+
+def test_a_window_inside_indexed_years_has_no_rest_to_scan(three_years):
+    """A window's cost is its year walks plus an exact scan of what lies outside its indexed
+    years. The papers a year's index covers are estimated by time share, which falls short of
+    the window's estimate when the year's papers crowd some months: inside indexed years that
+    gap is not a part to scan (it was, and once rows cost by disk order it sent "this year"
+    at 1M from its year's index to the catalogue-wide one)."""
+    from chat.retrieval.dense import SEGMENT_COST, _year_segments
+
+    ensure_year_indexes(minimum=1000)
+    inside = SearchFilters(start=at(2024), end=at(2025, 6, 30))
+    reaching = SearchFilters(start=at(2022, 7), end=at(2024, 6, 30))  # 2022 has no index
+    with connection.cursor() as cursor:
+        estimated = _year_segments(cursor, inside, 3, row_cost=4.0)
+        doubled = _year_segments(cursor, inside, 3, window=2 * 3000, row_cost=4.0)
+        assert doubled.cost == pytest.approx(estimated.cost)
+        plain = _year_segments(cursor, reaching, 3, row_cost=4.0)
+        more = _year_segments(cursor, reaching, 3, window=10_000, row_cost=4.0)
+        assert more.cost > plain.cost + SEGMENT_COST  # outside the indexed years: scanned

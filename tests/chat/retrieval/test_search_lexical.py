@@ -117,6 +117,25 @@ def test_rebuild_gives_the_same_scores(corpus):
     assert [(h.paper_id, round(h.score, 5)) for h in search(query).hits] == before
 
 
+def test_a_rebuild_restores_the_indexes_an_interrupted_one_had_dropped(corpus):
+    """A rebuild drops the lexicon's secondary indexes (committed) and creates them at its end:
+    one killed in between left them missing, and the next recreated only what it found."""
+    with connection.cursor() as cursor:
+        cursor.execute("DROP INDEX papers_lexicon_terms_idx")
+        cursor.execute("DROP INDEX papers_champion_walk_idx")
+
+    lexical.rebuild()
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename IN"
+            " ('papers_paperlexicon', 'papers_lexicalchampion') ORDER BY 1"
+        )
+        names = [row[0] for row in cursor.fetchall()]
+    assert set(lexical.declared_indexes()) <= set(names)
+    assert "papers_lexicon_terms_idx" in names and "papers_champion_walk_idx" in names
+
+
 def test_hidden_and_excluded_papers_are_filtered_even_beyond_the_ranked_head(corpus):
     diffusion = Paper.objects.filter(title__icontains="diffusion").order_by("id")
     ids = list(diffusion.values_list("id", flat=True))
