@@ -380,7 +380,10 @@ def _choose(cursor, model: str, filters: SearchFilters, n: int, exact_max: int, 
         return "exact"  # the floor: a few milliseconds whatever else it could cost
     entries = _index_entries(cursor, kind)
     row_cost = exact_row_cost(cursor)
-    exact, hnsw = window * row_cost, window_hnsw_cost(rows, entries, window)
+    exact = window * row_cost
+    # An index whose statistics count no entries yet is not priced (its walk would look 480
+    # rows dear for a window of one): walked, as crossover() has it, when over the floor.
+    hnsw = window_hnsw_cost(rows, entries, window) if entries > 0 else 0.0
     best, cost = ("exact", exact) if exact <= hnsw else ("hnsw", hnsw)
     if kind == "abstract" and filters.paper_ids is None:
         years = _year_segments(cursor, filters, n, window=window, row_cost=row_cost)
