@@ -191,7 +191,7 @@ def test_bench_search_chunks_measures_the_products_chunk_path(shared_data, setti
     assert not {"chunks", "best_chunks"} & set(whole["off"]["stages_p50_ms"])
     assert any(plan.startswith(("hnsw", "exact")) for plan in whole["chunk_plans"])
     assert whole["fused"]["all"]["n"] == whole["off"]["all"]["n"] == 192
-    assert set(whole["p50_over_off"]) == {"fused", "fused_100"}
+    assert set(whole["p50_over_off"]) == {"fused", "fused_levels"}
     index = data["chunk_index"]
     for precision in ("halfvec", "vector"):
         assert 0.5 <= index[precision]["10 papers"]["recall"] <= 1.0

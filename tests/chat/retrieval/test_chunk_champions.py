@@ -54,6 +54,9 @@ def _weights(word: str) -> dict[int, float]:
 
 def _search(text: str, **filters) -> list[int]:
     with connection.cursor() as cursor:
+        # The levels order the words by ANALYZE's statistics: the test's own chunks', never those
+        # an earlier test on this worker left (statistics outlive the tables' rows).
+        cursor.execute("ANALYZE papers_passage")
         lexemes, _ = query_terms(cursor, text)
         hits = chunk_word_search(cursor, lexemes, get_embedder().name, SearchFilters(**filters), 10)
     return [h.paper_id for h in hits]
@@ -115,6 +118,7 @@ def test_past_the_cap_a_common_word_is_read_from_its_best_chunks(
     assert _search("rye") == [strong.pk, weak.pk]
     with connection.cursor() as cursor:
         lexemes, _ = query_terms(cursor, "rye")
+        cursor.execute("ANALYZE papers_passage")
         levels = chunk_word_search(cursor, lexemes, get_embedder().name, SearchFilters(), 10,
                                    champions=False)  # fmt: skip
     assert [h.paper_id for h in levels] == [weak.pk]  # the level's first chunk stored
