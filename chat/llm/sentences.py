@@ -249,8 +249,17 @@ _TABLE_LABEL = re.compile(r"\bTable\s*\d+[.:]", re.IGNORECASE)
 BARE_CAPTION_WORDS = 6  # "Table 3: Variations on the Transformer architecture." names, says nothing
 
 
+# A sentence's final stop, as the composer requires of a passage's last sentence (one cut to fit
+# a prompt has none): stricter than _STOPPED, which lets a list's item end with ";".
+_FINAL_STOP = re.compile(r"[.!?][\"')\]]*$")
+
+
 def is_stopped(sentence: str) -> bool:
     return bool(_STOPPED.search(sentence))
+
+
+def has_final_stop(sentence: str) -> bool:
+    return bool(_FINAL_STOP.search(sentence))
 
 
 def is_caption(sentence: str) -> bool:

@@ -30,7 +30,7 @@ from django.db import connection
 
 from chat.llm import templates as T
 from chat.llm.extractive import quotable_body_sentences
-from chat.llm.sentences import split_sentences
+from chat.llm.sentences import has_final_stop, split_sentences
 from chat.retrieval.chunks import pages_label
 from chat.retrieval.dense import vector_literal
 from chat.retrieval.relevance import THRESHOLDS
@@ -284,7 +284,7 @@ def _whole(sentences: list[str], chunk: bool) -> list[str]:
     """The sentences a quote may be: not a last one of an abstract cut without its stop (a
     chunk's are the composer's own: chat.llm.extractive.quotable_body_sentences), not a
     run-on, none with a numbered reference."""
-    if not chunk and sentences and not re.search(r"[.!?][\"')\]]*$", sentences[-1]):
+    if not chunk and sentences and not has_final_stop(sentences[-1]):
         sentences = sentences[:-1]
     return [
         s for s in sentences if 3 <= len(s.split()) <= _LONGEST and not _BRACKET_NUMBER.search(s)
