@@ -37,6 +37,7 @@ import math
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from django.conf import settings
 
@@ -656,16 +657,36 @@ def _fused_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chun
     return ranked
 
 
+# Chunks whose sentences are kept analysed (`analysed_sentences`): ~10 kB each.
+SENTENCE_CACHE = 2048
+
+
+@lru_cache(maxsize=SENTENCE_CACHE)
+def analysed_sentences(text: str) -> tuple[tuple[str, frozenset], ...]:
+    """What the sentence evidence needs of a chunk's text whatever the question: its sentences
+    (passage_sentences), each with the terms it holds. Splitting and stemming a chunk costs ~1
+    ms, most of the best-chunk stage at 1M chunks (docs/BENCHMARKS.md); a chunk meets searches
+    again (a follow-up, a thread about one paper, the next question on a topic), so it is done
+    once per process, keyed by the text itself (a re-cut chunk is another key), for the last
+    SENTENCE_CACHE chunks."""
+    return tuple((s, frozenset(term_set(s))) for s in passage_sentences(text))
+
+
+@lru_cache(maxsize=SENTENCE_CACHE)
+def _terms_any_sentence_may_hold(text: str) -> frozenset:
+    """terms_any_sentence_may_hold, kept as analysed_sentences is."""
+    return frozenset(terms_any_sentence_may_hold(text))
+
+
 def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity: bool) -> float:
     """The best sentence of `text` for the query: the IDF of the query's words it holds
     together (words of one sentence answer; the same words spread over a chunk often do not),
     NUMBER_WEIGHT times more for a quantity question when it states a number, less when it is
     about another model size than the asked one (chat.understanding.variants)."""
     best = 0.0
-    for sentence in passage_sentences(text):
+    for sentence, words in analysed_sentences(text):
         if answers_nothing(sentence, idf):
             continue
-        words = term_set(sentence)
         score = sum(weight for lexeme, weight in idf.items() if lexeme in words)
         if score > 0:
             score *= number_weight(sentence, question, quantity)
@@ -694,7 +715,7 @@ def _by_sentences(
     bound = {}
     if kept is not None and kept < len(found):
         for chunk in read:
-            holds = terms_any_sentence_may_hold(chunk.text)
+            holds = _terms_any_sentence_may_hold(chunk.text)
             bound[chunk.passage_id] = most * sum(w for t, w in idf.items() if t in holds and w > 0)
         read.sort(key=lambda c: (-bound[c.passage_id], c.start))
     done: set[int] = set()

@@ -176,3 +176,27 @@ def test_sentences_are_read_only_while_a_chunk_could_reach_the_kept_ones(monkeyp
         read_kept += len(read)
         assert [(c.passage_id, c.score) for c in first] == [(c.passage_id, c.score) for c in every]
     assert read_kept < 0.8 * read_all
+
+
+def test_a_chunks_sentences_are_split_and_stemmed_once_per_process(monkeypatch):
+    """The question-independent part of the sentence evidence (the sentences and their terms)
+    is kept per chunk text: a second question over the same chunk splits nothing again, and
+    scores exactly as splitting it afresh does."""
+    from chat.retrieval import chunks
+
+    text = "We train the student on 8 GPUs. The GPUs are listed later. Dropout is 0.1."
+    first = {"gpus": 2.0, "train": 1.0, "student": 1.0}
+    second = {"dropout": 3.0}
+    chunks.analysed_sentences.cache_clear()
+    fresh = [sentence_evidence(text, idf, "How many GPUs?", True) for idf in (first, second)]
+
+    splits = []
+    real = chunks.passage_sentences
+    monkeypatch.setattr(chunks, "passage_sentences", lambda t: splits.append(t) or real(t))
+    kept = [sentence_evidence(text, idf, "How many GPUs?", True) for idf in (first, second)]
+    assert kept == fresh == [1.5 * 4.0, 1.5 * 3.0]  # (quantity: each states a number)
+    assert splits == []  # both answered from what the first question split
+
+    changed = text.replace("0.1", "0.3")  # a re-cut chunk: another text, split anew
+    assert sentence_evidence(changed, second, "What dropout?", True) == 1.5 * 3.0
+    assert splits == [changed]
