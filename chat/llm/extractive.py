@@ -21,7 +21,14 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
-from chat.understanding.quantity import asked_things, asks_for_quantity, number_weight, numbers_in
+from chat.understanding.quantity import (
+    asked_things,
+    asks_for_extreme,
+    asks_for_quantity,
+    number_weight,
+    numbers_in,
+    states_range,
+)
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
 from papers.fulltext.tables import RowSentence
 
@@ -392,7 +399,8 @@ def answering_scores(
     card for OPT-175B" the best answer to "What batch size was used to train OPT-175B?", yet
     kept, they tell "the largest RWKV model has 14B parameters" from any other parameter count."""
     sentences = [s for s in _candidates(sources) if not s.is_title]
-    query = list(dict.fromkeys(stems(list(dict.fromkeys(content_words(question))))))
+    words = list(dict.fromkeys(content_words(question)))
+    query = list(dict.fromkeys(stems(words)))
     if not sentences or not query:
         return {}
     idf = _idf(query, sentences)
@@ -414,6 +422,14 @@ def answering_scores(
                     weight[t] = CONTEXT_WEIGHT * idf[t]
     quantity = asks_for_quantity(question)
     things = asked_value_terms(question) if quantity else set()
+    # "What is the largest RWKV model?": no sentence says "largest"; one giving a range says it
+    # ("models ranging in size from 169 million to 14 billion parameters"), as much as a word.
+    extremes = [t for w, t in zip(words, stems(words), strict=True) if asks_for_extreme(w)]
+    if quantity and extremes:
+        for sentence, weight in zip(sentences, weights, strict=True):
+            if states_range(sentence.text) and not answers_nothing(sentence.text, query):
+                for t in extremes:
+                    weight.setdefault(t, idf[t])
     # The variants the question asks about ("175B" of "OPT-175B"): a table row labelled with one
     # is that variant's own line ("Table 1: Model 175B, …, Batch 2M"), where a sentence on all
     # sizes ("Our batch sizes range from 0.5M to 4M depending on the model size") is not.

@@ -114,3 +114,19 @@ def test_a_names_digits_are_no_value():
     )
     assert gives_value("We use a batch size of 4096.", things, question)
     assert not gives_value("The batch size is given in Table 3.", things, question)
+
+
+def test_a_range_answers_a_question_after_the_largest(text_of):
+    text = text_of("2305.13048v1")
+    intro = _chunk(
+        1, _between(text, "• We conduct a comprehensive series", "2 Related Work"),
+        "1 Introduction", "2305.13048", page=2,
+    )
+    visualisation = _chunk(
+        2, _between(text, "These patterns of", "The experiment follows"),
+        "G Model Behavior Visualization", "2305.13048", page=16,
+    )
+    scores = answering_scores("What is the largest RWKV model?", [visualisation, intro], ["RWKV"])
+    # No sentence says "largest": the one giving the range of sizes does, not "the RWKV-430M
+    # model" that shares the question's two other words.
+    assert max(scores.values())[1].startswith("We release pretrained model ranging in size")
