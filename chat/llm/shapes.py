@@ -759,6 +759,11 @@ _NAME = re.compile(r"[A-Za-z]*[a-z][A-Z][\w-]*|[A-Z]{2,}[\w-]*")
 _OTHERS_WORK = re.compile(r"\b(?:previous|prior|earlier|related|past)\s+(?:work|studies|methods)\b", re.I)
 
 
+# What a model was trained on names a dataset ("… parameters trained on the Pile (Gao et al.,
+# 2020)").
+_TRAINED_ON = re.compile(
+    r"\b(?:trained|pre-trained|pretrained|fine-tuned)\s+on\s+(?:the\s+)?([A-Z][\w-]+)"
+)
 # A proper noun next to a dataset word names it too ("a large corpus such as Wikipedia"), unless
 # it is an author's ("Lee et al. (2019)", "(Gao et al., 2020)"), a month's or a pointer's; a
 # proper noun further away is another thing ("… on both corpora, perhaps due to the frequent
@@ -775,11 +780,15 @@ _NOT_NAMES = frozenset(
 
 
 def _dataset_names(text: str, asked: str = "") -> set[str]:
-    """The names a sentence gives datasets: none unless it speaks of datasets or benchmarks (of
-    the paper's own work); the names the question gives (the paper's: "Which retrieval corpus
-    does REALM use?") are not a dataset's."""
-    if not _DATASET_WORD.search(text) or _OTHERS_WORK.search(text):
+    """The names a sentence gives datasets: none unless it speaks of datasets or benchmarks, or
+    of what a model was trained on ("trained on the Pile"), of the paper's own work; the names
+    the question gives (the paper's: "Which retrieval corpus does REALM use?") are not a
+    dataset's."""
+    if _OTHERS_WORK.search(text):
         return set()
+    if not _DATASET_WORD.search(text):
+        text = _CITED.sub(" ", text)
+        return {m[1] for m in _TRAINED_ON.finditer(text) if m[1].lower() not in _NOT_NAMES}
     # A quoted phrase is an example, not a name ("the model predicts “Thatcher” for “ is the
     # prime minister of United Kingdom.” on both corpora" names no corpus).
     text = _QUOTED.sub(" ", _CITED.sub(" ", text))
@@ -815,14 +824,21 @@ def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> lis
         papers, per_paper = {s.arxiv_id for s in request.sources}, 1
     else:
         papers, per_paper = _named_papers(request) or {request.sources[0].arxiv_id}, 2
+    # The question's other words say which of the paper's datasets are asked for ("… in the
+    # logistic regression experiments"): a sentence holding more of them (or standing under a
+    # heading that does) comes first, then one naming more datasets. A related-work sentence
+    # naming "SFO" and "GPU" beside "dataset" came before "… using IMDB movie review dataset"
+    # under "6.1 Experiment: Logistic Regression".
+    words = {w for w in content_words(_without_names(request, topic)) if w not in ASKING}
+    about = set(stems([w for w in words if not _DATASET_WORD.fullmatch(w)]))
     naming = [
-        (len(names), s)
+        (len(about & (set(s.term_counts) | s.context)), len(names), s)
         for s in scorer.sentences
         if s.source.arxiv_id in papers and len(names := _dataset_names(s.text, topic)) >= 1
     ]
-    naming.sort(key=lambda pair: (-pair[0], pair[1].source.number, pair[1].position))
+    naming.sort(key=lambda row: (-row[0], -row[1], row[2].source.number, row[2].position))
     chosen: list[_Sentence] = []
-    for _, sentence in naming:
+    for _, _, sentence in naming:
         if sum(s.source.arxiv_id == sentence.source.arxiv_id for s in chosen) < per_paper:
             chosen.append(sentence)
     return chosen

@@ -130,3 +130,33 @@ def test_a_range_answers_a_question_after_the_largest(text_of):
     # No sentence says "largest": the one giving the range of sizes does, not "the RWKV-430M
     # model" that shares the question's two other words.
     assert max(scores.values())[1].startswith("We release pretrained model ranging in size")
+
+
+def test_the_datasets_of_the_experiments_asked_about_come_first(settings, text_of):
+    settings.EMBEDDING_BACKEND = "minilm"
+    text = text_of("1412.6980v9")
+    related = _chunk(
+        1, _between(text, "The Sum-of-Functions Optimizer", "6 EXPERIMENTS"), "5 RELATED WORK",
+        "1412.6980", page=5,
+    )
+    logistic = _chunk(
+        2, _between(text, "6.1 EXPERIMENT", "The 10,000 dimension"),
+        "6.1 EXPERIMENT: LOGISTIC REGRESSION", "1412.6980", page=5,
+    )
+    answer = _answer(
+        "Which datasets were used in the logistic regression experiments of Adam?",
+        [related, logistic],
+    )
+    # Related work naming "SFO" and "GPU" beside "dataset" named more, and came first.
+    assert "IMDB movie review dataset" in answer and "MNIST" in answer
+    assert "Sum-of-Functions" not in answer
+
+
+def test_what_a_model_was_trained_on_names_a_dataset(settings, text_of):
+    settings.EMBEDDING_BACKEND = "minilm"
+    intro = _chunk(
+        1, _between(text_of("2305.13048v1"), "• We conduct a comprehensive series", "2 Related Work"),
+        "1 Introduction", "2305.13048", page=2,
+    )
+    bullets = _bullets(_answer("On which dataset were RWKV models trained?", [intro]))
+    assert "trained on the Pile" in bullets[0]
