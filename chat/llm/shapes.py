@@ -812,6 +812,11 @@ def _dataset_names(text: str, asked: str = "") -> set[str]:
     }
 
 
+# How many dataset names a word of the question a naming sentence shares is worth: in its own
+# words, under its section's heading.
+OWN_WORD_NAMES, HEADING_WORD_NAMES = 2, 3
+
+
 def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[_Sentence]:
     """For a question after datasets, the sentences of the paper it is about (the named one,
     else the best-ranked) that name datasets, most names first: what the reader asked for."""
@@ -824,21 +829,30 @@ def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> lis
         papers, per_paper = {s.arxiv_id for s in request.sources}, 1
     else:
         papers, per_paper = _named_papers(request) or {request.sources[0].arxiv_id}, 2
-    # The question's other words say which of the paper's datasets are asked for ("… in the
-    # logistic regression experiments"): a sentence holding more of them (or standing under a
-    # heading that does) comes first, then one naming more datasets. A related-work sentence
-    # naming "SFO" and "GPU" beside "dataset" came before "… using IMDB movie review dataset"
-    # under "6.1 Experiment: Logistic Regression".
+    # The question's other words may say which of the paper's datasets are asked for ("… in
+    # the logistic regression experiments", "… trained on"): each it shares, under the heading
+    # of its section (which names the experiment) or in its own words, counts with the names
+    # it gives. A related-work sentence naming "SFO" and "GPU" beside "dataset" came before "…
+    # using IMDB movie review dataset" under "6.1 Experiment: Logistic Regression". (The words
+    # count less than a list: "When evaluated on a wide range of open-domain QA datasets" is
+    # no answer to "Which datasets does DPR evaluate on?", its list of five datasets is.)
     words = {w for w in content_words(_without_names(request, topic)) if w not in ASKING}
     about = set(stems([w for w in words if not _DATASET_WORD.fullmatch(w)]))
+    # (Not the paper's title's words: every sentence of it is about them, "Dense Passage
+    # Retriever" is in no way what was asked of it.)
     naming = [
-        (len(about & (set(s.term_counts) | s.context)), len(names), s)
+        (
+            len(names)
+            + OWN_WORD_NAMES * len((about - set(terms(s.source.title))) & set(s.term_counts))
+            + HEADING_WORD_NAMES * len(about & s.context),
+            s,
+        )
         for s in scorer.sentences
         if s.source.arxiv_id in papers and len(names := _dataset_names(s.text, topic)) >= 1
     ]
-    naming.sort(key=lambda row: (-row[0], -row[1], row[2].source.number, row[2].position))
+    naming.sort(key=lambda row: (-row[0], row[1].source.number, row[1].position))
     chosen: list[_Sentence] = []
-    for _, _, sentence in naming:
+    for _, sentence in naming:
         if sum(s.source.arxiv_id == sentence.source.arxiv_id for s in chosen) < per_paper:
             chosen.append(sentence)
     return chosen

@@ -154,9 +154,25 @@ def test_the_datasets_of_the_experiments_asked_about_come_first(settings, text_o
 
 def test_what_a_model_was_trained_on_names_a_dataset(settings, text_of):
     settings.EMBEDDING_BACKEND = "minilm"
+    text = text_of("2305.13048v1")
+    evaluations = _chunk(
+        1, _between(text, "Addressing RQ1 and RQ2", "6 Inference Experiments"), "5 Evaluations",
+        "2305.13048", page=7,
+    )
     intro = _chunk(
-        1, _between(text_of("2305.13048v1"), "• We conduct a comprehensive series", "2 Related Work"),
+        2, _between(text, "• We conduct a comprehensive series", "2 Related Work"),
         "1 Introduction", "2305.13048", page=2,
     )
-    bullets = _bullets(_answer("On which dataset were RWKV models trained?", [intro]))
-    assert "trained on the Pile" in bullets[0]
+    answer = _answer("On which dataset were RWKV models trained?", [evaluations, intro])
+    # Beside the six benchmarks it was evaluated on, without a dataset word of its own.
+    assert "trained on the Pile" in answer
+
+
+def test_trained_on_a_proper_noun_names_it_as_a_dataset():
+    from chat.llm.shapes import _dataset_names
+
+    assert _dataset_names(
+        "We release pretrained model ranging in size from 169 million to 14 billion parameters "
+        "trained on the Pile (Gao et al., 2020)."
+    ) == {"Pile"}
+    assert _dataset_names("All models are trained on the same hardware.") == set()
