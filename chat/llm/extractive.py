@@ -14,18 +14,27 @@ answer draws on several papers).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 import re
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
-from chat.understanding.quantity import asks_for_quantity, number_weight
+from chat.understanding.quantity import (
+    asked_things,
+    asks_for_extreme,
+    asks_for_quantity,
+    number_weight,
+    numbers_in,
+    states_range,
+)
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
 from papers.fulltext.tables import RowSentence
 
 from .base import LLM_UNAVAILABLE, AnswerRequest, LLMError, LLMStream, SourceText, Usage
 from .sentences import (
+    STOPWORDS,
     NoteSentence,
     answers_nothing,
     content_words,
@@ -63,6 +72,13 @@ TITLE_WEIGHT = 0.6  # a title names a topic; a sentence of the abstract says som
 # Transformer trained on?" is answered under "5.2 Hardware and Schedule" by "We trained our
 # models on one machine with 8 NVIDIA P100 GPUs", which never says "hardware".
 CONTEXT_WEIGHT = 0.5
+# For a question after a quantity, a sentence whose new number stands within VALUE_NEAR words of
+# what was asked gives its value ("the initial learning rate of 0.0015", "3.8 billion FLOPs"),
+# where another states some number beside the question's words ("By only using Batch
+# Normalization (BN-Baseline), we match the accuracy of Inception in less than half the number
+# of training steps" for "What initial learning rate did the Inception baseline use …?").
+VALUE_WEIGHT = 1.25
+VALUE_NEAR = 3
 # Numbered references inside an abstract ("as shown in [12]") would read as our citations.
 _BRACKET_NUMBER = re.compile(r"\[\s*\d")
 # In a paper's body they are everywhere ("We used the Adam optimizer [20] with β1 = 0.9, β2 =
@@ -123,21 +139,27 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
     found = []
     heading = frozenset(terms(source.section))
     opening: frozenset[str] = frozenset()
+    opened_at = -2
     for position, text in enumerate(sentences):
         if is_heading(text):
             heading, opening = frozenset(terms(text)), frozenset()
             continue
         if opens_list(text):
             opening = frozenset(terms(text))
+            opened_at = position
             continue
         item = not is_stopped(text) and not isinstance(text, (RowSentence, NoteSentence))
         if item and not opening:
             continue  # a fragment
+        # The sentence right after the opening is what it introduces, stopped or not ("… tested
+        # on the validation data:" / "Inception: … trained with the initial learning rate of
+        # 0.0015."); after a sentence of its own, the list is over.
+        introduced = not isinstance(text, RowSentence) and (item or position == opened_at + 1)
+        context = heading | opening if introduced else heading
         if not item and not isinstance(text, RowSentence):
-            opening = frozenset()  # a sentence of its own: the list is over
+            opening = frozenset()
         words = len(text.split())
         if MIN_WORDS <= words <= MAX_WORDS and not is_figure_text(text):
-            context = heading | opening if item else heading
             if is_caption(text):
                 context = frozenset()
             found.append(_Sentence(source, position, text, Counter(terms(text)), False, context))
@@ -377,7 +399,8 @@ def answering_scores(
     card for OPT-175B" the best answer to "What batch size was used to train OPT-175B?", yet
     kept, they tell "the largest RWKV model has 14B parameters" from any other parameter count."""
     sentences = [s for s in _candidates(sources) if not s.is_title]
-    query = list(dict.fromkeys(stems(list(dict.fromkeys(content_words(question))))))
+    words = list(dict.fromkeys(content_words(question)))
+    query = list(dict.fromkeys(stems(words)))
     if not sentences or not query:
         return {}
     idf = _idf(query, sentences)
@@ -398,6 +421,15 @@ def answering_scores(
                 if t in sentence.context and t not in weight:
                     weight[t] = CONTEXT_WEIGHT * idf[t]
     quantity = asks_for_quantity(question)
+    things = asked_value_terms(question) if quantity else set()
+    # "What is the largest RWKV model?": no sentence says "largest"; one giving a range says it
+    # ("models ranging in size from 169 million to 14 billion parameters"), as much as a word.
+    extremes = [t for w, t in zip(words, stems(words), strict=True) if asks_for_extreme(w)]
+    if quantity and extremes:
+        for sentence, weight in zip(sentences, weights, strict=True):
+            if states_range(sentence.text) and not answers_nothing(sentence.text, query):
+                for t in extremes:
+                    weight.setdefault(t, idf[t])
     # The variants the question asks about ("175B" of "OPT-175B"): a table row labelled with one
     # is that variant's own line ("Table 1: Model 175B, …, Batch 2M"), where a sentence on all
     # sizes ("Our batch sizes range from 0.5M to 4M depending on the model size") is not.
@@ -407,6 +439,8 @@ def answering_scores(
         score = sum(weight.values())
         if score > 0:
             score *= number_weight(sentence.text, question, quantity)
+        if score > 0 and things and gives_value(sentence.text, things, question):
+            score *= VALUE_WEIGHT
         if score > 0 and variants and _row_label(sentence.text) in variants:
             score *= ROW_VARIANT_WEIGHT
         if score > 0 and about_other_size(sentence.text, question):
@@ -415,6 +449,57 @@ def answering_scores(
         if score > 0 and score > best.get(number, (0.0, ""))[0]:
             best[number] = (score, sentence.text)
     return best
+
+
+_NUMBER_IN_WORD = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def asked_value_terms(question: str) -> set[str]:
+    """The stems of what a question asks the number of (quantity.asked_things): "rate", "flop"."""
+    return set(stems([w for w in asked_things(question) if w not in STOPWORDS]))
+
+
+def _qualifiers(question: str, things: set[str]) -> set[str]:
+    """The stems of the words the question puts before what it asks the number of: "learning" of
+    "What learning rate schedule…", which "dropout rate Pdrop = 0.1" does not say."""
+    words = re.findall(r"[\w-]+", question.lower())
+    found = set()
+    for before, word in itertools.pairwise(words):
+        if set(stems([word])) & things and before not in STOPWORDS and before not in _ASKING:
+            found.update(terms(before))
+    return found - things
+
+
+_ASKING = frozenset("how many much what which".split())
+
+
+def gives_value(
+    sentence: str, things: set[str], question: str, said: Iterable[str] | None = ()
+) -> bool:
+    """Whether a number `sentence` states that `question` does not stands within VALUE_NEAR
+    words of one of `things` (stems of what the question asks the number of: "rate", "flop"),
+    and the sentence (or what was `said` before it, as terms) says the words the question
+    qualifies it with ("learning" rate); `said` None: any qualifier will do."""
+    new = numbers_in(sentence) - numbers_in(question)
+    if not new:
+        return False
+    qualifiers = _qualifiers(question, things)
+    if said is not None and not qualifiers <= set(terms(sentence)) | set(said):
+        return False
+    words = sentence.split()
+    # (A table's column may say the qualifier alone: "Batch 2M" for "What batch size …".)
+    near = things | qualifiers
+    at_things = [i for i, w in enumerate(words) if near & set(terms(w))]
+    if not at_things:
+        return False
+    # A number of its own, not a name's digits ("ImageNet-21k").
+    at_numbers = [
+        i
+        for i, w in enumerate(words)
+        if (bare := w.lower().strip(".,;:()[]{}")) in new
+        or (bare[:1].isdigit() and new & set(_NUMBER_IN_WORD.findall(bare)))
+    ]
+    return any(abs(i - j) <= VALUE_NEAR for i in at_things for j in at_numbers)
 
 
 def _row_label(sentence: str) -> str:

@@ -229,6 +229,9 @@ def _prose(text: str) -> str:
                 kept[-2] = heading
                 continue
         kept.append(line)
+        following = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if bare.endswith(":") and following[:1].isupper():
+            kept.append("")  # a list opens: "… tested on the validation data:" / "Inception: …"
     return "\n".join(kept)
 
 

@@ -30,7 +30,12 @@ from collections import Counter
 from datetime import date
 
 from chat.understanding import intent as intents
-from chat.understanding.quantity import asked_things, asks_for_quantity, states_new_number
+from chat.understanding.quantity import (
+    asked_things,
+    asks_for_quantity,
+    numbers_in,
+    states_new_number,
+)
 from papers.indexing.names import name_key
 
 from . import templates as T
@@ -45,11 +50,13 @@ from .extractive import (
     _list_words,
     _Sentence,
     answering_scores,
+    asked_value_terms,
     compose_answer,
+    gives_value,
 )
 from .meaning import similarities
 from .roles import BACKGROUND, BONUS, CONTRIBUTION, RESULT, role
-from .sentences import STOPWORDS, content_words, stems, terms
+from .sentences import STOPWORDS, content_words, is_caption, stems, terms
 
 # Most sentences embedded for one answer (overview; a comparison embeds half per side, a list
 # only where the rules tie). Each costs ~10 ms on this CPU: 6 keeps the composer near 100 ms.
@@ -101,6 +108,9 @@ class _Scorer:
             for ordinal, s in enumerate(mine)
         }
         self.lex = self.lexical(topic)
+        # A body answer's continuation (the sentence after it that gives the value it leads up
+        # to: _continuation), by id, with the sentence it continues.
+        self.continues: dict[int, _Sentence] = {}
 
     def lexical(self, text: str) -> dict[int, float]:
         """BM25 of each sentence against `text`, scaled so the best is 1 (all 0 without words)."""
@@ -480,15 +490,22 @@ def _greedy(scored: list[tuple[float, _Sentence]], limit: int) -> list[_Sentence
     return chosen
 
 
-def _grouped(chosen: list[_Sentence], first: _Sentence | None = None) -> list[str]:
+def _grouped(
+    chosen: list[_Sentence], first: _Sentence | None = None, continues: dict | None = None
+) -> list[str]:
     """Quotes grouped under their paper (several full-text chunks of one paper are several
     sources: one heading for all), papers in source order, quotes in reading order; `first`
-    (the sentence that answers) opens the answer, its paper's other quotes after it."""
+    (the sentence that answers) opens the answer, its paper's other quotes after it. A sentence
+    that `continues` (by id) maps to the one it continues follows that one at once."""
     papers: dict[str, list[_Sentence]] = {}
+    continues = continues or {}
     ordered = sorted(chosen, key=lambda s: (s.source.number, s.position))
     if first is not None and first in ordered:
         ordered.remove(first)
         ordered.insert(0, first)
+    for s in [s for s in ordered if id(s) in continues and continues[id(s)] in ordered]:
+        ordered.remove(s)
+        ordered.insert(ordered.index(continues[id(s)]) + 1, s)
     for s in ordered:
         papers.setdefault(s.source.arxiv_id or f"#{s.source.number}", []).append(s)
     lines: list[str] = []
@@ -548,6 +565,119 @@ def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
         ][:SECTION_QUOTES]
         found = section + [s for s in found[1:] if s not in section]
     return found
+
+
+def _with_continuations(
+    chosen: list[_Sentence], leads: list[_Sentence], scorer: _Scorer, request: AnswerRequest
+) -> list[_Sentence]:
+    """`chosen` with each body sentence of the paper(s) the answer leads with followed by its
+    continuation (_continuation); another paper's sentence is there for context, its next
+    sentence is not wanted."""
+    papers = {s.source.arxiv_id for s in leads}
+    out: list[_Sentence] = []
+    for s in chosen:
+        if s in out:
+            continue
+        out.append(s)
+        if s.source.arxiv_id not in papers:
+            continue
+        after = _continuation(s, scorer, request)
+        if after is not None and after not in out:
+            out.append(after)
+            scorer.continues[id(after)] = s
+    return out
+
+
+# How far after a body answer its value may be stated: "… resulting in a 50-layer ResNet (Table
+# 1). We use option B for increasing dimensions. This model has 3.8 billion FLOPs."
+CONTINUATION_REACH = 2
+
+
+# A body's numbered references ("answers to TriviaQA [24] questions") state no value.
+_REFERENCES = re.compile(r"\[\s*\d{1,3}(?:\s*[,;–-]\s*\d{1,3})*\s*\]")
+
+
+def _stated_numbers(text: str) -> set[str]:
+    return numbers_in(_REFERENCES.sub(" ", text))
+
+
+def _continuation(lead: _Sentence, scorer: _Scorer, request: AnswerRequest) -> _Sentence | None:
+    """The sentence just after a body answer that states the value it leads up to, when the
+    paper says what it did first and how much in the next sentence: "For all experiments, we
+    use a single Wikipedia dump …" -> "… we use the December 2018 dump"; "During training, we
+    retrieve the top k documents for each query." -> "We consider k ∈ {5, 10} for training …";
+    "… linearly for the first warmup_steps training steps …" -> "We used warmup_steps = 4000.".
+    It must state a number neither the answer nor the question states, in the same section,
+    as the value of what was asked (extractive.gives_value: the number next to what the question
+    counts or measures, else a word of the question's own that names no paper: "This model has
+    3.8 billion FLOPs", "one index refresh per approximately 500 training steps"), or as a value
+    of a symbol the answer uses ("k"). A sentence that only shares words is not ("It reaches
+    74.8% after 6·106 steps …" for "What learning rate did BN-x5 use?"). Captions (floats
+    printed anywhere) are never one. None when no sentence is."""
+    if not lead.source.where:
+        return None
+    own = scorer.by_source.get(lead.source.number, [])
+    if lead not in own:
+        return None
+    question = request.question
+    things = asked_value_terms(question) or set(stems(_asked_heads(question)))
+    pointing = set()
+    if asks_for_quantity(question):
+        asked = set(stems([w for w in content_words(_without_names(request)) if w not in ASKING]))
+        pointing = (asked - _BROAD) or asked
+    if not things and not pointing:
+        return None
+    stated = _stated_numbers(lead.text) | numbers_in(question)
+    at = own.index(lead)
+    for s in own[at + 1 : at + 1 + CONTINUATION_REACH]:
+        if s.context != lead.context or is_caption(s.text) or _FLOAT_LABEL.search(s.text):
+            break
+        if not _stated_numbers(s.text) - stated:
+            continue
+        if (
+            (things and gives_value(s.text, things, question, lead.term_counts))
+            or (
+                _POINTS_BACK.match(s.text)
+                and gives_value(s.text, pointing, question, None)
+            )
+            or _sets_symbol_of(s.text, lead.text)
+        ):
+            return s
+    return None
+
+
+# A table's or figure's printed text read as a sentence ends with its label ("… 0.87 Table 2:").
+_FLOAT_LABEL = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+[.:]")
+# A sentence that opens by pointing back speaks of what the sentence before it said ("This
+# results in one index refresh per approximately 500 training steps").
+_POINTS_BACK = re.compile(r"(?:This|These|It|They|Such)\b")
+_ASKED_HEAD = re.compile(r"\b(?:which|what)\s+((?:[\w-]+\s+){1,3})", re.IGNORECASE)
+
+
+def _asked_heads(question: str) -> list[str]:
+    """What a "which/what" question asks for: the last of the words after it, up to a function
+    word ("Which Wikipedia dump does …" -> dump; "What is …" -> none)."""
+    match = _ASKED_HEAD.search(question)
+    heads = []
+    for word in match.group(1).lower().split() if match else []:
+        if word in STOPWORDS:
+            break
+        heads.append(word)
+    heads = [w for w in heads if len(w) > 1]
+    return heads[-1:]  # the head noun: "dump" of "Wikipedia dump", "rank" of "LoRA rank r"
+
+
+# A value given to a symbol: "warmup_steps = 4000", "k ∈ {5, 10}", "ϵls = 0.1".
+_ASSIGNED = re.compile(r"([^\W\d]\w*)\s*(?:=|∈|≈)\s*[-−{(\[]?\s*\d")
+
+
+def _sets_symbol_of(sentence: str, lead: str) -> bool:
+    """Whether `sentence` gives a value to a symbol `lead` uses ("During training, we retrieve
+    the top k documents for each query." / "We consider k ∈ {5, 10} for training …")."""
+    return any(
+        re.search(rf"(?<!\w){re.escape(symbol)}(?!\w)", lead)
+        for symbol in _ASSIGNED.findall(sentence)
+    )
 
 
 def _answered_by_heading(s: _Sentence, request: AnswerRequest) -> bool:
@@ -629,6 +759,11 @@ _NAME = re.compile(r"[A-Za-z]*[a-z][A-Z][\w-]*|[A-Z]{2,}[\w-]*")
 _OTHERS_WORK = re.compile(r"\b(?:previous|prior|earlier|related|past)\s+(?:work|studies|methods)\b", re.I)
 
 
+# What a model was trained on names a dataset ("… parameters trained on the Pile (Gao et al.,
+# 2020)").
+_TRAINED_ON = re.compile(
+    r"\b(?:trained|pre-trained|pretrained|fine-tuned)\s+on\s+(?:the\s+)?([A-Z][\w-]+)"
+)
 # A proper noun next to a dataset word names it too ("a large corpus such as Wikipedia"), unless
 # it is an author's ("Lee et al. (2019)", "(Gao et al., 2020)"), a month's or a pointer's; a
 # proper noun further away is another thing ("… on both corpora, perhaps due to the frequent
@@ -645,11 +780,15 @@ _NOT_NAMES = frozenset(
 
 
 def _dataset_names(text: str, asked: str = "") -> set[str]:
-    """The names a sentence gives datasets: none unless it speaks of datasets or benchmarks (of
-    the paper's own work); the names the question gives (the paper's: "Which retrieval corpus
-    does REALM use?") are not a dataset's."""
-    if not _DATASET_WORD.search(text) or _OTHERS_WORK.search(text):
+    """The names a sentence gives datasets: none unless it speaks of datasets or benchmarks, or
+    of what a model was trained on ("trained on the Pile"), of the paper's own work; the names
+    the question gives (the paper's: "Which retrieval corpus does REALM use?") are not a
+    dataset's."""
+    if _OTHERS_WORK.search(text):
         return set()
+    if not _DATASET_WORD.search(text):
+        text = _CITED.sub(" ", text)
+        return {m[1] for m in _TRAINED_ON.finditer(text) if m[1].lower() not in _NOT_NAMES}
     # A quoted phrase is an example, not a name ("the model predicts “Thatcher” for “ is the
     # prime minister of United Kingdom.” on both corpora" names no corpus).
     text = _QUOTED.sub(" ", _CITED.sub(" ", text))
@@ -673,6 +812,11 @@ def _dataset_names(text: str, asked: str = "") -> set[str]:
     }
 
 
+# How many dataset names a word of the question a naming sentence shares is worth: in its own
+# words, under its section's heading.
+OWN_WORD_NAMES, HEADING_WORD_NAMES = 2, 3
+
+
 def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[_Sentence]:
     """For a question after datasets, the sentences of the paper it is about (the named one,
     else the best-ranked) that name datasets, most names first: what the reader asked for."""
@@ -685,12 +829,28 @@ def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> lis
         papers, per_paper = {s.arxiv_id for s in request.sources}, 1
     else:
         papers, per_paper = _named_papers(request) or {request.sources[0].arxiv_id}, 2
+    # The question's other words may say which of the paper's datasets are asked for ("… in
+    # the logistic regression experiments", "… trained on"): each it shares, under the heading
+    # of its section (which names the experiment) or in its own words, counts with the names
+    # it gives. A related-work sentence naming "SFO" and "GPU" beside "dataset" came before "…
+    # using IMDB movie review dataset" under "6.1 Experiment: Logistic Regression". (The words
+    # count less than a list: "When evaluated on a wide range of open-domain QA datasets" is
+    # no answer to "Which datasets does DPR evaluate on?", its list of five datasets is.)
+    words = {w for w in content_words(_without_names(request, topic)) if w not in ASKING}
+    about = set(stems([w for w in words if not _DATASET_WORD.fullmatch(w)]))
+    # (Not the paper's title's words: every sentence of it is about them, "Dense Passage
+    # Retriever" is in no way what was asked of it.)
     naming = [
-        (len(names), s)
+        (
+            len(names)
+            + OWN_WORD_NAMES * len((about - set(terms(s.source.title))) & set(s.term_counts))
+            + HEADING_WORD_NAMES * len(about & s.context),
+            s,
+        )
         for s in scorer.sentences
         if s.source.arxiv_id in papers and len(names := _dataset_names(s.text, topic)) >= 1
     ]
-    naming.sort(key=lambda pair: (-pair[0], pair[1].source.number, pair[1].position))
+    naming.sort(key=lambda row: (-row[0], row[1].source.number, row[1].position))
     chosen: list[_Sentence] = []
     for _, sentence in naming:
         if sum(s.source.arxiv_id == sentence.source.arxiv_id for s in chosen) < per_paper:
@@ -737,7 +897,7 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
         if (
             lead.source.where
             and asks_for_quantity(topic)
-            and _states_the_number([*leads, *others], leads, request, topic)
+            and _states_the_number([*leads, *others], leads, request, topic, scorer.continues)
         ):
             # The body answer states the number asked for: what follows must say something of
             # what was asked, not only share the paper's name (chosen by meaning, "We trained a
@@ -745,10 +905,13 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
             # Treebank" followed "What dropout rate did the Transformer base model use?").
             others = [s for s in others if _says_what_was_asked(s, request, topic)]
         chosen = [*leads, *others][: max(OVERVIEW_SENTENCES, len(leads))]
+    chosen = _with_continuations(chosen, leads, scorer, request)
     opening = T.LEAD_IN
-    if asks_for_quantity(topic) and not _states_the_number(chosen, leads, request, topic):
+    if asks_for_quantity(topic) and not _states_the_number(
+        chosen, leads, request, topic, scorer.continues
+    ):
         opening = T.NO_NUMBER  # never a topical sentence passed off as the number asked for
-    lines = [opening, ""] + _grouped(chosen, first=lead)
+    lines = [opening, ""] + _grouped(chosen, first=lead, continues=scorer.continues)
     missing = _missing_words(request.sources, _without_names(request, topic))
     if missing:
         lines += ["", T.PARTLY.format(words=_list_words(missing))]
@@ -783,16 +946,26 @@ def _says_what_was_asked(s: _Sentence, request: AnswerRequest, topic: str) -> bo
     return bool(asked & set(s.term_counts))
 
 
-def _states_the_number(chosen, leads, request: AnswerRequest, topic: str) -> bool:
+def _states_the_number(
+    chosen, leads, request: AnswerRequest, topic: str, continues: dict | None = None
+) -> bool:
     """Whether a quoted sentence of a paper the answer leads with states a number with a word of
     what was asked ("How many GPUs…": "8 NVIDIA P100 GPUs"; another paper's GPU count, or the
-    paper's "K = 5 steps", is not that number)."""
+    paper's "K = 5 steps", is not that number). A continuation (`continues`, by id) may state
+    the number of what the sentence it continues names ("During training, we retrieve the top k
+    documents for each query. We consider k ∈ {5, 10} …")."""
     papers = {s.source.arxiv_id for s in leads} or {request.sources[0].arxiv_id}
     things = set(stems([w for w in asked_things(topic) if w not in STOPWORDS]))
+    continues = continues or {}
+
+    def words(s: _Sentence) -> set[str]:
+        before = continues.get(id(s))
+        return set(s.term_counts) | (set(before.term_counts) if before is not None else set())
+
     return any(
         s.source.arxiv_id in papers
         and states_new_number(s.text, topic)
-        and (not things or things & set(s.term_counts))
+        and (not things or things & words(s))
         for s in chosen
     )
 

@@ -82,6 +82,12 @@ class Command(BaseCommand):
         parser.add_argument("--database", default="bench_fulltext")
         parser.add_argument("--fresh", action="store_true", help="rebuild the scratch database")
         parser.add_argument("--verbose", action="store_true", help="print every miss")
+        parser.add_argument(
+            "--json-out",
+            type=Path,
+            metavar="FILE",
+            help="write every question's answer and outcome to FILE (JSON), to diff two runs",
+        )
 
     def handle(
         self,
@@ -94,6 +100,7 @@ class Command(BaseCommand):
         database,
         fresh,
         verbose,
+        json_out=None,
         **options,
     ):
         from chat.retrieval.chunks import RANKINGS
@@ -148,6 +155,8 @@ class Command(BaseCommand):
                     + " ".join(f"{count:>4}/{n} {count / n:5.0%}" for count in counts)
                     + f" {seconds:10.2f}"
                 )
+        if json_out:
+            json_out.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
 
     def _load(self, pdfs: Path) -> None:
         """The papers, their BM25 and abstract vectors, and their full text read over HTTP."""
@@ -213,6 +222,10 @@ class Command(BaseCommand):
                     "retrieved": any(holds_answer(c, case) for c in cards),
                     "stated": ok and _norm(case["answer"]) in _norm(answer["content"]),
                     "seconds": time.perf_counter() - started,
+                    "question": case["question"],
+                    "expected": case["answer"],
+                    "answer": answer["content"],
+                    "holding": [c["number"] for c in cards if holds_answer(c, case)],
                 }
             )
             if verbose and not ok:
