@@ -294,12 +294,17 @@ MODES = {
 }
 
 
-def whole_search(queries: list[str], now, say, repeat: int) -> dict:
+def whole_search(queries: list[str], now, say, repeat: int, setting_off: str | None = None) -> dict:
+    """search() over `queries` in each of MODES (and the product with the boolean setting
+    `setting_off` off, as the mode named after it), query by query in turn, in this process."""
     run = async_to_sync(search)
-    names = list(MODES)
+    modes = dict(MODES)
+    if setting_off:
+        modes[f"{setting_off.lower()}_off"] = {**MODES["fused"], setting_off: False}
+    names = list(modes)
     say("warm-up")
     for name in names:
-        with override_settings(**MODES[name]):
+        with override_settings(**modes[name]):
             for query in queries[:20]:
                 run(query, k=10, now=now)
     times = {m: {"all": [], "window": [], "no window": []} for m in names}
@@ -315,7 +320,7 @@ def whole_search(queries: list[str], now, say, repeat: int) -> dict:
             # Rotate which mode goes first, so none always finds the others' caches warm.
             shift = (i + number) % len(names)
             for name in names[shift:] + names[:shift]:
-                with override_settings(**MODES[name]):
+                with override_settings(**modes[name]):
                     before = meter.read()
                     started = time.perf_counter()
                     response = run(query, k=10, now=now)
@@ -403,10 +408,10 @@ def recall(model: str, precisions: list[str], say, queries: int = 30) -> dict:
 
 
 def measure(model: str, queries: list[str], now, say, *, compare: bool, repeat: int = 1,
-            recall_queries: int = 30) -> dict:  # fmt: skip
+            recall_queries: int = 30, setting_off: str | None = None) -> dict:  # fmt: skip
     primed = prime_query_vectors(queries, now, model)
     result: dict = {"query_texts": primed, "uptime_start": _uptime()}
-    result["whole_search"] = whole_search(queries, now, say, repeat)
+    result["whole_search"] = whole_search(queries, now, say, repeat, setting_off)
     if recall_queries:
         precisions = list(chunk_indexes(compare))
         result["chunk_index"] = recall(model, precisions, say, recall_queries)

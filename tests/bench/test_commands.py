@@ -178,6 +178,7 @@ def test_bench_search_chunks_measures_the_products_chunk_path(shared_data, setti
 
     call_command(
         "bench_search", "--snapshot", str(snapshot), "--chunks", "2000", "--compare-precision",
+        "--compare-setting", "FULLTEXT_CHUNK_WORDS",
         "--json", "--database", scratch_name("bench_chunks_t"), stdout=out,
     )  # fmt: skip
 
@@ -191,7 +192,13 @@ def test_bench_search_chunks_measures_the_products_chunk_path(shared_data, setti
     assert not {"chunks", "best_chunks"} & set(whole["off"]["stages_p50_ms"])
     assert any(plan.startswith(("hnsw", "exact")) for plan in whole["chunk_plans"])
     assert whole["fused"]["all"]["n"] == whole["off"]["all"]["n"] == 192
-    assert set(whole["p50_over_off"]) == {"fused", "fused_levels"}
+    assert set(whole["p50_over_off"]) == {"fused", "fused_levels", "fulltext_chunk_words_off"}
+    # The compared setting's mode: the product with the chunk word search off, the rest on.
+    without = whole["fulltext_chunk_words_off"]
+    assert "chunk_words" in whole["fused"]["stages_p50_ms"]
+    assert "chunk_words" not in without["stages_p50_ms"]
+    assert {"chunks", "best_chunks"} <= set(without["stages_p50_ms"])
+    assert without["all"]["n"] == 192
     index = data["chunk_index"]
     for precision in ("halfvec", "vector"):
         assert 0.5 <= index[precision]["10 papers"]["recall"] <= 1.0

@@ -184,7 +184,8 @@ class Command(BaseCommand):
             "--compare-setting",
             metavar="NAME",
             help="--text: the same with any boolean setting off, then on (e.g."
-            " LEXICAL_NEEDED_SETS)",
+            " LEXICAL_NEEDED_SETS); --chunks: one more mode, the product with it off (e.g."
+            " FULLTEXT_CHUNK_WORDS)",
         )
 
     def handle(self, *args, **options):
@@ -510,13 +511,16 @@ class Command(BaseCommand):
         database = "bench_chunks" if options["database"] == "bench_search" else options["database"]
         model = get_embedder().name
         queries = [f"{topic} {phrase}".strip() for phrase in PHRASES for topic in TOPICS]
+        setting = options["compare_setting"]
+        if setting and not isinstance(getattr(settings, setting, None), bool):
+            raise CommandError(f"--compare-setting: {setting} is not a boolean setting")
         with scratch_database(database, keep=options["keep_db"]):
             setup = self.load(options["snapshot"])
             compare = options["compare_precision"]
             setup.update(bench_chunks.load_chunks(n, model, self.say, compare))
             result = {"setup": setup, **bench_chunks.measure(
                 model, queries, now, self.say, compare=compare, repeat=options["repeat"],
-                recall_queries=options["recall_queries"],
+                recall_queries=options["recall_queries"], setting_off=setting,
             )}  # fmt: skip
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, default=str))
