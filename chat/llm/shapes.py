@@ -31,7 +31,6 @@ from datetime import date
 
 from chat.understanding import intent as intents
 from chat.understanding.quantity import (
-    asked_things,
     asks_for_quantity,
     numbers_in,
     states_new_number,
@@ -955,7 +954,7 @@ def _states_the_number(
     the number of what the sentence it continues names ("During training, we retrieve the top k
     documents for each query. We consider k ∈ {5, 10} …")."""
     papers = {s.source.arxiv_id for s in leads} or {request.sources[0].arxiv_id}
-    things = set(stems([w for w in asked_things(topic) if w not in STOPWORDS]))
+    things = asked_value_terms(topic)
     continues = continues or {}
 
     def words(s: _Sentence) -> set[str]:
