@@ -60,7 +60,8 @@ from chat.retrieval.filters import SearchFilters
 from chat.retrieval.search import search
 from chat.understanding.analysis import analyse
 from papers.embeddings.query_cache import query_vector
-from papers.indexing import chunkwords
+from papers.indexing import chunkwords, lexical
+from papers.indexing.lexical import BODIES
 from papers.models import Passage
 
 CHUNK_SEED = 1212
@@ -227,6 +228,32 @@ def load_chunks(n: int, model: str, say, compare: bool) -> dict:
             cursor.execute("VACUUM ANALYZE papers_chunkchampion")
     with connection.cursor() as cursor:
         cursor.execute(
+            "SELECT (SELECT documents FROM papers_bodystats),"
+            " (SELECT count(*) FROM papers_fulltext WHERE text <> '')"
+        )
+        bodies, read = cursor.fetchone()
+    if bodies != read:
+        say(f"the bodies' BM25 index of {read} papers (papers.indexing.lexical.BODIES)")
+        started = time.perf_counter()
+        lexical.rebuild(
+            lambda done, total: say(f"  {done}/{total} bodies"), workers=2, lexicon=BODIES
+        )
+        info["body_index_s"] = round(time.perf_counter() - started, 1)
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE papers_bodylexicon")
+            cursor.execute("VACUUM ANALYZE papers_bodychampion")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT (SELECT count(*) FROM papers_bodyterm WHERE champion_floor IS NOT NULL),"
+            " pg_total_relation_size('papers_bodylexicon'),"
+            " pg_total_relation_size('papers_bodychampion')"
+        )
+        words, lexicon, champions = cursor.fetchone()
+        info["body_champion_terms"] = words
+        info["body_lexicon_total_mb"] = round(lexicon / 2**20)
+        info["body_champions_total_mb"] = round(champions / 2**20)
+    with connection.cursor() as cursor:
+        cursor.execute(
             "SELECT (SELECT count(*) FROM papers_chunkword),"
             " pg_relation_size('papers_chunkchampion'),"
             " pg_total_relation_size('papers_chunkchampion')"
@@ -289,7 +316,8 @@ def prime_query_vectors(queries: list[str], now, model: str) -> int:
 # (as before papers.indexing.chunkwords), and abstracts only (the baseline).
 MODES = {
     "fused": {"FULLTEXT_RETRIEVAL": "fused"},
-    "fused_levels": {"FULLTEXT_RETRIEVAL": "fused", "FULLTEXT_CHUNK_CHAMPIONS": False},
+    # The full text's word list as before the bodies' index: a paper by its best chunk's BM25.
+    "fused_chunks": {"FULLTEXT_RETRIEVAL": "fused", "FULLTEXT_WORD_UNIT": "chunk"},
     "off": {"FULLTEXT_RETRIEVAL": "off"},
 }
 
@@ -308,6 +336,7 @@ def whole_search(queries: list[str], now, say, repeat: int, setting_off: str | N
             for query in queries[:20]:
                 run(query, k=10, now=now)
     times = {m: {"all": [], "window": [], "no window": []} for m in names}
+    pages: dict[str, dict[str, list[int]]] = {m: {} for m in names}  # query -> its top 10
     stages: dict[str, dict[str, list[float]]] = {m: {} for m in names}
     plans: dict[str, int] = {}
     meter = CpuMeter()
@@ -327,6 +356,7 @@ def whole_search(queries: list[str], now, say, repeat: int, setting_off: str | N
                     ms = (time.perf_counter() - started) * 1000
                     cpu[name] += (meter.read() - before - overhead).total_ns
                 windowed = response.analysis.start or response.analysis.end
+                pages[name][query] = [h.paper_id for h in response.hits]
                 times[name]["all"].append(ms)
                 times[name]["window" if windowed else "no window"].append(ms)
                 for stage, value in response.timings.items():
@@ -363,6 +393,16 @@ def whole_search(queries: list[str], now, say, repeat: int, setting_off: str | N
         if name != "off"
     }
     result["chunk_plans"] = plans
+    # How much of the product's page the chunk-level word list would change: the share of each
+    # query's top 10 the two modes share, on average.
+    result["top10_shared_with_fused_chunks"] = {
+        name: round(statistics.mean(
+            len(set(pages[name][q]) & set(pages["fused_chunks"][q])) / max(1, len(pages[name][q]))
+            for q in queries
+        ), 3)
+        for name in names
+        if name not in ("fused_chunks", "off")
+    }  # fmt: skip
     return result
 
 

@@ -418,14 +418,24 @@ class IngestRun(models.Model):
 from pgvector.django import SparseVectorField  # noqa: E402 (kept with the models using it)
 
 
-class LexicalTerm(models.Model):
-    """One lexeme of the BM25 index; its id is its dimension in the sparse vectors."""
+class LexiconTerm(models.Model):
+    """One lexeme of a BM25 index; its id is its dimension in the sparse vectors."""
 
     id = models.AutoField(primary_key=True)  # int4: sparse vector dimensions are 32-bit
     lexeme = models.TextField()
     df = models.PositiveIntegerField(default=0, help_text="Papers containing the lexeme")
-    # Common lexemes only: LexicalChampion holds every posting whose weight is >= this floor.
+    # Common lexemes only: the champions hold every posting whose weight is >= this floor.
     champion_floor = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self):
+        return f"{self.lexeme} ({self.df})"
+
+
+class LexicalTerm(LexiconTerm):
+    """One lexeme of the abstracts' BM25 index."""
 
     class Meta:
         constraints = [
@@ -433,20 +443,14 @@ class LexicalTerm(models.Model):
             models.UniqueConstraint(fields=["lexeme"], name="papers_unique_lexical_term"),
         ]
 
-    def __str__(self):
-        return f"{self.lexeme} ({self.df})"
 
+class LexiconEntry(models.Model):
+    """A paper's BM25 document weights in one index, with the columns lexical search filters on."""
 
-class PaperLexicon(models.Model):
-    """A paper's BM25 document weights, with the columns lexical search filters on."""
-
-    paper = models.OneToOneField(
-        Paper, on_delete=models.CASCADE, primary_key=True, related_name="lexicon"
-    )
     # Copied from the paper so windowed lexical searches need no join.
     published = models.DateTimeField()
     length = models.FloatField(help_text="Weighted number of terms (title counts double)")
-    # LexicalTerm ids present in the paper: the GIN candidate generator (`terms && query ids`).
+    # Term ids present in the paper: the GIN candidate generator (`terms && query ids`).
     terms = ArrayField(models.IntegerField())
     # BM25 weight per term id: tf*(k1+1) / (tf + k1*(1 - b + b*length/avg_length)).
     weights = SparseVectorField()
@@ -457,15 +461,26 @@ class PaperLexicon(models.Model):
     source_modified = models.DateTimeField(null=True)
 
     class Meta:
+        abstract = True
+
+    def __str__(self):
+        return f"lexicon of {self.paper_id}"
+
+
+class PaperLexicon(LexiconEntry):
+    """A paper's BM25 document weights over its title, abstract and authors."""
+
+    paper = models.OneToOneField(
+        Paper, on_delete=models.CASCADE, primary_key=True, related_name="lexicon"
+    )
+
+    class Meta:
         indexes = [
             # Lexical candidates: papers containing any of the query's terms.
             GinIndex(fields=["terms"], name="papers_lexicon_terms_idx"),
             # Date windows inside lexical search.
             models.Index(fields=["published"], name="papers_lexicon_published_idx"),
         ]
-
-    def __str__(self):
-        return f"lexicon of {self.paper_id}"
 
 
 class PaperName(models.Model):
@@ -497,7 +512,7 @@ class PaperName(models.Model):
         return f"{self.name} ({self.paper_id})"
 
 
-class LexicalTermYear(models.Model):
+class LexiconTermYear(models.Model):
     """A lower champion floor for one common lexeme in one publication year (UTC).
 
     A term's global floor keeps its best papers of the whole catalogue; in a year where the term
@@ -505,31 +520,45 @@ class LexicalTermYear(models.Model):
     could only bound unread papers by the global floor. This floor is set near the year's own
     best `papers.indexing.lexical.CHAMPION_SHARE`, and kept only when below the global one."""
 
-    pk = models.CompositePrimaryKey("term_id", "year")
     term_id = models.IntegerField()
     year = models.SmallIntegerField()
     champion_floor = models.FloatField()
+
+    class Meta:
+        abstract = True
 
     def __str__(self):
         return f"term {self.term_id} in {self.year}: floor {self.champion_floor:.3f}"
 
 
-class LexicalChampion(models.Model):
+class LexicalTermYear(LexiconTermYear):
+    pk = models.CompositePrimaryKey("term_id", "year")
+
+
+class LexiconChampion(models.Model):
     """A high-impact posting of a common lexeme: (term, paper) with its BM25 document weight.
 
-    For each lexeme with a `LexicalTerm.champion_floor`, this table holds *every* paper whose
-    weight for it is at least its floor for the paper's year: the lower of the term's floor and
-    its `LexicalTermYear` floor for that year (about `papers.indexing.lexical.CHAMPION_SHARE` of
-    its papers, and of each year's), so lexical search can read a common term's best papers in
-    weight order and bound what the papers it did not read can score, in any window
-    (chat/retrieval/fulltext.py)."""
+    For each lexeme with a `champion_floor`, the champions hold *every* paper whose weight for
+    it is at least its floor for the paper's year: the lower of the term's floor and its year
+    floor (about `papers.indexing.lexical.CHAMPION_SHARE` of its papers, and of each year's), so
+    lexical search can read a common term's best papers in weight order and bound what the
+    papers it did not read can score, in any window (chat/retrieval/fulltext.py)."""
 
-    pk = models.CompositePrimaryKey("paper_id", "term_id")
-    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
     term_id = models.IntegerField()
     weight = models.FloatField()
     # Copied from the paper so a windowed walk reads the index alone.
     published = models.DateTimeField()
+
+    class Meta:
+        abstract = True
+
+    def __str__(self):
+        return f"term {self.term_id} in paper {self.paper_id}: {self.weight:.3f}"
+
+
+class LexicalChampion(LexiconChampion):
+    pk = models.CompositePrimaryKey("paper_id", "term_id")
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
 
     class Meta:
         indexes = [
@@ -541,18 +570,77 @@ class LexicalChampion(models.Model):
             ),
         ]
 
-    def __str__(self):
-        return f"term {self.term_id} in paper {self.paper_id}: {self.weight:.3f}"
 
-
-class LexicalStats(models.Model):
-    """The BM25 collection statistics: one row (id=1), locked while the index is written."""
+class LexiconStats(models.Model):
+    """A BM25 index's collection statistics: one row (id=1), locked while the index is written."""
 
     documents = models.PositiveIntegerField(default=0)
     total_length = models.FloatField(default=0.0)
 
+    class Meta:
+        abstract = True
+
     def __str__(self):
         return f"{self.documents} papers, {self.total_length:.0f} terms"
+
+
+class LexicalStats(LexiconStats):
+    pass
+
+
+# --- The bodies' BM25 index (papers.indexing.lexical.BODIES, read by chat/retrieval/fulltext.py
+# through the search's body word list): each read paper's full text scored as one document, in
+# tables of the abstracts' index's shape, so the same exact, bounded search runs over them. A
+# paper whose body, not its abstract, holds the query's words is found over 57k rows rather than
+# the 1M chunks a chunk-level BM25 must read (docs/BENCHMARKS.md, "1M chunks").
+
+
+class BodyTerm(LexiconTerm):
+    """One lexeme of the bodies' BM25 index."""
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["lexeme"], name="papers_unique_body_term"),
+        ]
+
+
+class BodyLexicon(LexiconEntry):
+    """A read paper's BM25 document weights over its full text (FullText.text)."""
+
+    paper = models.OneToOneField(
+        Paper, on_delete=models.CASCADE, primary_key=True, related_name="body_lexicon"
+    )
+
+    class Meta:
+        indexes = [
+            # Body word candidates: papers whose full text holds any of the query's terms.
+            GinIndex(fields=["terms"], name="papers_body_terms_idx"),
+            # Date windows inside the body word search.
+            models.Index(fields=["published"], name="papers_body_published_idx"),
+        ]
+
+
+class BodyTermYear(LexiconTermYear):
+    pk = models.CompositePrimaryKey("term_id", "year")
+
+
+class BodyChampion(LexiconChampion):
+    pk = models.CompositePrimaryKey("paper_id", "term_id")
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        indexes = [
+            # The walk: a term's postings by descending weight, window checked in the index.
+            models.Index(
+                fields=["term_id", "-weight"],
+                include=["paper", "published"],
+                name="papers_body_champion_walk_idx",
+            ),
+        ]
+
+
+class BodyStats(LexiconStats):
+    pass
 
 
 # --- Chunk word champions (written by papers/indexing/chunkwords.py, read by

@@ -62,6 +62,7 @@ from .fusion import Ranked, reciprocal_rank_fusion
 
 VARIANTS = ("fused", "papers_first", "direct", "off")
 RANKINGS = ("rrf", "mix")
+WORD_UNITS = ("body", "chunk")
 # Weight of the cosine against term overlap when ranking one paper's chunks (measured on the
 # bench_fulltext questions: docs/BENCHMARKS.md).
 CHUNK_DENSE_SHARE = 0.5
@@ -101,6 +102,16 @@ def variant() -> str:
     value = (getattr(settings, "FULLTEXT_RETRIEVAL", "fused") or "fused").strip().lower()
     if value not in VARIANTS:
         raise ValueError(f"FULLTEXT_RETRIEVAL must be one of {', '.join(VARIANTS)}, not {value!r}")
+    return value
+
+
+def word_unit() -> str:
+    """The configured FULLTEXT_WORD_UNIT, checked: what the full text's word list scores."""
+    value = (getattr(settings, "FULLTEXT_WORD_UNIT", "body") or "body").strip().lower()
+    if value not in WORD_UNITS:
+        raise ValueError(
+            f"FULLTEXT_WORD_UNIT must be one of {', '.join(WORD_UNITS)}, not {value!r}"
+        )
     return value
 
 

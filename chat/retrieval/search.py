@@ -57,6 +57,7 @@ from chat.window import window_label
 from papers.catalogue import vectors_pending
 from papers.embeddings import get_embedder
 from papers.embeddings.query_cache import query_vector
+from papers.indexing.lexical import BODIES
 from papers.indexing.passages import document_text
 from security import inputs
 
@@ -178,7 +179,8 @@ class _Query:
     lexical: LexicalResult = field(default_factory=lambda: LexicalResult([]))
     dense: DenseResult | None = None
     chunks: DenseResult | None = None  # the direct chunk search (chat.retrieval.chunks)
-    chunk_words: list = field(default_factory=list)  # the chunk word search's WordHits
+    # the papers whose full text holds the query's words, best first (LexicalHits or WordHits)
+    chunk_words: list = field(default_factory=list)
     fulltext: str = "off"  # settings.FULLTEXT_RETRIEVAL for this search
     published: dict[int, datetime] = field(default_factory=dict)  # of every candidate
     rewrites: list[str] = field(default_factory=list)  # multi-query: the LLM's rewrites
@@ -534,15 +536,23 @@ def _chunk_words_wanted(q: _Query) -> bool:
 
 
 def _chunk_words_stage(q: _Query) -> None:
-    """Database: the chunk word search (`q.chunk_words`) for the query's lexemes as BM25 makes
-    them (chat.retrieval.fulltext.query_terms), within the filters, once any full text is read."""
+    """Database: the papers whose full text holds the query's words (`q.chunk_words`), within the
+    filters, once any full text is read: BM25 over each read paper's body as one document
+    (settings.FULLTEXT_WORD_UNIT "body": the abstracts' exact, bounded search over the bodies'
+    index), or a paper by its best chunk ("chunk": the chunk word search, for the query's lexemes
+    as BM25 makes them, chat.retrieval.fulltext.query_terms)."""
     step = time.perf_counter()
+    text = q.text_for_bm25 or q.text
     with connection.cursor() as cursor:
         if fulltext_chunks.any_full_text(cursor):
-            lexemes, _ = query_terms(cursor, q.text_for_bm25 or q.text)
-            q.chunk_words = fulltext_chunks.chunk_word_search(
-                cursor, lexemes, q.model, q.filters, q.candidates
-            )
+            if fulltext_chunks.word_unit() == "body":
+                bodies = BODIES.cursor(cursor)
+                q.chunk_words = lexical_search(bodies, text, q.filters, q.candidates).hits
+            else:
+                lexemes, _ = query_terms(cursor, text)
+                q.chunk_words = fulltext_chunks.chunk_word_search(
+                    cursor, lexemes, q.model, q.filters, q.candidates
+                )
     q.timings["chunk_words"] = _ms(step)
     q.published.update({h.paper_id: h.published for h in q.chunk_words})
 
@@ -786,6 +796,8 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
             hit.page, hit.page_end, hit.more_chunks = best.page, best.page_end, found[1:]
             if item.ranks.get("chunks"):
                 hit.why.append(f"full-text match #{item.ranks['chunks']} (p. {best.page})")
+            if item.ranks.get("chunk_words"):
+                hit.why.append("its full text holds your words")
     return hits
 
 

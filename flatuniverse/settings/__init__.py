@@ -414,6 +414,10 @@ FULLTEXT_CHUNK_RANKING = envstr("FULLTEXT_CHUNK_RANKING", "rrf")
 # With "fused" or "direct": BM25 over every chunk's words (GIN on the chunks) as one more list of
 # papers, so a paper is found by a rare word of its body ("label smoothing"); bench_fulltext.
 FULLTEXT_CHUNK_WORDS = envbool("FULLTEXT_CHUNK_WORDS", True)
+# What that list scores: body (each read paper's full text as one BM25 document, through the
+# abstracts' exact bounded search: papers.indexing.lexical.BODIES) | chunk (a paper by its best
+# chunk's BM25, over every chunk: 4-9x the CPU at 1M chunks; bench_search --chunks).
+FULLTEXT_WORD_UNIT = envstr("FULLTEXT_WORD_UNIT", "body")
 # The chunk word search reads a common word from its best chunks (papers/indexing/chunkwords.py,
 # built by `manage.py index_chunk_words`) rather than level by level (bench_search --chunks).
 FULLTEXT_CHUNK_CHAMPIONS = envbool("FULLTEXT_CHUNK_CHAMPIONS", True)

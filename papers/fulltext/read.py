@@ -6,8 +6,9 @@ alone; a newer version replaces the text and every chunk in one transaction; a f
 an older version left (its text and chunks stay searchable) and says why on the row. The abstract
 passages are never touched.
 
-Chunks are not added to the BM25 index: that index is per paper over title, abstract and authors
-(papers/indexing/lexical.py), not per passage.
+The text is indexed twice for words: each chunk's (Passage.lexemes, for the best chunks of a
+paper and the chunk word search) and the whole body as one BM25 document of the bodies' index
+(papers.indexing.lexical.BODIES), beside the abstracts' one.
 """
 
 import logging
@@ -24,6 +25,7 @@ from papers.fulltext.chunk import chunk_text, chunker_signature
 from papers.fulltext.fetch import fetch_pdf
 from papers.fulltext.parse import parse_pdf
 from papers.indexing.chunkwords import index_chunk_words
+from papers.indexing.lexical import BODIES, index_papers
 from papers.indexing.names import name_papers
 from papers.models import FullText, Paper, Passage
 
@@ -102,7 +104,6 @@ def read_paper(
         # Every model's chunks index the old text: none of them is valid any more.
         Passage.objects.chunks().filter(paper=paper).delete()
         Passage.objects.bulk_create(passages)
-        index_words(paper, parsed.text)
         fulltext.version = version
         fulltext.status = FullText.Status.OK
         fulltext.reason = ""
@@ -117,6 +118,7 @@ def read_paper(
         fulltext.recut_failed = fulltext.recut_reason = ""
         fulltext.fetched_at = timezone.now()
         fulltext.save()
+        index_words(paper, parsed.text)  # (the body's index reads the text just saved)
         name_papers([paper.pk])  # names its body introduces ("we refer to it as …")
     timings.add("write", time.perf_counter() - t3)
     log.info(
@@ -140,11 +142,13 @@ WHERE paper_id = %(paper)s AND kind = 'fulltext'
 
 
 def index_words(paper: Paper, text: str) -> None:
-    """Each of `paper`'s chunks gets the words of its span of `text` (its FullText.text), and
-    the paper's postings in the common words' champion lists (papers.indexing.chunkwords)."""
+    """Each of `paper`'s chunks gets the words of its span of `text` (its saved FullText.text),
+    the paper's postings in the common words' champion lists (papers.indexing.chunkwords), and
+    its body its entry in the bodies' BM25 index (papers.indexing.lexical.BODIES)."""
     with connection.cursor() as cursor:
         cursor.execute(_INDEX_WORDS, {"text": text, "paper": paper.pk})
     index_chunk_words([paper.pk])
+    index_papers([paper.pk], BODIES)
 
 
 def _failed(fulltext: FullText, reason: str) -> FullText:

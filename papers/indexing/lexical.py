@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from django.db import connection, transaction
 
@@ -64,6 +66,114 @@ def year_sql(column: str) -> str:
     return f"extract(year FROM {column} AT TIME ZONE 'UTC')::int"
 
 
+# The abstracts' index's tables, as every statement below names them; another Lexicon runs the
+# same statements on its own tables of the same shape (`Lexicon.sql`).
+_ABSTRACT_TABLES = {
+    "papers_paperlexicon": "documents",
+    "papers_lexicaltermyear": "term_years",
+    "papers_lexicalterm": "terms",
+    "papers_lexicalchampion": "champions",
+    "papers_lexicalstats": "stats",
+    "papers_lexicon_rebuild": "rebuild",
+}
+_TABLE_NAMES = re.compile(r"\b(" + "|".join(sorted(_ABSTRACT_TABLES, key=len, reverse=True)) + r")\b")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """One BM25 index: its tables, and the text its documents are made of.
+
+    ABSTRACTS indexes each paper's `search_vector` (title, abstract, authors; a title occurrence
+    counts TITLE_WEIGHT times). BODIES indexes the full text of each read paper
+    (`to_tsvector('english', FullText.text)`, every occurrence once), so the search can find a
+    paper whose body holds the query's words over one row a paper, with the same exact,
+    bounded machinery (chat/retrieval/fulltext.py), where a chunk-level BM25 reads ~20 rows a
+    paper (docs/BENCHMARKS.md, "1M chunks"). The statements are written once, naming the
+    abstracts' tables; `sql()` names this index's."""
+
+    name: str
+    tables: dict
+    # The rows (paper_id, lexeme, tf) of the papers in %(ids)s: each lexeme of a paper's text
+    # and its weighted occurrences.
+    term_frequencies: str
+    # The papers this index holds, for a rebuild: (id, publication year); and how many have text.
+    papers: str
+    documents: str
+    models: tuple[str, str]  # its lexicon and champion models (their declared indexes)
+    names: bool  # (re)indexing a paper also names what it introduces (papers.indexing.names)
+
+    def sql(self, statement: str) -> str:
+        """`statement` (written for the abstracts' tables) on this index's tables."""
+        if self.tables is _ABSTRACT_TABLES:
+            return statement
+        return _TABLE_NAMES.sub(lambda m: self.tables[_ABSTRACT_TABLES[m.group(1)]], statement)
+
+    def cursor(self, cursor) -> LexiconCursor:
+        """`cursor`, its statements run on this index's tables."""
+        return LexiconCursor(cursor, self)
+
+
+class LexiconCursor:
+    """A database cursor whose statements run on one Lexicon's tables (the search and the
+    indexing spell them for the abstracts' index)."""
+
+    def __init__(self, cursor, lexicon: Lexicon):
+        self._cursor, self.lexicon = cursor, lexicon
+
+    def execute(self, sql, params=None):
+        return self._cursor.execute(self.lexicon.sql(sql), params)
+
+    def __getattr__(self, name):
+        return getattr(self._cursor, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return self._cursor.__exit__(*exc)
+
+
+# tf = occurrences, title ones TITLE_WEIGHT times; 1 when the positions were stripped.
+_TF = """coalesce(nullif(cardinality(u.weights)
+    + (%(title_weight)s - 1) * cardinality(array_positions(u.weights, 'A')), 0), 1)"""
+
+ABSTRACTS = Lexicon(
+    name="abstracts",
+    tables=_ABSTRACT_TABLES,
+    term_frequencies=f"""SELECT p.id AS paper_id, u.lexeme, {_TF}::real AS tf
+FROM papers_paper p CROSS JOIN LATERAL unnest(p.search_vector) AS u
+WHERE p.id = ANY(%(ids)s) AND p.search_vector IS NOT NULL""",
+    papers=f"SELECT id, {year_sql('published')} FROM papers_paper ORDER BY id",
+    documents="""SELECT count(*) FROM papers_paper
+WHERE search_vector IS NOT NULL AND length(search_vector) > 0""",
+    models=("PaperLexicon", "LexicalChampion"),
+    names=True,
+)
+# The text of every paper read (a failed re-read keeps an older version's text searchable, as it
+# keeps its chunks: papers.fulltext.read). A body's words past the 16,383rd share its last
+# position in a tsvector (PostgreSQL's limit), so in a very long text they count once each: a
+# paper's first ~16k words weigh as they should.
+BODIES = Lexicon(
+    name="bodies",
+    tables={
+        "documents": "papers_bodylexicon",
+        "term_years": "papers_bodytermyear",
+        "terms": "papers_bodyterm",
+        "champions": "papers_bodychampion",
+        "stats": "papers_bodystats",
+        "rebuild": "papers_body_rebuild",
+    },
+    term_frequencies="""SELECT f.paper_id, u.lexeme, coalesce(cardinality(u.positions), 1)::real AS tf
+FROM papers_fulltext f CROSS JOIN LATERAL unnest(to_tsvector('english', f.text)) AS u
+WHERE f.paper_id = ANY(%(ids)s) AND f.text <> ''""",
+    papers=f"""SELECT p.id, {year_sql('p.published')} FROM papers_paper p
+JOIN papers_fulltext f ON f.paper_id = p.id AND f.text <> '' ORDER BY p.id""",
+    documents="SELECT count(*) FROM papers_fulltext WHERE text <> ''",
+    models=("BodyLexicon", "BodyChampion"),
+    names=False,
+)
+
+
 _ENSURE_STATS = (
     "INSERT INTO papers_lexicalstats (id, documents, total_length) VALUES (1, 0, 0)"
     " ON CONFLICT (id) DO NOTHING"
@@ -89,15 +199,7 @@ WHERE id = 1
 """
 
 # Weighted term frequencies of the papers' current text, one row per (paper, lexeme).
-# tf = occurrences, title ones TITLE_WEIGHT times; 1 when the positions were stripped.
-_TF = """coalesce(nullif(cardinality(u.weights)
-    + (%(title_weight)s - 1) * cardinality(array_positions(u.weights, 'A')), 0), 1)"""
-_TERM_FREQUENCIES = f"""
-CREATE TEMP TABLE lexicon_tf ON COMMIT DROP AS
-SELECT p.id AS paper_id, u.lexeme, {_TF}::real AS tf
-FROM papers_paper p CROSS JOIN LATERAL unnest(p.search_vector) AS u
-WHERE p.id = ANY(%(ids)s) AND p.search_vector IS NOT NULL
-"""
+_TERM_FREQUENCIES = "CREATE TEMP TABLE lexicon_tf ON COMMIT DROP AS {term_frequencies}"
 
 # New lexemes get an id. NOT EXISTS first, so that known lexemes do not burn sequence values
 # (an ON CONFLICT insert consumes one per row, which would inflate the dimensions).
@@ -192,6 +294,10 @@ def _params(ids: list[int]) -> dict:
     }
 
 
+def _term_frequencies(lexicon: Lexicon) -> str:
+    return _TERM_FREQUENCIES.format(term_frequencies=lexicon.term_frequencies)
+
+
 def _write_weights(cursor, params: dict) -> None:
     """Lexicon rows and champion postings of the papers in `lexicon_tf`, at `avg_length`."""
     cursor.execute("DROP TABLE IF EXISTS lexicon_w")
@@ -202,8 +308,10 @@ def _write_weights(cursor, params: dict) -> None:
     cursor.execute("DROP TABLE lexicon_tf")
 
 
-def index_papers(paper_ids: Iterable[int]) -> int:
-    """(Re)index these papers from their current `search_vector`. Returns how many were given.
+def index_papers(paper_ids: Iterable[int], lexicon: Lexicon = ABSTRACTS) -> int:
+    """(Re)index these papers in `lexicon` from their current text (`search_vector`; for
+    BODIES their read full text: a paper without one is left with an empty entry). Returns how
+    many were given.
 
     Idempotent: indexing a paper twice replaces its entry and counts it once in df.
     """
@@ -213,20 +321,21 @@ def index_papers(paper_ids: Iterable[int]) -> int:
     for start in range(0, len(ids), INDEX_BATCH):
         batch = ids[start : start + INDEX_BATCH]
         params = _params(batch)
-        with transaction.atomic(), connection.cursor() as cursor:
+        with transaction.atomic(), lexicon.cursor(connection.cursor()) as cursor:
             cursor.execute(_ENSURE_STATS)
             cursor.execute(_LOCK_STATS)
             cursor.execute(_FORGET, params)
             # Also inside an outer transaction (no commit yet to drop it): start clean.
             cursor.execute("DROP TABLE IF EXISTS lexicon_tf")
-            cursor.execute(_TERM_FREQUENCIES, params)
+            cursor.execute(_term_frequencies(lexicon), params)
             cursor.execute(_ADD_TERMS)
             cursor.execute(_COUNT_TERMS)
             cursor.execute(_COUNT_PAPERS)
             params["avg_length"] = cursor.fetchone()[0]
             _write_weights(cursor, params)
             cursor.execute(_WRITE_EMPTY, params)
-            name_papers(batch)  # the names they introduce, from the same text
+            if lexicon.names:
+                name_papers(batch)  # the names they introduce, from the same text
     return len(ids)
 
 
@@ -295,17 +404,17 @@ def _champion_depth(df: int) -> int:
     return max(1, math.ceil(df * CHAMPION_SHARE))
 
 
-def add_champions() -> int:
-    """Give a floor and champions to every term that reached CHAMPION_MIN_DF papers without one
-    (one GIN read of its postings each). Returns how many terms got one."""
-    with connection.cursor() as cursor:
+def add_champions(lexicon: Lexicon = ABSTRACTS) -> int:
+    """Give a floor and champions to every term of `lexicon` that reached CHAMPION_MIN_DF papers
+    without one (one GIN read of its postings each). Returns how many terms got one."""
+    with lexicon.cursor(connection.cursor()) as cursor:
         cursor.execute(_FLOORLESS, {"min_df": CHAMPION_MIN_DF})
         terms = cursor.fetchall()
     for term, df in terms:
         params = {"term": term, "unit": f"{{{term}:1}}/{SPARSE_DIMENSIONS}"}
         params["depth"] = _champion_depth(df)
         params["share"] = CHAMPION_SHARE
-        with transaction.atomic(), connection.cursor() as cursor:
+        with transaction.atomic(), lexicon.cursor(connection.cursor()) as cursor:
             # The writers' lock: no paper is indexed between reading the postings and the floor.
             cursor.execute(_ENSURE_STATS)
             cursor.execute(_LOCK_STATS)
@@ -322,12 +431,9 @@ def add_champions() -> int:
 # --- Bulk rebuild: the whole catalogue in a few passes ----------------------------------------
 
 # Pass 1, chunk by chunk on any connection: each lexeme's papers and occurrences.
-_COUNT_CHUNK = f"""
+_COUNT_CHUNK = """
 INSERT INTO papers_lexicon_rebuild (lexeme, df, tf)
-SELECT u.lexeme, count(*), sum({_TF})
-FROM papers_paper p CROSS JOIN LATERAL unnest(p.search_vector) AS u
-WHERE p.id = ANY(%(ids)s) AND p.search_vector IS NOT NULL
-GROUP BY u.lexeme
+SELECT lexeme, count(*), sum(tf) FROM ({term_frequencies}) r GROUP BY lexeme
 """
 
 # Floors from a sample of the papers (every `step`-th id): any floor keeps search exact, the
@@ -365,12 +471,15 @@ REBUILD_CHUNK = 20_000
 FLOOR_SAMPLE = 20_000
 
 
-def rebuild(progress=None, workers: int = 1) -> int:
-    """Drop the whole index and build it again (fresh df, fresh average length), in bulk: a
+def rebuild(progress=None, workers: int = 1, lexicon: Lexicon = ABSTRACTS) -> int:
+    """Drop the whole index (`lexicon`'s) and build it again (fresh df, fresh average length), in bulk: a
     pass for df and lengths, floors from a sample, a pass writing the papers, both in chunks of
     REBUILD_CHUNK on `workers` connections (then each chunk commits on its own: only outside a
     caller's transaction); `progress(done, total)` after each chunk. One average length for all."""
-    with transaction.atomic(), connection.cursor() as cursor:
+    def cursor_of():
+        return lexicon.cursor(connection.cursor())
+
+    with transaction.atomic(), cursor_of() as cursor:
         cursor.execute(_ENSURE_STATS)
         cursor.execute(_LOCK_STATS)
         cursor.execute("DELETE FROM papers_lexicalchampion")
@@ -385,7 +494,7 @@ def rebuild(progress=None, workers: int = 1) -> int:
         cursor.execute(
             "CREATE UNLOGGED TABLE papers_lexicon_rebuild (lexeme text, df int, tf real)"
         )
-        cursor.execute(f"SELECT id, {year_sql('published')} FROM papers_paper ORDER BY id")
+        cursor.execute(lexicon.papers)
         years: dict[int, list[int]] = {}
         for paper, year in cursor.fetchall():
             years.setdefault(year, []).append(paper)
@@ -399,17 +508,20 @@ def rebuild(progress=None, workers: int = 1) -> int:
         # point (committed) would otherwise leave them missing for good, as the next rebuild
         # recreates what it finds (a 1M benchmark build lost the GIN index of the terms so).
         have = {name for name, _ in indexes}
-        indexes += [(name, sql) for name, sql in declared_indexes().items() if name not in have]
+        indexes += [
+            (name, sql) for name, sql in declared_indexes(lexicon).items() if name not in have
+        ]
     chunks = [ids[start : start + REBUILD_CHUNK] for start in range(0, len(ids), REBUILD_CHUNK)]
     total = len(ids)
 
     def count(chunk: list[int]) -> int:
-        with connection.cursor() as cursor:
-            cursor.execute(_COUNT_CHUNK, _params(chunk))
+        with cursor_of() as cursor:
+            cursor.execute(_COUNT_CHUNK.format(term_frequencies=lexicon.term_frequencies),
+                           _params(chunk))
         return len(chunk)
 
     _each(count, chunks, workers, progress and (lambda done: progress(done // 2, total)))
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(), cursor_of() as cursor:
         cursor.execute(_LOCK_STATS)
         cursor.execute(
             "INSERT INTO papers_lexicalterm (lexeme, df) SELECT lexeme, sum(df)"
@@ -417,8 +529,7 @@ def rebuild(progress=None, workers: int = 1) -> int:
         )
         cursor.execute(
             "UPDATE papers_lexicalstats SET total_length = (SELECT coalesce(sum(tf), 0)"
-            " FROM papers_lexicon_rebuild), documents = (SELECT count(*) FROM papers_paper"
-            " WHERE search_vector IS NOT NULL AND length(search_vector) > 0) WHERE id = 1"
+            f" FROM papers_lexicon_rebuild), documents = ({lexicon.documents}) WHERE id = 1"
             " RETURNING total_length / GREATEST(documents, 1)"
         )
         avg_length = cursor.fetchone()[0]
@@ -427,7 +538,7 @@ def rebuild(progress=None, workers: int = 1) -> int:
         # sample only sizes the lists near CHAMPION_SHARE.
         params = dict(_params(ids[:: max(1, total // FLOOR_SAMPLE)]), avg_length=avg_length)
         cursor.execute("DROP TABLE IF EXISTS lexicon_tf")
-        cursor.execute(_TERM_FREQUENCIES, params)
+        cursor.execute(_term_frequencies(lexicon), params)
         cursor.execute(_WEIGHTS, params)
         cursor.execute(_SAMPLE_FLOORS, {"share": CHAMPION_SHARE, "min_df": CHAMPION_MIN_DF})
         cursor.execute("DROP TABLE lexicon_w")
@@ -438,7 +549,7 @@ def rebuild(progress=None, workers: int = 1) -> int:
             for paper in papers[:: max(1, len(papers) // YEAR_FLOOR_SAMPLE)]
         )
         params = dict(_params(sample), avg_length=avg_length)
-        cursor.execute(_TERM_FREQUENCIES, params)
+        cursor.execute(_term_frequencies(lexicon), params)
         cursor.execute(_WEIGHTS, params)
         cursor.execute(_SAMPLE_YEAR_FLOORS, {"share": CHAMPION_SHARE})
         cursor.execute("DROP TABLE lexicon_w")
@@ -446,38 +557,40 @@ def rebuild(progress=None, workers: int = 1) -> int:
 
     def write(chunk: list[int]) -> int:
         params = dict(_params(chunk), avg_length=avg_length)
-        with transaction.atomic(), connection.cursor() as cursor:
+        with transaction.atomic(), cursor_of() as cursor:
             cursor.execute("DROP TABLE IF EXISTS lexicon_tf")
-            cursor.execute(_TERM_FREQUENCIES, params)
+            cursor.execute(_term_frequencies(lexicon), params)
             _write_weights(cursor, params)
             cursor.execute(_WRITE_EMPTY, params)
-            name_papers(chunk)
+            if lexicon.names:
+                name_papers(chunk)
         return len(chunk)
 
     _each(write, chunks, workers, progress and (lambda done: progress((total + done) // 2, total)))
-    with connection.cursor() as cursor:
+    with cursor_of() as cursor:
         # Inside a caller's transaction: check the deferred foreign keys first (no index is
         # created over rows with pending trigger events).
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         for _, definition in indexes:
             cursor.execute(definition)
         cursor.execute("SET CONSTRAINTS ALL DEFERRED")  # Django's foreign keys, as they were
-    add_champions()  # terms the sample missed
-    with connection.cursor() as cursor:  # search estimates a window's papers (fulltext._share)
+    add_champions(lexicon)  # terms the sample missed
+    with cursor_of() as cursor:  # search estimates a window's papers (fulltext._share)
         cursor.execute("ANALYZE papers_paperlexicon")
-    log.info("lexical index rebuilt papers=%d", total)
+    log.info("lexical index of the %s rebuilt papers=%d", lexicon.name, total)
     return total
 
 
-def declared_indexes() -> dict[str, str]:
+def declared_indexes(lexicon: Lexicon = ABSTRACTS) -> dict[str, str]:
     """name -> CREATE INDEX of each secondary index the models declare on the tables a rebuild
-    empties (PaperLexicon, LexicalChampion)."""
-    from papers.models import LexicalChampion, PaperLexicon
+    of `lexicon` empties (its lexicon and champions: PaperLexicon, LexicalChampion)."""
+    from django.apps import apps
 
+    models = [apps.get_model("papers", name) for name in lexicon.models]
     with connection.schema_editor(collect_sql=True, atomic=False) as editor:
         return {
             index.name: str(index.create_sql(model, editor))
-            for model in (PaperLexicon, LexicalChampion)
+            for model in models
             for index in model._meta.indexes
         }
 

@@ -100,6 +100,9 @@ def _activity(cursor, pattern: str, since) -> list[tuple[str, str]]:
 @pytest.mark.asyncio
 async def test_the_chunk_word_search_completes_while_bm25_is_still_waiting(catalogue, settings):
     settings.SEARCH_DB_THREADS = 4  # BM25, dense, the chunk search, the chunk word search
+    # The full text's word list is one stage whatever it scores; its chunk queries are the ones
+    # pg_stat_activity tells apart (the bodies' BM25 ends on its transaction's COMMIT).
+    settings.FULLTEXT_WORD_UNIT = "chunk"
     quantum = await Paper.objects.aget(arxiv_id="9901.00007")
     await sync_to_async(add_fulltext)(quantum, [["Two-qubit Werner states."], [SOURDOUGH]])
     await sync_to_async(index_missing)()  # the catalogue's BM25 index
