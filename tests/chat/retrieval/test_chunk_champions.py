@@ -15,7 +15,7 @@ from chat.retrieval.filters import SearchFilters
 from chat.retrieval.fulltext import query_terms
 from papers.embeddings import get_embedder
 from papers.indexing import chunkwords
-from papers.models import ChunkChampion, ChunkWord, Paper, Passage
+from papers.models import BodyLexicon, BodyStats, ChunkChampion, ChunkWord, Paper, Passage
 from tests.chat.fulltext_helpers import add_fulltext
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -162,9 +162,13 @@ def test_the_command_rebuilds_the_lists(catalogue, small_lists):
     add_fulltext(a, [["Rye bread, rye flour and rye whisky."], [FILLER]])
     add_fulltext(b, [["Rye bread. " + FILLER], [FILLER + " Rye."]])
     out = StringIO()
+    BodyLexicon.objects.all().delete()  # (as a bulk load leaves it: bodies not indexed)
     call_command("index_chunk_words", stdout=out)
     assert ChunkWord.objects.filter(lexeme="rye").exists()
     assert "over 4 chunks" in out.getvalue()
+    # The bodies' BM25 index too: both read papers, the rye one found by its body.
+    assert "bodies' BM25 index: 2 papers" in out.getvalue()
+    assert BodyLexicon.objects.count() == 2 and BodyStats.objects.get().documents == 2
 
 
 def test_a_bulk_rebuild_builds_the_walk_index_after_the_postings(catalogue, small_lists):
