@@ -83,6 +83,12 @@ class Command(BaseCommand):
         parser.add_argument("--fresh", action="store_true", help="rebuild the scratch database")
         parser.add_argument("--verbose", action="store_true", help="print every miss")
         parser.add_argument(
+            "--word-lists",
+            action="store_true",
+            help="also rank each question's paper in each word list alone (abstracts' BM25, the"
+            " chunk word search, the bodies' BM25: bench/word_lists.py)",
+        )
+        parser.add_argument(
             "--json-out",
             type=Path,
             metavar="FILE",
@@ -101,6 +107,7 @@ class Command(BaseCommand):
         fresh,
         verbose,
         json_out=None,
+        word_lists=False,
         **options,
     ):
         from chat.retrieval.chunks import RANKINGS
@@ -135,6 +142,10 @@ class Command(BaseCommand):
                         CHAT_RATE_LIMIT_PER_MINUTE=0,
                     ):
                         results[label] = self._ask_all(cases, label, verbose)
+            if word_lists:
+                from bench import word_lists as lists
+
+                found = lists.ranks(cases)
         self.stdout.write(
             f"\n{len(cases)} questions, backend {settings.LLM_BACKEND or 'extractive'}, "
             f"embedder {settings.EMBEDDING_BACKEND}"
@@ -155,6 +166,10 @@ class Command(BaseCommand):
                     + " ".join(f"{count:>4}/{n} {count / n:5.0%}" for count in counts)
                     + f" {seconds:10.2f}"
                 )
+        if word_lists:
+            self.stdout.write("\nEach word list alone: the rank of the question's paper")
+            for line in lists.summary(found):
+                self.stdout.write(line)
         if json_out:
             json_out.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
 

@@ -170,3 +170,20 @@ def test_bodies_read_after_a_rebuild_keep_the_body_search_exact(bodies):
             full = lexical_search(BODIES.cursor(cursor), query, SearchFilters(), 10, cap=10**9)
         assert [h.paper_id for h in fast.hits] == [h.paper_id for h in full.hits], query
         assert [round(h.score, 4) for h in fast.hits] == [round(h.score, 4) for h in full.hits]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_word_list_benchmark_ranks_each_questions_paper_in_each_list(catalogue):
+    from bench import word_lists
+
+    _read_quantum_paper()
+    lexical.index_missing()
+    cases = [
+        {"question": "How was the sourdough starter fed?", "arxiv_id": "9901.00007"},
+        {"question": "consistency distillation sampling steps", "arxiv_id": "2510.00003"},
+    ]
+    found = word_lists.ranks(cases)
+    # Only the body holds the sourdough; only the abstract the distillation (it was never read).
+    assert found == {"abstracts": [None, 1], "chunks": [1, None], "bodies": [1, None]}
+    lines = word_lists.summary(found)
+    assert lines[3].split()[:2] == ["bodies", "0.500"]
