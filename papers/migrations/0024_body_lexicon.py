@@ -1,23 +1,10 @@
-"""The bodies' BM25 index (papers.indexing.lexical.BODIES): its tables, and the papers already
-read indexed into it (a new paper's body is indexed when it is read)."""
+"""The bodies' BM25 index (papers.indexing.lexical.BODIES): its tables (0025 fills them)."""
 
 import django.contrib.postgres.fields
 import django.contrib.postgres.indexes
 import django.db.models.deletion
 import pgvector.django.sparsevec
 from django.db import migrations, models
-
-BATCH = 500
-
-
-def index_read_bodies(apps, schema_editor):
-    from papers.indexing.lexical import BODIES, add_champions, index_papers
-
-    FullText = apps.get_model("papers", "FullText")
-    ids = sorted(FullText.objects.exclude(text="").values_list("paper_id", flat=True))
-    for start in range(0, len(ids), BATCH):
-        index_papers(ids[start : start + BATCH], BODIES)
-    add_champions(BODIES)
 
 
 class Migration(migrations.Migration):
@@ -91,5 +78,4 @@ class Migration(migrations.Migration):
                 'indexes': [models.Index(fields=['term_id', '-weight'], include=('paper', 'published'), name='papers_body_champion_walk_idx')],
             },
         ),
-        migrations.RunPython(index_read_bodies, migrations.RunPython.noop),
     ]

@@ -101,7 +101,7 @@ def test_the_migration_indexes_the_bodies_read_before_it(catalogue):
     _read_quantum_paper()
     BodyLexicon.objects.all().delete()
     assert _found("sourdough") == []
-    migration = importlib.import_module("papers.migrations.0024_body_lexicon")
+    migration = importlib.import_module("papers.migrations.0025_index_read_bodies")
     migration.index_read_bodies(apps, None)
     assert _found("sourdough") == ["9901.00007"]
 
