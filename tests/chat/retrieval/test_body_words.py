@@ -25,6 +25,7 @@ from tests.chat.retrieval.test_search_lexical_champions import (
     WINDOWS,
     _day,
     sample_records,
+    small_champions,
 )
 
 SOURDOUGH = (
@@ -116,11 +117,7 @@ def bodies(db, shared_data, settings, monkeypatch):
     """SLICE real papers, each read with a body made of the next five papers' abstracts (real
     English term statistics, words its own abstract lacks); champions for every body term in 40+
     bodies; a search that walks two papers at a time and reads whole only terms summing to 60."""
-    monkeypatch.setattr(lexical, "CHAMPION_MIN_DF", 40)
-    monkeypatch.setattr(lexical, "CHAMPION_SHARE", 0.25)
-    settings.LEXICAL_CANDIDATE_CAP = 60
-    settings.LEXICAL_WALK_DEPTH = 2
-    settings.LEXICAL_EXACT_HEAD = 10
+    small_champions(settings, monkeypatch)
     records = sample_records(shared_data, SLICE + 5)
     upsert_papers(records[:SLICE])
     papers = {p.arxiv_id: p for p in Paper.objects.all()}

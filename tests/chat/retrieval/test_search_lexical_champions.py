@@ -57,15 +57,21 @@ def sample_records(shared_data, limit):
     return records
 
 
-@pytest.fixture
-def catalogue(db, shared_data, settings, monkeypatch):
-    """SLICE real papers, champions for every term in 40+ of them, and a search that walks
-    them two papers at a time and reads whole only terms summing to 60 papers."""
+def small_champions(settings, monkeypatch) -> None:
+    """Champions for every term in 40+ papers, and a search that walks them two papers at a time
+    and reads whole only terms summing to 60 papers: every path of the search on a small slice."""
     monkeypatch.setattr(lexical, "CHAMPION_MIN_DF", 40)
     monkeypatch.setattr(lexical, "CHAMPION_SHARE", 0.25)
     settings.LEXICAL_CANDIDATE_CAP = 60
     settings.LEXICAL_WALK_DEPTH = 2
     settings.LEXICAL_EXACT_HEAD = 10
+
+
+@pytest.fixture
+def catalogue(db, shared_data, settings, monkeypatch):
+    """SLICE real papers, champions for every term in 40+ of them, and a search that walks
+    them two papers at a time and reads whole only terms summing to 60 papers."""
+    small_champions(settings, monkeypatch)
     records = sample_records(shared_data, SLICE + 200)
     upsert_papers(records[:SLICE])
     lexical.rebuild()
