@@ -24,6 +24,7 @@ from chat.models import Ask, Message, Thread
 from chat.pipeline.rewrite import HISTORY_TURNS, Turn
 from chat.references import labels_of
 from chat.scopes import scope_of
+from chat.signed_in import still_signed_in
 from chat.understanding.overrides import parse_filters
 from security import inputs
 from security.errors import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, reason  # noqa: F401 (used by callers)
@@ -100,6 +101,33 @@ def update_message(message_id, only_streaming: bool = False, durable: bool = Tru
         return rows.update(**fields)
 
 
+def save_streaming_texts(texts: list[tuple[uuid.UUID, str, Any]]) -> int:
+    """The partial texts of many streaming answers, `(message id, text, updated_at)` each, in one
+    UPDATE (rows no longer streaming are left alone, as `update_message(only_streaming=True)`
+    does) and one commit that does not wait for the disk (see `update_message`). One statement a
+    second for every answer this process writes, where each answer had its own transaction of
+    four round trips (docs/BENCHMARKS.md, session 13). Returns the rows written."""
+    if not texts:
+        return 0
+    table = connection.ops.quote_name(Message._meta.db_table)
+    pk, content, updated, status = (
+        connection.ops.quote_name(Message._meta.get_field(name).column)
+        for name in ("id", "content", "updated_at", "status")
+    )
+    rows = ", ".join(["(%s::uuid, %s, %s::timestamptz)"] * len(texts))
+    params = [value for text in texts for value in text]
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+            cursor.execute(
+                f"UPDATE {table} AS m SET {content} = v.content, {updated} = v.updated_at "
+                f"FROM (VALUES {rows}) AS v(id, content, updated_at) "
+                f"WHERE m.{pk} = v.id AND m.{status} = %s",
+                [*params, Status.STREAMING],
+            )
+            return cursor.rowcount
+
+
 def finish_message(message_id, thread_id, **fields) -> None:
     """An answer's last save and its thread's `updated_at`, in one transaction: one commit that
     waits for the disk, where two did."""
@@ -127,6 +155,11 @@ def _streaming(thread_id, now, fields=("pk", "runner", "updated_at")) -> tuple[i
     host; or silent for STALE_AFTER) and return how many, with the rows still streaming: one
     query when none is stale, the usual case."""
     rows = list(Message.objects.filter(thread_id=thread_id, status=Status.STREAMING).only(*fields))
+    return _fail_dead(rows, now)
+
+
+def _fail_dead(rows: list, now) -> tuple[int, list]:
+    """`_streaming` for streaming rows already read (pk, runner, updated_at)."""
     dead = [
         row.pk for row in rows
         if row.updated_at < now - STALE_AFTER or processes.is_gone(row.runner)
@@ -165,16 +198,38 @@ def _history(messages: list) -> list[Turn]:
     return turns
 
 
-def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
+class SignedOut(Exception):
+    """The session a socket asks with no longer signs its user in (chat.signed_in)."""
+
+
+# `create_turn`'s caller has checked who is asking (an HTTP request, at its start).
+CHECKED = object()
+
+
+def create_turn(user_id: int, thread_id, question: str, session_key=CHECKED) -> NewTurn:
+    """Save the question and a streaming answer row; with `session_key` (a socket's), first check
+    that this session still signs the user in (raises SignedOut). The check is here, not in a
+    job of its own before this one, so an ask queues for one lane, not two (docs/BENCHMARKS.md,
+    session 13); behind the user's lock, so a password change that commits first is seen."""
     now = timezone.now()
     with transaction.atomic():
         # Lock the user first, then the thread (always this order, so no deadlock): parallel asks
         # from several sockets or processes then count each other in the rate limit.
         list(get_user_model().objects.select_for_update().filter(pk=user_id).values_list("pk"))
+        if session_key is not CHECKED and not still_signed_in(session_key, user_id):
+            raise SignedOut
         thread = Thread.objects.select_for_update().filter(pk=thread_id, owner_id=user_id).first()
         if thread is None:
             raise AskRefused("not_found", "This chat does not exist (it may have been deleted).")
-        if _streaming(thread.pk, now)[1]:
+        # One read of the thread for the answer in progress, the history (its last turns) and
+        # the reference numbers (every answer's sources).
+        messages = list(
+            Message.objects.filter(thread=thread)
+            .order_by("created_at")
+            .only("role", "content", "query", "analysis", "sources", "status", "runner",
+                  "updated_at")
+        )
+        if _fail_dead([m for m in messages if m.status == Status.STREAMING], now)[1]:
             raise AskRefused("busy", "An answer is already being written in this chat; wait or stop it.")
         limit = settings.CHAT_RATE_LIMIT_PER_MINUTE
         if limit > 0:
@@ -192,13 +247,6 @@ def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
                     f"You can ask {limit} questions a minute; try again in {retry_after} s.",
                     retry_after=retry_after,
                 )
-        # One read of the thread for both: the history (its last turns) and the reference
-        # numbers (every answer's sources).
-        messages = list(
-            Message.objects.filter(thread=thread)
-            .order_by("created_at")
-            .only("role", "content", "query", "analysis", "sources")
-        )
         history = _history(messages)
         earlier_labels = labels_of(m.sources for m in messages if m.role == Role.ASSISTANT)
         try:

@@ -3,6 +3,7 @@ socket, and how many token messages a fast stream makes (docs/BENCHMARKS.md, "Cu
 path's CPU"). Each number is a ceiling a regression would cross, not a timing."""
 
 import asyncio
+import uuid
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -28,17 +29,17 @@ def earlier_turns(thread, n):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("earlier", [0, 6])
-def test_saving_a_turn_takes_seven_statements_however_long_the_thread(
+def test_saving_a_turn_takes_six_statements_however_long_the_thread(
     owner, settings, django_assert_max_num_queries, earlier
 ):
     settings.CHAT_RATE_LIMIT_PER_MINUTE = 0
     thread = Thread.objects.create(owner=owner)
     earlier_turns(thread, earlier)
 
-    # Lock the user and the thread, the streaming check, the thread's messages (history and
+    # Lock the user and the thread, the thread's messages (the answer in progress, history and
     # reference numbers at once), the question, the answer row, the thread's title; and the
-    # transaction's BEGIN and COMMIT (13 statements and a savepoint before).
-    with django_assert_max_num_queries(7 + 2):
+    # transaction's BEGIN and COMMIT (13 statements and a savepoint in session 7, 7 in session 8).
+    with django_assert_max_num_queries(6 + 2):
         turn = turns.create_turn(owner.pk, thread.pk, "What is new?")
 
     # What the one read of the thread gives is still all there.
@@ -56,11 +57,37 @@ def test_the_rate_limit_adds_two_queries_and_still_counts(
     threads = [Thread.objects.create(owner=owner) for _ in range(3)]
     turns.create_turn(owner.pk, threads[0].pk, "one")
 
-    with django_assert_max_num_queries(9 + 2):  # the recent asks, and this one's
+    with django_assert_max_num_queries(8 + 2):  # the recent asks, and this one's
         turns.create_turn(owner.pk, threads[1].pk, "two")
     with pytest.raises(turns.AskRefused) as refused:
         turns.create_turn(owner.pk, threads[2].pk, "three")
     assert refused.value.code == "rate_limited"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_socket_s_session_is_checked_in_the_same_transaction_as_its_turn(
+    owner, settings, django_assert_max_num_queries
+):
+    # A socket's ask was two lane jobs, the session check and then the turn, each queued on its
+    # own lanes (docs/BENCHMARKS.md, session 13): now one, two reads more (the session, the user).
+    from django.test import Client
+
+    settings.CHAT_RATE_LIMIT_PER_MINUTE = 0
+    client = Client()
+    client.force_login(owner)
+    session_key = client.session.session_key
+    thread = Thread.objects.create(owner=owner)
+
+    with django_assert_max_num_queries(6 + 2 + 2):
+        turns.create_turn(owner.pk, thread.pk, "What is new?", session_key)
+    Message.objects.filter(thread=thread, status="streaming").update(status="complete")
+
+    client.logout()
+    with pytest.raises(turns.SignedOut):
+        turns.create_turn(owner.pk, thread.pk, "And now?", session_key)
+    with pytest.raises(turns.SignedOut):  # a socket without a session
+        turns.create_turn(owner.pk, thread.pk, "And now?", None)
+    assert thread.messages.count() == 2  # the first turn's question and answer only
 
 
 @pytest.mark.django_db(transaction=True)
@@ -161,3 +188,86 @@ def test_saves_while_streaming_do_not_wait_for_the_disk_and_the_final_save_does(
     thread_updated = Thread.objects.get(pk=thread.pk).updated_at
     assert (message.status, message.content) == ("complete", "final")
     assert thread_updated >= message.updated_at
+
+
+@pytest.mark.django_db(transaction=True)
+def test_partial_texts_of_many_answers_are_one_update_that_skips_finished_ones(owner):
+    from django.db import connection
+    from django.utils import timezone
+
+    streaming = [  # one answer in progress per thread
+        Message.objects.create(
+            thread=Thread.objects.create(owner=owner), role="assistant", status="streaming"
+        )
+        for _ in range(3)
+    ]
+    finished = Message.objects.create(
+        thread=streaming[0].thread, role="assistant", status="complete", content="final"
+    )
+    statements = []
+
+    def record(execute, sql, params, many, context):
+        statements.append((sql, connection.in_atomic_block))
+        return execute(sql, params, many, context)
+
+    now = timezone.now()
+    texts = [(m.pk, f"partial {i} ünïcode 'quoted'", now) for i, m in enumerate(streaming)]
+    with connection.execute_wrapper(record):
+        written = turns.save_streaming_texts([*texts, (finished.pk, "late", now)])
+
+    assert written == 3
+    assert [sql for sql, _ in statements][0] == "SET LOCAL synchronous_commit TO OFF"
+    assert len(statements) == 2 and all(atomic for _, atomic in statements)
+    for i, message in enumerate(streaming):
+        message.refresh_from_db()
+        assert (message.content, message.updated_at) == (texts[i][1], now)
+    finished.refresh_from_db()
+    assert finished.content == "final"  # the final save is never overwritten by a late partial
+    assert turns.save_streaming_texts([]) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_answers_saving_on_the_same_tick_share_one_write(owner, monkeypatch):
+    from django.utils import timezone
+
+    def streaming_answer():
+        thread = Thread.objects.create(owner=owner)
+        return Message.objects.create(thread=thread, role="assistant", status="streaming")
+
+    rows = [await sync_to_async(streaming_answer)() for _ in range(5)]
+    batches = []
+
+    def recorded(texts):
+        batches.append(len(texts))
+        return turns.save_streaming_texts(texts)
+
+    monkeypatch.setattr(runner, "save_streaming_texts", recorded)
+    saves = runner.PartialSaves()
+    now = timezone.now()
+
+    waits = [asyncio.ensure_future(saves.save(row.pk, f"text {i}", now)) for i, row in enumerate(rows)]
+    await asyncio.sleep(0)
+    waits[0].cancel()  # an answer that ends meanwhile: the others' batch is still written
+    await asyncio.gather(*waits[1:])
+    await saves.save(rows[0].pk, "again", now)  # a later tick: a batch of its own
+
+    assert batches == [5, 1]
+    contents = await sync_to_async(lambda: [
+        Message.objects.get(pk=row.pk).content for row in rows
+    ])()
+    assert contents == ["again", "text 1", "text 2", "text 3", "text 4"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_batch_that_fails_fails_for_every_answer_in_it(owner):
+    # Each answer's saver skips a tick when the database is down (the next tick or the final
+    # save writes the text): it must hear of its batch's failure, whoever caused it.
+    from django.db import DataError
+    from django.utils import timezone
+
+    saves = runner.PartialSaves()
+    waits = [saves.save(pk, "text", timezone.now()) for pk in (uuid.uuid4(), "not a uuid")]
+    results = await asyncio.gather(*waits, return_exceptions=True)
+    assert [type(r) for r in results] == [DataError, DataError]
