@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import math
 import time
 import uuid
 
@@ -37,7 +36,6 @@ from chat.turns import (
     NewTurn,
     finish_message,
     reason,
-    save_streaming_texts,
     update_message,
 )
 
@@ -52,8 +50,7 @@ TOKEN_INTERVAL = 0.05
 # many answers at once each one's interval grows (100 answers: one message per 0.2 s, a few words
 # each), so a burst spends its CPU on answering rather than on framing.
 TOKEN_FRAMES_PER_SECOND = 500
-# Partial text is written this often while streaming; a crash loses at most this much. The
-# answers of a process save on the same ticks of the clock, all in one statement (PartialSaves).
+# Partial text is written this often while streaming; a crash loses at most this much.
 SAVE_INTERVAL = 1.0
 # A streaming row is also touched this often when no text came, as a heartbeat.
 HEARTBEAT_INTERVAL = 10.0
@@ -292,19 +289,18 @@ class RunningAnswer:
 
     async def _save_periodically(self) -> None:
         last_write = time.monotonic()
-        loop = asyncio.get_running_loop()
-        tick = math.floor(loop.time() / SAVE_INTERVAL) * SAVE_INTERVAL
         while True:
-            # On the clock's ticks (multiples of SAVE_INTERVAL), not SAVE_INTERVAL after this
-            # answer began: every answer of the process wakes in the same turn of the loop, and
-            # PartialSaves writes them at once. A late loop skips the ticks it missed.
-            tick = max(tick + SAVE_INTERVAL, math.floor(loop.time() / SAVE_INTERVAL) * SAVE_INTERVAL)
-            await asyncio.sleep(tick - loop.time())
+            await asyncio.sleep(SAVE_INTERVAL)
             changed = self.text != self.saved
             if changed or time.monotonic() - last_write >= HEARTBEAT_INTERVAL:
                 text = self.text
                 try:
-                    await partial_saves.save(self.message_id, text, timezone.now())
+                    await save_db(
+                        functools.partial(
+                            update_message, self.message_id, only_streaming=True,
+                            durable=False, content=text, updated_at=timezone.now(),
+                        )
+                    )
                 except DATABASE_DOWN:
                     continue  # the database is restarting: the next tick (or the final save) saves
                 self.saved, last_write = text, time.monotonic()
@@ -324,51 +320,6 @@ class RunningAnswer:
                     await events.send_to(message["reply_channel"], self.snapshot())
         finally:
             await self.layer.group_discard(control, channel)
-
-
-class PartialSaves:
-    """The partial texts of this process's streaming answers, written together: the saves asked
-    for in one turn of the event loop (the answers' clock ticks, `_save_periodically`) become one
-    job on the write lane, `turns.save_streaming_texts`. With 100 answers at once that is one
-    UPDATE a second instead of ~100 transactions of four round trips, each queued on the write
-    lane (docs/BENCHMARKS.md, session 13). Each caller waits for its batch, and its errors."""
-
-    def __init__(self):
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.batch: dict[uuid.UUID, tuple[str, object]] = {}
-        self.written: asyncio.Future | None = None
-        self.writing: set[asyncio.Task] = set()  # held: the loop keeps only weak references
-
-    async def save(self, message_id: uuid.UUID, text: str, updated_at) -> None:
-        loop = asyncio.get_running_loop()
-        if self.written is None or self.loop is not loop:  # a batch belongs to one loop
-            self.loop, self.batch, self.written = loop, {}, loop.create_future()
-            # Written once the other answers woken in this turn of the loop have added theirs.
-            loop.call_soon(self._start_writing, loop)
-        self.batch[message_id] = (text, updated_at)
-        # Shielded: an answer that ends (its saver cancelled) must not cancel the others' batch.
-        await asyncio.shield(self.written)
-
-    def _start_writing(self, loop: asyncio.AbstractEventLoop) -> None:
-        if self.loop is not loop or self.written is None:  # not this loop's batch
-            return
-        batch, written = self.batch, self.written
-        self.batch, self.written = {}, None
-        task = loop.create_task(self._write(batch, written))
-        self.writing.add(task)
-        task.add_done_callback(self.writing.discard)
-
-    async def _write(self, batch: dict, written: asyncio.Future) -> None:
-        texts = [(message_id, text, at) for message_id, (text, at) in batch.items()]
-        try:
-            await save_db(save_streaming_texts, texts)
-        except Exception as exc:
-            written.set_exception(exc)
-        else:
-            written.set_result(None)
-
-
-partial_saves = PartialSaves()
 
 
 def token_interval() -> float:

@@ -101,33 +101,6 @@ def update_message(message_id, only_streaming: bool = False, durable: bool = Tru
         return rows.update(**fields)
 
 
-def save_streaming_texts(texts: list[tuple[uuid.UUID, str, Any]]) -> int:
-    """The partial texts of many streaming answers, `(message id, text, updated_at)` each, in one
-    UPDATE (rows no longer streaming are left alone, as `update_message(only_streaming=True)`
-    does) and one commit that does not wait for the disk (see `update_message`). One statement a
-    second for every answer this process writes, where each answer had its own transaction of
-    four round trips (docs/BENCHMARKS.md, session 13). Returns the rows written."""
-    if not texts:
-        return 0
-    table = connection.ops.quote_name(Message._meta.db_table)
-    pk, content, updated, status = (
-        connection.ops.quote_name(Message._meta.get_field(name).column)
-        for name in ("id", "content", "updated_at", "status")
-    )
-    rows = ", ".join(["(%s::uuid, %s, %s::timestamptz)"] * len(texts))
-    params = [value for text in texts for value in text]
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
-            cursor.execute(
-                f"UPDATE {table} AS m SET {content} = v.content, {updated} = v.updated_at "
-                f"FROM (VALUES {rows}) AS v(id, content, updated_at) "
-                f"WHERE m.{pk} = v.id AND m.{status} = %s",
-                [*params, Status.STREAMING],
-            )
-            return cursor.rowcount
-
-
 def finish_message(message_id, thread_id, **fields) -> None:
     """An answer's last save and its thread's `updated_at`, in one transaction: one commit that
     waits for the disk, where two did."""

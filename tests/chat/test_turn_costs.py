@@ -3,7 +3,6 @@ socket, and how many token messages a fast stream makes (docs/BENCHMARKS.md, "Cu
 path's CPU"). Each number is a ceiling a regression would cross, not a timing."""
 
 import asyncio
-import uuid
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -188,86 +187,3 @@ def test_saves_while_streaming_do_not_wait_for_the_disk_and_the_final_save_does(
     thread_updated = Thread.objects.get(pk=thread.pk).updated_at
     assert (message.status, message.content) == ("complete", "final")
     assert thread_updated >= message.updated_at
-
-
-@pytest.mark.django_db(transaction=True)
-def test_partial_texts_of_many_answers_are_one_update_that_skips_finished_ones(owner):
-    from django.db import connection
-    from django.utils import timezone
-
-    streaming = [  # one answer in progress per thread
-        Message.objects.create(
-            thread=Thread.objects.create(owner=owner), role="assistant", status="streaming"
-        )
-        for _ in range(3)
-    ]
-    finished = Message.objects.create(
-        thread=streaming[0].thread, role="assistant", status="complete", content="final"
-    )
-    statements = []
-
-    def record(execute, sql, params, many, context):
-        statements.append((sql, connection.in_atomic_block))
-        return execute(sql, params, many, context)
-
-    now = timezone.now()
-    texts = [(m.pk, f"partial {i} ünïcode 'quoted'", now) for i, m in enumerate(streaming)]
-    with connection.execute_wrapper(record):
-        written = turns.save_streaming_texts([*texts, (finished.pk, "late", now)])
-
-    assert written == 3
-    assert [sql for sql, _ in statements][0] == "SET LOCAL synchronous_commit TO OFF"
-    assert len(statements) == 2 and all(atomic for _, atomic in statements)
-    for i, message in enumerate(streaming):
-        message.refresh_from_db()
-        assert (message.content, message.updated_at) == (texts[i][1], now)
-    finished.refresh_from_db()
-    assert finished.content == "final"  # the final save is never overwritten by a late partial
-    assert turns.save_streaming_texts([]) == 0
-
-
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.asyncio
-async def test_answers_saving_on_the_same_tick_share_one_write(owner, monkeypatch):
-    from django.utils import timezone
-
-    def streaming_answer():
-        thread = Thread.objects.create(owner=owner)
-        return Message.objects.create(thread=thread, role="assistant", status="streaming")
-
-    rows = [await sync_to_async(streaming_answer)() for _ in range(5)]
-    batches = []
-
-    def recorded(texts):
-        batches.append(len(texts))
-        return turns.save_streaming_texts(texts)
-
-    monkeypatch.setattr(runner, "save_streaming_texts", recorded)
-    saves = runner.PartialSaves()
-    now = timezone.now()
-
-    waits = [asyncio.ensure_future(saves.save(row.pk, f"text {i}", now)) for i, row in enumerate(rows)]
-    await asyncio.sleep(0)
-    waits[0].cancel()  # an answer that ends meanwhile: the others' batch is still written
-    await asyncio.gather(*waits[1:])
-    await saves.save(rows[0].pk, "again", now)  # a later tick: a batch of its own
-
-    assert batches == [5, 1]
-    contents = await sync_to_async(lambda: [
-        Message.objects.get(pk=row.pk).content for row in rows
-    ])()
-    assert contents == ["again", "text 1", "text 2", "text 3", "text 4"]
-
-
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.asyncio
-async def test_a_batch_that_fails_fails_for_every_answer_in_it(owner):
-    # Each answer's saver skips a tick when the database is down (the next tick or the final
-    # save writes the text): it must hear of its batch's failure, whoever caused it.
-    from django.db import DataError
-    from django.utils import timezone
-
-    saves = runner.PartialSaves()
-    waits = [saves.save(pk, "text", timezone.now()) for pk in (uuid.uuid4(), "not a uuid")]
-    results = await asyncio.gather(*waits, return_exceptions=True)
-    assert [type(r) for r in results] == [DataError, DataError]
