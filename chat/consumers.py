@@ -4,11 +4,12 @@ The consumer only relays: it checks who is asking, passes `ask` and `stop` to ch
 forwards the events published to the thread's group (chat.events). Answers do not belong to the
 socket: closing it mid-answer changes nothing for the answer.
 
-Who is asking is checked again before every frame that reads or changes data, and when the user's
-account changes (chat.signed_in): a socket whose session ended is closed. These checks run on
-chat.lanes.socket_lanes, whose connections stay open (Channels' database_sync_to_async opens and
-closes one per call: a PostgreSQL backend started for every frame) and which answers' saves and
-searches never hold. A user has at most
+Who is asking is checked again before every frame that reads or changes data (an ask's with its
+turn, chat.turns.create_turn), and when the user's account changes (chat.signed_in): a socket
+whose session ended is closed. The other checks run on chat.lanes.socket_lanes, whose
+connections stay open (Channels' database_sync_to_async opens and closes one per call: a
+PostgreSQL backend started for every frame) and which answers' saves and searches never hold.
+A user has at most
 WS_MAX_SOCKETS_PER_USER sockets per process, and each socket at most WS_CONTROL_BURST control
 frames at once (then WS_CONTROL_PER_SECOND).
 """
@@ -199,12 +200,14 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
             if retry_after:
                 await self.send_json(events.control_rate_limited(retry_after))
                 return
-        if kind in CHECKED_FRAMES and not await self.still_signed_in():
+        # An ask's session is checked with its turn, in one lane job (chat.turns.create_turn).
+        if kind in CHECKED_FRAMES and kind != "ask" and not await self.still_signed_in():
             return
         try:
             if kind == "ask":
                 await service.ask(
-                    self.user, self.thread_id, content.get("text"), content.get("filters")
+                    self.user, self.thread_id, content.get("text"), content.get("filters"),
+                    session_key=self.session_key(),
                 )
             elif kind == "stop":
                 await service.stop(self.user, self.thread_id)
@@ -219,6 +222,8 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
                 )
         except service.AskRefused as refusal:
             await self.send_json(refusal.event())
+        except turns.SignedOut:
+            await self.close_signed_out()
 
     async def send_error(self, code: str, message: str) -> None:
         await self.send_json(events.error(code, message))

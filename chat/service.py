@@ -23,16 +23,21 @@ from chat.turns import AskRefused
 logger = logging.getLogger(__name__)
 
 
-async def ask(user, thread_id, text: Any, filters: Any = None) -> RunningAnswer:
+async def ask(
+    user, thread_id, text: Any, filters: Any = None, session_key=turns.CHECKED
+) -> RunningAnswer:
     """Start answering `text` in the user's thread, searched with `filters` (an edited chip:
-    chat.understanding.overrides) when given; raises AskRefused with the reason."""
+    chat.understanding.overrides) when given; raises AskRefused with the reason. A socket passes
+    its `session_key`, checked with the turn (raises turns.SignedOut when it has ended)."""
     asked_at = time.perf_counter()
     question = turns.validate_question(text)
     checked_filters = turns.validate_filters(filters)
     try:
         # Work before the first token runs on chat.lanes.search_lanes (in parallel across
         # answers); see chat/lanes.py for why not Django's default thread.
-        turn = await search_lanes.run(turns.create_turn, user.pk, thread_id, question)
+        turn = await search_lanes.run(
+            turns.create_turn, user.pk, thread_id, question, session_key
+        )
     except turns.DATABASE_DOWN as exc:
         logger.warning(
             "ask_refused thread=%s database unavailable: %s", thread_id, turns.reason(exc)

@@ -24,6 +24,7 @@ from chat.models import Ask, Message, Thread
 from chat.pipeline.rewrite import HISTORY_TURNS, Turn
 from chat.references import labels_of
 from chat.scopes import scope_of
+from chat.signed_in import still_signed_in
 from chat.understanding.overrides import parse_filters
 from security import inputs
 from security.errors import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, reason  # noqa: F401 (used by callers)
@@ -127,6 +128,11 @@ def _streaming(thread_id, now, fields=("pk", "runner", "updated_at")) -> tuple[i
     host; or silent for STALE_AFTER) and return how many, with the rows still streaming: one
     query when none is stale, the usual case."""
     rows = list(Message.objects.filter(thread_id=thread_id, status=Status.STREAMING).only(*fields))
+    return _fail_dead(rows, now)
+
+
+def _fail_dead(rows: list, now) -> tuple[int, list]:
+    """`_streaming` for streaming rows already read (pk, runner, updated_at)."""
     dead = [
         row.pk for row in rows
         if row.updated_at < now - STALE_AFTER or processes.is_gone(row.runner)
@@ -165,16 +171,38 @@ def _history(messages: list) -> list[Turn]:
     return turns
 
 
-def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
+class SignedOut(Exception):
+    """The session a socket asks with no longer signs its user in (chat.signed_in)."""
+
+
+# `create_turn`'s caller has checked who is asking (an HTTP request, at its start).
+CHECKED = object()
+
+
+def create_turn(user_id: int, thread_id, question: str, session_key=CHECKED) -> NewTurn:
+    """Save the question and a streaming answer row; with `session_key` (a socket's), first check
+    that this session still signs the user in (raises SignedOut). The check is here, not in a
+    job of its own before this one, so an ask queues for one lane, not two (docs/BENCHMARKS.md,
+    session 13); behind the user's lock, so a password change that commits first is seen."""
     now = timezone.now()
     with transaction.atomic():
         # Lock the user first, then the thread (always this order, so no deadlock): parallel asks
         # from several sockets or processes then count each other in the rate limit.
         list(get_user_model().objects.select_for_update().filter(pk=user_id).values_list("pk"))
+        if session_key is not CHECKED and not still_signed_in(session_key, user_id):
+            raise SignedOut
         thread = Thread.objects.select_for_update().filter(pk=thread_id, owner_id=user_id).first()
         if thread is None:
             raise AskRefused("not_found", "This chat does not exist (it may have been deleted).")
-        if _streaming(thread.pk, now)[1]:
+        # One read of the thread for the answer in progress, the history (its last turns) and
+        # the reference numbers (every answer's sources).
+        messages = list(
+            Message.objects.filter(thread=thread)
+            .order_by("created_at")
+            .only("role", "content", "query", "analysis", "sources", "status", "runner",
+                  "updated_at")
+        )
+        if _fail_dead([m for m in messages if m.status == Status.STREAMING], now)[1]:
             raise AskRefused("busy", "An answer is already being written in this chat; wait or stop it.")
         limit = settings.CHAT_RATE_LIMIT_PER_MINUTE
         if limit > 0:
@@ -192,13 +220,6 @@ def create_turn(user_id: int, thread_id, question: str) -> NewTurn:
                     f"You can ask {limit} questions a minute; try again in {retry_after} s.",
                     retry_after=retry_after,
                 )
-        # One read of the thread for both: the history (its last turns) and the reference
-        # numbers (every answer's sources).
-        messages = list(
-            Message.objects.filter(thread=thread)
-            .order_by("created_at")
-            .only("role", "content", "query", "analysis", "sources")
-        )
         history = _history(messages)
         earlier_labels = labels_of(m.sources for m in messages if m.role == Role.ASSISTANT)
         try:

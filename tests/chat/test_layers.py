@@ -77,3 +77,27 @@ async def test_each_socket_gets_its_own_copy_of_a_message():
         "number": 1, "categories": ["cs.CL"], "author_links": {"links": [{"name": "A"}]}
     }
     assert other["event"]["at"] == (1, 2)  # not JSON: copied by deepcopy
+
+
+async def test_a_group_send_delivers_to_every_member_in_order_past_a_full_one(monkeypatch):
+    # No task per member any more (a send only queues): counted where Channels started them.
+    started = []
+    create_task = asyncio.create_task
+    monkeypatch.setattr(
+        channels_layers.asyncio, "create_task", lambda coro: started.append(1) or create_task(coro)
+    )
+    layer = layers.ThrottledInMemoryChannelLayer(capacity=2)
+    full, first, second = [await layer.new_channel() for _ in range(3)]
+    for channel in (full, first, second):
+        await layer.group_add("thread.a", channel)
+    for n in (0, 1):
+        await layer.send(full, {"type": "chat.event", "n": n})
+
+    for n in (2, 3):
+        await layer.group_send("thread.a", {"type": "chat.event", "n": n})
+
+    assert started == []
+    assert [(await layer.receive(first))["n"] for _ in range(2)] == [2, 3]
+    assert [(await layer.receive(second))["n"] for _ in range(2)] == [2, 3]
+    assert [(await layer.receive(full))["n"] for _ in range(2)] == [0, 1]  # the rest dropped
+    assert layer.channels == {}  # emptied queues are let go, as Channels does

@@ -557,3 +557,36 @@ async def test_the_socket_never_waits_behind_an_answer_save(owner, thread):
     finally:
         release.set()
         await save
+
+
+async def test_an_ask_is_checked_and_saved_without_waiting_for_a_socket_lane(
+    catalogue, owner, thread
+):
+    # The session check before an ask runs with its turn, in one job on a search lane
+    # (chat.turns.create_turn): an ask queued for a socket lane and then for a search lane
+    # (docs/BENCHMARKS.md, session 13). Here every socket lane is held.
+    import asyncio
+    import threading
+
+    from chat.lanes import socket_lanes
+
+    comm = await open_socket(thread, owner)
+    holding, release = threading.Semaphore(0), threading.Event()
+
+    def slow_read():
+        holding.release()
+        release.wait(30)
+
+    reads = [asyncio.ensure_future(socket_lanes.run(slow_read)) for _ in range(SOCKET_LANES)]
+    try:
+        for _ in range(SOCKET_LANES):
+            while not holding.acquire(blocking=False):
+                await asyncio.sleep(0.01)
+        await comm.send_json_to({"type": "ask", "text": "diffusion transformers"})
+        assert (await comm.receive_json_from(timeout=5))["type"] == "start"
+        assert not any(read.done() for read in reads)
+    finally:
+        release.set()
+        await asyncio.gather(*reads)
+    assert (await events_until_end(comm))[-1]["type"] == "done"
+    await comm.disconnect()

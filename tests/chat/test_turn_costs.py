@@ -28,17 +28,17 @@ def earlier_turns(thread, n):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("earlier", [0, 6])
-def test_saving_a_turn_takes_seven_statements_however_long_the_thread(
+def test_saving_a_turn_takes_six_statements_however_long_the_thread(
     owner, settings, django_assert_max_num_queries, earlier
 ):
     settings.CHAT_RATE_LIMIT_PER_MINUTE = 0
     thread = Thread.objects.create(owner=owner)
     earlier_turns(thread, earlier)
 
-    # Lock the user and the thread, the streaming check, the thread's messages (history and
+    # Lock the user and the thread, the thread's messages (the answer in progress, history and
     # reference numbers at once), the question, the answer row, the thread's title; and the
-    # transaction's BEGIN and COMMIT (13 statements and a savepoint before).
-    with django_assert_max_num_queries(7 + 2):
+    # transaction's BEGIN and COMMIT (13 statements and a savepoint in session 7, 7 in session 8).
+    with django_assert_max_num_queries(6 + 2):
         turn = turns.create_turn(owner.pk, thread.pk, "What is new?")
 
     # What the one read of the thread gives is still all there.
@@ -56,11 +56,37 @@ def test_the_rate_limit_adds_two_queries_and_still_counts(
     threads = [Thread.objects.create(owner=owner) for _ in range(3)]
     turns.create_turn(owner.pk, threads[0].pk, "one")
 
-    with django_assert_max_num_queries(9 + 2):  # the recent asks, and this one's
+    with django_assert_max_num_queries(8 + 2):  # the recent asks, and this one's
         turns.create_turn(owner.pk, threads[1].pk, "two")
     with pytest.raises(turns.AskRefused) as refused:
         turns.create_turn(owner.pk, threads[2].pk, "three")
     assert refused.value.code == "rate_limited"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_socket_s_session_is_checked_in_the_same_transaction_as_its_turn(
+    owner, settings, django_assert_max_num_queries
+):
+    # A socket's ask was two lane jobs, the session check and then the turn, each queued on its
+    # own lanes (docs/BENCHMARKS.md, session 13): now one, two reads more (the session, the user).
+    from django.test import Client
+
+    settings.CHAT_RATE_LIMIT_PER_MINUTE = 0
+    client = Client()
+    client.force_login(owner)
+    session_key = client.session.session_key
+    thread = Thread.objects.create(owner=owner)
+
+    with django_assert_max_num_queries(6 + 2 + 2):
+        turns.create_turn(owner.pk, thread.pk, "What is new?", session_key)
+    Message.objects.filter(thread=thread, status="streaming").update(status="complete")
+
+    client.logout()
+    with pytest.raises(turns.SignedOut):
+        turns.create_turn(owner.pk, thread.pk, "And now?", session_key)
+    with pytest.raises(turns.SignedOut):  # a socket without a session
+        turns.create_turn(owner.pk, thread.pk, "And now?", None)
+    assert thread.messages.count() == 2  # the first turn's question and answer only
 
 
 @pytest.mark.django_db(transaction=True)
