@@ -79,6 +79,10 @@ CONTEXT_WEIGHT = 0.5
 # of training steps" for "What initial learning rate did the Inception baseline use …?").
 VALUE_WEIGHT = 1.25
 VALUE_NEAR = 3
+# A number next to what was asked but without the question's qualifier is the value of another
+# quantity ("… used dropout rate Pdrop = 0.1, instead of 0.3" for "What learning rate schedule
+# did the Transformer use?"): weighed as a sentence on another model size is.
+OTHER_VALUE_WEIGHT = OTHER_SIZE_WEIGHT
 # Numbered references inside an abstract ("as shown in [12]") would read as our citations.
 _BRACKET_NUMBER = re.compile(r"\[\s*\d")
 # In a paper's body they are everywhere ("We used the Adam optimizer [20] with β1 = 0.9, β2 =
@@ -441,6 +445,8 @@ def answering_scores(
             score *= number_weight(sentence.text, question, quantity)
         if score > 0 and things and gives_value(sentence.text, things, question):
             score *= VALUE_WEIGHT
+        elif score > 0 and things and values_another(sentence.text, things, question):
+            score *= OTHER_VALUE_WEIGHT
         if score > 0 and variants and _row_label(sentence.text) in variants:
             score *= ROW_VARIANT_WEIGHT
         if score > 0 and about_other_size(sentence.text, question):
@@ -500,6 +506,16 @@ def gives_value(
         or (bare[:1].isdigit() and new & set(_NUMBER_IN_WORD.findall(bare)))
     ]
     return any(abs(i - j) <= VALUE_NEAR for i in at_things for j in at_numbers)
+
+
+def values_another(sentence: str, things: set[str], question: str) -> bool:
+    """Whether `sentence` gives a value next to what `question` asks the number of (`things`)
+    without the words the question qualifies it with: "dropout rate Pdrop = 0.1" for "What
+    learning rate …?" is another rate's value. False when the question qualifies nothing."""
+    qualifiers = _qualifiers(question, things)
+    return bool(qualifiers) and not qualifiers <= set(terms(sentence)) and gives_value(
+        sentence, things, question, None
+    )
 
 
 def _row_label(sentence: str) -> str:

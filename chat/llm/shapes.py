@@ -52,6 +52,7 @@ from .extractive import (
     asked_value_terms,
     compose_answer,
     gives_value,
+    values_another,
 )
 from .meaning import similarities
 from .roles import BACKGROUND, BONUS, CONTRIBUTION, RESULT, role
@@ -942,7 +943,14 @@ def _says_what_was_asked(s: _Sentence, request: AnswerRequest, topic: str) -> bo
     asking word and no word of any field ("model")."""
     words = set(stems([w for w in content_words(_without_names(request, topic)) if w not in ASKING]))
     asked = (words - _BROAD) or words
-    return bool(asked & set(s.term_counts))
+    said = set(s.term_counts)
+    # What the question measures counts only with the words it qualifies it with: "… used
+    # dropout rate Pdrop = 0.1, instead of 0.3" says the value of another rate than "What
+    # learning rate schedule did the Transformer use?" asks for.
+    things = asked_value_terms(topic)
+    if values_another(s.text, things, topic):
+        asked -= things
+    return bool(asked & said)
 
 
 def _states_the_number(

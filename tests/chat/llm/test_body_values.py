@@ -5,7 +5,7 @@ opened by a line ending with a colon has its first item as a sentence of its own
 question after a quantity the sentence whose number stands next to what was asked comes first."""
 
 from chat.llm.base import AnswerRequest, SourceText
-from chat.llm.extractive import answering_scores, gives_value
+from chat.llm.extractive import answering_scores, asked_value_terms, gives_value, values_another
 from chat.llm.sentences import passage_sentences
 from chat.llm.shapes import compose_shaped
 from chat.understanding.intent import Intent
@@ -176,3 +176,57 @@ def test_trained_on_a_proper_noun_names_it_as_a_dataset():
         "trained on the Pile (Gao et al., 2020)."
     ) == {"Pile"}
     assert _dataset_names("All models are trained on the same hardware.") == set()
+
+
+def test_a_value_of_another_quantity_does_not_follow_the_answer(settings, text_of):
+    """"dropout rate Pdrop = 0.1, instead of 0.3" shares "rate" with "What learning rate schedule
+    …?", states a number beside it, and answers another question: once the answer states the
+    learning rate, it is no bullet of it."""
+    settings.EMBEDDING_BACKEND = "minilm"
+    text = text_of("1706.03762v7")
+    optimizer = _chunk(
+        1, _between(text, "5.3 Optimizer", "5.4 Regularization"), "5.3 Optimizer", "1706.03762",
+        page=7,
+    )
+    results = _chunk(
+        2, _between(text, "6.1 Machine Translation", "6.2 Model Variations"),
+        "6.1 Machine Translation", "1706.03762", page=8,
+    )
+    # As the pipeline passes it (chat.retrieval.named): the question names the paper.
+    named = {
+        "papers": [{"arxiv_id": "1706.03762", "name": "Transformer", "asked": "the Transformer"}],
+        "unknown": [],
+        "about": True,
+    }
+
+    def answer(question: str, sources: list[SourceText]) -> str:
+        request = AnswerRequest(
+            question=question, sources=sources, messages=[], intent=Intent("overview"),
+            analysis={"named": named},
+        )
+        return compose_shaped(request)
+
+    said = answer("What learning rate schedule did the Transformer use?", [optimizer, results])
+    assert "increasing the learning rate linearly for the first warmup_steps" in said
+    assert "We used warmup_steps = 4000 [1]." in said
+    assert "dropout rate Pdrop = 0.1, instead of 0.3" not in said
+    # Its own question still gets it: "dropout" qualifies the rate there.
+    said = answer("What dropout rate did the Transformer big model use?", [results, optimizer])
+    assert "dropout rate Pdrop = 0.1, instead of 0.3" in said
+
+
+def test_a_value_of_another_quantity_weighs_less_as_the_answer():
+    question = "What learning rate schedule did the Transformer use?"
+    things = asked_value_terms(question)
+    assert values_another(
+        "The Transformer (big) model trained for English-to-French used dropout rate Pdrop = 0.1, "
+        "instead of 0.3.", things, question,
+    )
+    assert not values_another(
+        "Inception: the network described at the beginning of Section 4.2, trained with the "
+        "initial learning rate of 0.0015.", things, question,
+    )
+    # A question that qualifies nothing ("What batch size …") has no other quantity.
+    assert not values_another(
+        "We use a batch size of 4096.", {"size"}, "What size did ViT pre-training use?"
+    )
