@@ -103,6 +103,10 @@ class _Sentence:
     # A full-text sentence's context, as terms: the heading of the section it stands in, and
     # for a list's item the sentence opening the list.
     context: frozenset[str] = frozenset()
+    # The label of the list item it belongs to ("BN-x5" of "BN-x5: Inception with Batch
+    # Normalization … The initial learning rate was increased by a factor of 5, to 0.0075."),
+    # as printed; "" outside a labelled item.
+    label: str = ""
 
     @property
     def length(self) -> int:
@@ -144,10 +148,16 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
     heading = frozenset(terms(source.section))
     opening: frozenset[str] = frozenset()
     opened_at = -2
+    label, labelled_at = "", -2
     for position, text in enumerate(sentences):
         if is_heading(text):
             heading, opening = frozenset(terms(text)), frozenset()
+            label = ""
             continue
+        if (mark := item_label(text)) is not None:
+            label, labelled_at = mark, position
+        elif position - labelled_at > LABEL_REACH:
+            label = ""
         if opens_list(text):
             opening = frozenset(terms(text))
             opened_at = position
@@ -166,8 +176,45 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
         if MIN_WORDS <= words <= MAX_WORDS and not is_figure_text(text):
             if is_caption(text):
                 context = frozenset()
-            found.append(_Sentence(source, position, text, Counter(terms(text)), False, context))
+            found.append(
+                _Sentence(source, position, text, Counter(terms(text)), False, context, label)
+            )
     return found
+
+
+# A list's item opened by its label: "BN-x5: Inception with Batch Normalization and the
+# modifications in Sec. 4.2.1.", "Linear Reading: A non-personalized baseline …" (one to three
+# words, the first a capital or a digit, then a colon). A caption ("Table 1: …") is none.
+_ITEM_LABEL = re.compile(r"([A-Z0-9][\w.+/-]*(?: [\w.+/-]+){0,2}):\s+\S")
+# The item's label stays with this many sentences after the one it opens: an item runs on for a
+# sentence or two ("The initial learning rate was increased by a factor of 5, to 0.0075."), and
+# where the list ends is not printed.
+LABEL_REACH = 2
+
+
+def item_label(sentence: str) -> str | None:
+    """The label opening a list's item, as printed ("BN-x5"), or None."""
+    if isinstance(sentence, RowSentence) or is_caption(sentence):
+        return None
+    match = _ITEM_LABEL.match(sentence)
+    if match is None or any(w.lower() in STOPWORDS for w in match[1].split()):
+        return None  # "We use three: …" opens a list, names no item
+    return match[1]
+
+
+def other_item(sentence: _Sentence, question: str, own: Iterable[_Sentence]) -> bool:
+    """Whether `sentence` belongs to a list item the question does not name while it names
+    another item of the same passage (`own`: its sentences): "BN-x30: Like BN-x5, but with
+    the initial learning rate 0.045" for "What learning rate did BN-x5 use?"."""
+    return (
+        bool(sentence.label)
+        and not _names_label(question, sentence.label)
+        and any(o.label and _names_label(question, o.label) for o in own)
+    )
+
+
+def _names_label(question: str, label: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(label)}(?![\w-])", question, re.IGNORECASE) is not None
 
 
 def quotable_body_sentences(text: str, section: str = "") -> list[str]:
@@ -419,10 +466,19 @@ def answering_scores(
         if stem in idf:
             idf[stem] *= NAME_WEIGHT
     weights = _bm25_weights(query, idf, sentences)
+    # The items the question names by their label ("What learning rate did BN-x5 use?"): an
+    # item's sentences say its label's words as context ("… The initial learning rate was
+    # increased by a factor of 5, to 0.0075."), and another item's sentence that only mentions
+    # the named one ("BN-x30: Like BN-x5, but with the initial learning rate 0.045") is about
+    # another item.
+    by_source: dict[int, list[_Sentence]] = {}
+    for s in sentences:
+        by_source.setdefault(s.source.number, []).append(s)
     for sentence, weight in zip(sentences, weights, strict=True):
         if not answers_nothing(sentence.text, query):
+            context = sentence.context | (set(terms(sentence.label)) if sentence.label else set())
             for t in query:
-                if t in sentence.context and t not in weight:
+                if t in context and t not in weight:
                     weight[t] = CONTEXT_WEIGHT * idf[t]
     quantity = asks_for_quantity(question)
     things = asked_value_terms(question) if quantity else set()
@@ -449,6 +505,10 @@ def answering_scores(
             score *= OTHER_VALUE_WEIGHT
         if score > 0 and variants and _row_label(sentence.text) in variants:
             score *= ROW_VARIANT_WEIGHT
+        if score > 0 and sentence.label and _names_label(question, sentence.label):
+            score *= ROW_VARIANT_WEIGHT  # the named item's own sentence
+        elif score > 0 and other_item(sentence, question, by_source[sentence.source.number]):
+            score *= OTHER_SIZE_WEIGHT
         if score > 0 and about_other_size(sentence.text, question):
             score *= OTHER_SIZE_WEIGHT  # "the big model used…" for a question on the base one
         number = sentence.source.number

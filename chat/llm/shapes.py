@@ -52,6 +52,8 @@ from .extractive import (
     asked_value_terms,
     compose_answer,
     gives_value,
+    item_label,
+    other_item,
     values_another,
 )
 from .meaning import similarities
@@ -632,6 +634,8 @@ def _continuation(lead: _Sentence, scorer: _Scorer, request: AnswerRequest) -> _
     for s in own[at + 1 : at + 1 + CONTINUATION_REACH]:
         if s.context != lead.context or is_caption(s.text) or _FLOAT_LABEL.search(s.text):
             break
+        if item_label(s.text) is not None:
+            break  # another item of a list: its value is its own ("BN-x30: Like BN-x5, but …")
         if not _stated_numbers(s.text) - stated:
             continue
         if (
@@ -903,7 +907,12 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
             # what was asked, not only share the paper's name (chosen by meaning, "We trained a
             # 4-layer transformer … on the Wall Street Journal (WSJ) portion of the Penn
             # Treebank" followed "What dropout rate did the Transformer base model use?").
-            others = [s for s in others if _says_what_was_asked(s, request, topic)]
+            others = [
+                s
+                for s in others
+                if _says_what_was_asked(s, request, topic)
+                and not other_item(s, request.question, scorer.by_source[s.source.number])
+            ]
         chosen = [*leads, *others][: max(OVERVIEW_SENTENCES, len(leads))]
     chosen = _with_continuations(chosen, leads, scorer, request)
     opening = T.LEAD_IN

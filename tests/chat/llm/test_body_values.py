@@ -5,7 +5,13 @@ opened by a line ending with a colon has its first item as a sentence of its own
 question after a quantity the sentence whose number stands next to what was asked comes first."""
 
 from chat.llm.base import AnswerRequest, SourceText
-from chat.llm.extractive import answering_scores, asked_value_terms, gives_value, values_another
+from chat.llm.extractive import (
+    answering_scores,
+    asked_value_terms,
+    gives_value,
+    item_label,
+    values_another,
+)
 from chat.llm.sentences import passage_sentences
 from chat.llm.shapes import compose_shaped
 from chat.understanding.intent import Intent
@@ -230,3 +236,32 @@ def test_a_value_of_another_quantity_weighs_less_as_the_answer():
     assert not values_another(
         "We use a batch size of 4096.", {"size"}, "What size did ViT pre-training use?"
     )
+
+
+def test_a_list_item_named_by_the_question_answers_it_and_another_item_does_not(text_of):
+    """Batch Normalization's list of networks: "BN-x5: Inception with Batch Normalization …
+    The initial learning rate was increased by a factor of 5, to 0.0075." then "BN-x30: Like
+    BN-x5, but with the initial learning rate 0.045 …". The item's label is its sentences'
+    context, and another item that mentions the named one is about itself."""
+    networks = _chunk(
+        1, _between(text_of("1502.03167v3"), "4.2.2 Single-Network", "In Figure 2"),
+        "4.2.2 Single-Network Classification", "1502.03167", page=7,
+    )
+    best = max(answering_scores("What learning rate did BN-x5 use?", [networks]).values())[1]
+    assert best == "The initial learning rate was increased by a factor of 5, to 0.0075."
+    best = max(answering_scores("What learning rate did BN-x30 use?", [networks]).values())[1]
+    assert best.startswith("BN-x30: Like BN-x5, but with the initial learning rate 0.045")
+    # The next item is no continuation of the answer, nor one of its bullets.
+    answer = _answer("What learning rate did BN-x5 use?", [networks])
+    assert _bullets(answer)[0] == "- The initial learning rate was increased by a factor of 5, to 0.0075 [1]."
+    assert "BN-x30" not in answer
+
+
+def test_an_items_label_is_one_to_three_words_before_a_colon():
+    assert item_label("BN-x5: Inception with Batch Normalization and the modifications.") == "BN-x5"
+    assert item_label("Linear Reading: A non-personalized baseline that assumes …") == (
+        "Linear Reading"
+    )
+    # A caption, a table's row and a sentence opening a list are no item.
+    assert item_label("Table 1: Model 175B, #L 96") is None
+    assert item_label("We use three: a, b and c.") is None
