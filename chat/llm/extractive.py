@@ -471,6 +471,7 @@ def answering_scores(
     # increased by a factor of 5, to 0.0075."), and another item's sentence that only mentions
     # the named one ("BN-x30: Like BN-x5, but with the initial learning rate 0.045") is about
     # another item.
+    heads = set(stems(asked_heads(question)))
     by_source: dict[int, list[_Sentence]] = {}
     for s in sentences:
         by_source.setdefault(s.source.number, []).append(s)
@@ -480,6 +481,11 @@ def answering_scores(
             for t in query:
                 if t in context and t not in weight:
                     weight[t] = CONTEXT_WEIGHT * idf[t]
+                elif t in context and t in heads:
+                    # The heading names what a "what X" question asks for: the section is about
+                    # it ("… some limitations should be acknowledged …" under "9 Limitations",
+                    # over the introduction's "… mitigating their known limitations").
+                    weight[t] += CONTEXT_WEIGHT * idf[t]
     quantity = asks_for_quantity(question)
     things = asked_value_terms(question) if quantity else set()
     # "What is the largest RWKV model?": no sentence says "largest"; one giving a range says it
@@ -518,6 +524,22 @@ def answering_scores(
 
 
 _NUMBER_IN_WORD = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+_ASKED_HEAD = re.compile(r"\b(?:which|what)\s+((?:[\w-]+\s+){1,3})", re.IGNORECASE)
+
+
+def asked_heads(question: str) -> list[str]:
+    """What a "which/what" question asks for: the last of the words after it, up to a function
+    word ("Which Wikipedia dump does …" -> dump; "What is …" -> none)."""
+    match = _ASKED_HEAD.search(question)
+    heads = []
+    for word in match.group(1).lower().split() if match else []:
+        if word in STOPWORDS:
+            break
+        heads.append(word)
+    heads = [w for w in heads if len(w) > 1]
+    return heads[-1:]  # the head noun: "dump" of "Wikipedia dump", "rank" of "LoRA rank r"
 
 
 def asked_value_terms(question: str) -> set[str]:

@@ -49,6 +49,7 @@ from .extractive import (
     _list_words,
     _Sentence,
     answering_scores,
+    asked_heads,
     asked_value_terms,
     compose_answer,
     gives_value,
@@ -58,7 +59,7 @@ from .extractive import (
 )
 from .meaning import similarities
 from .roles import BACKGROUND, BONUS, CONTRIBUTION, RESULT, role
-from .sentences import STOPWORDS, content_words, is_caption, stems, terms
+from .sentences import content_words, is_caption, stems, terms
 
 # Most sentences embedded for one answer (overview; a comparison embeds half per side, a list
 # only where the rules tie). Each costs ~10 ms on this CPU: 6 keeps the composer near 100 ms.
@@ -622,7 +623,7 @@ def _continuation(lead: _Sentence, scorer: _Scorer, request: AnswerRequest) -> _
     if lead not in own:
         return None
     question = request.question
-    things = asked_value_terms(question) or set(stems(_asked_heads(question)))
+    things = asked_value_terms(question) or set(stems(asked_heads(question)))
     pointing = set()
     if asks_for_quantity(question):
         asked = set(stems([w for w in content_words(_without_names(request)) if w not in ASKING]))
@@ -655,22 +656,6 @@ _FLOAT_LABEL = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+[.:]")
 # A sentence that opens by pointing back speaks of what the sentence before it said ("This
 # results in one index refresh per approximately 500 training steps").
 _POINTS_BACK = re.compile(r"(?:This|These|It|They|Such)\b")
-_ASKED_HEAD = re.compile(r"\b(?:which|what)\s+((?:[\w-]+\s+){1,3})", re.IGNORECASE)
-
-
-def _asked_heads(question: str) -> list[str]:
-    """What a "which/what" question asks for: the last of the words after it, up to a function
-    word ("Which Wikipedia dump does …" -> dump; "What is …" -> none)."""
-    match = _ASKED_HEAD.search(question)
-    heads = []
-    for word in match.group(1).lower().split() if match else []:
-        if word in STOPWORDS:
-            break
-        heads.append(word)
-    heads = [w for w in heads if len(w) > 1]
-    return heads[-1:]  # the head noun: "dump" of "Wikipedia dump", "rank" of "LoRA rank r"
-
-
 # A value given to a symbol: "warmup_steps = 4000", "k ∈ {5, 10}", "ϵls = 0.1".
 _ASSIGNED = re.compile(r"([^\W\d]\w*)\s*(?:=|∈|≈)\s*[-−{(\[]?\s*\d")
 
@@ -689,7 +674,15 @@ def _answered_by_heading(s: _Sentence, request: AnswerRequest) -> bool:
     (the question's names aside): "Residual Dropout We apply dropout …" under "5.4
     Regularization" answers "How was the Transformer regularised?" as one of the section's."""
     words = set(stems([w for w in content_words(_without_names(request)) if w not in ASKING]))
-    return bool(words & s.context) and not words & set(s.term_counts)
+    if not words & s.context:
+        return False
+    if not words & set(s.term_counts):
+        return True
+    # A section whose heading names what a "what/which X" question asks for, not a number
+    # ("What limitations of RWKV …?" under "9 Limitations"), is the answer, its sentences
+    # saying the word or not; a quantity's answer is its sentence and the value after it.
+    heads = set(stems(asked_heads(request.question)))
+    return bool(heads & s.context) and not asks_for_quantity(request.question)
 
 
 def _named_papers(request: AnswerRequest) -> set[str]:
@@ -787,8 +780,11 @@ def _dataset_names(text: str, asked: str = "") -> set[str]:
     """The names a sentence gives datasets: none unless it speaks of datasets or benchmarks, or
     of what a model was trained on ("trained on the Pile"), of the paper's own work; the names
     the question gives (the paper's: "Which retrieval corpus does REALM use?") are not a
-    dataset's."""
-    if _OTHERS_WORK.search(text):
+    dataset's, nor those of a sentence on the field's background (roles.role, as if not the
+    passage's first: a chunk's first sentence is seldom an abstract's scene-setting)."""
+    # (The field's, by its words alone: "Recent advances … have shown that models such as BERT,
+    # RoBERTa and T5 … acquired from the massive text corpora they are trained on" names models.)
+    if _OTHERS_WORK.search(text) or role(text, 1) == BACKGROUND:
         return set()
     if not _DATASET_WORD.search(text):
         text = _CITED.sub(" ", text)

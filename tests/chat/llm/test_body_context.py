@@ -148,3 +148,62 @@ def test_a_footnote_is_a_sentence_of_its_own_without_its_mark(text_of):
     chunk = _chunk(1, _between(text, "In the words of one patient", "Who needs access"), "1 INTRODUCTION")
     best = _best("Is the code available?", [chunk])
     assert best == "Code and demo available at https://github.com/allenai/paper-plain"
+
+
+def _paper_chunk(number, text, section, arxiv_id, page):
+    return SourceText(
+        number=number, title="A paper", authors="A. Author", published="2022-05-02", text=text,
+        arxiv_id=arxiv_id, where=f"p. {page}, {section}", section=section,
+    )
+
+
+def test_the_section_a_heading_names_for_what_is_asked_is_the_answer(text_of, settings):
+    """ "What limitations …?": the paper's "Limitations" section answers, not its introduction's
+    "… mitigating their known limitations" nor the datasheet's "please describe these limits";
+    the question's "the authors describe/acknowledge" only asks."""
+    from chat.llm.base import AnswerRequest
+    from chat.llm.shapes import compose_shaped
+    from chat.understanding.intent import Intent
+
+    settings.EMBEDDING_BACKEND = "minilm"
+    rwkv = text_of("2305.13048v1")
+    contributions = _paper_chunk(
+        1, _between(rwkv, "Our contributions in this paper", "We release pretrained"),
+        "1 Introduction", "2305.13048", 2,
+    )
+    limitations = _paper_chunk(
+        2, _between(rwkv, "9 Limitations", "Acknowledgements"), "9 Limitations", "2305.13048", 9
+    )
+    best = _best(
+        "What limitations of RWKV do the authors acknowledge?", [contributions, limitations],
+        ["RWKV"],
+    )
+    assert best in passage_sentences(limitations.text)
+
+    opt = text_of("2205.01068v1")
+    datasheet = _paper_chunk(
+        1, _between(opt, "Is there an erratum?", "Will older versions"), "C.7 Maintenance",
+        "2205.01068", 23,
+    )
+    section = _paper_chunk(
+        2, _between(opt, "5 Limitations", "6 Considerations for Release"), "5 Limitations",
+        "2205.01068", 8,
+    )
+    request = AnswerRequest(
+        question="What limitations of OPT-175B do the authors describe?",
+        sources=[datasheet, section], messages=[], intent=Intent("overview"),
+    )
+    bullets = [line for line in compose_shaped(request).splitlines() if line.startswith("- ")]
+    said = passage_sentences(section.text)
+    # The section's sentences, one after another: what the limitations are.
+    assert len(bullets) >= 3
+    assert all(any(b.startswith(f"- {s[:40]}") for s in said) for b in bullets[:3])
+    assert not any("please describe these limits" in b for b in bullets)
+
+
+def test_words_that_only_ask_are_no_topic():
+    from chat.llm.sentences import content_words
+
+    words = content_words("What limitations of OPT-175B do the authors describe?")
+    assert "authors" not in words and "describe" not in words and "limitations" in words
+    assert "acknowledge" not in content_words("Which limitations do the authors acknowledge?")
