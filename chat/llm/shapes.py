@@ -35,6 +35,7 @@ from chat.understanding.quantity import (
     numbers_in,
     states_new_number,
 )
+from chat.understanding.variants import sizes_in
 from papers.indexing.names import name_key
 
 from . import templates as T
@@ -909,6 +910,12 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
                 if _says_what_was_asked(s, request, topic)
                 and not other_item(s, request.question, scorer.by_source[s.source.number])
             ]
+        elif lead.source.where and (heads := _said_heads(lead, topic)):
+            # The body answer says what a "what/which X" question asks for ("… distributing
+            # training across 8, 32GB NVIDIA V100 GPUs" for "What GPUs was RAG trained on?"):
+            # what follows must say it too, not only the paper's name and "trained" ("We
+            # introduce RAG models where … a pre-trained neural retriever").
+            others = [s for s in others if heads & set(s.term_counts)]
         chosen = [*leads, *others][: max(OVERVIEW_SENTENCES, len(leads))]
     chosen = _with_continuations(chosen, leads, scorer, request)
     opening = T.LEAD_IN
@@ -943,11 +950,22 @@ def _whole_topic(request: AnswerRequest, topic: str) -> set[int] | None:
     return whole if len(whole) >= WHOLE_TOPIC_PAPERS else None
 
 
+def _said_heads(lead: _Sentence, topic: str) -> set[str]:
+    """The stems of what a "what/which X" question asks for (extractive.asked_heads) that the
+    answer's lead says; none for a quantity (its number is the answer)."""
+    if asks_for_quantity(topic):
+        return set()
+    return set(stems(asked_heads(topic))) & set(lead.term_counts)
+
+
 def _says_what_was_asked(s: _Sentence, request: AnswerRequest, topic: str) -> bool:
     """Whether a sentence shares a word with the question that is no name it gives papers, no
     asking word and no word of any field ("model")."""
     words = set(stems([w for w in content_words(_without_names(request, topic)) if w not in ASKING]))
-    asked = (words - _BROAD) or words
+    # (A model size the question names is what it asks about, broad as "large" is elsewhere:
+    # "Fusion-in-Decoder (large) 51.4 67.6 …" for "What exact match does Fusion-in-Decoder large
+    # reach …?".)
+    asked = (words - (_BROAD - set(stems(sorted(sizes_in(topic)))))) or words
     said = set(s.term_counts)
     # What the question measures counts only with the words it qualifies it with: "… used
     # dropout rate Pdrop = 0.1, instead of 0.3" says the value of another rate than "What

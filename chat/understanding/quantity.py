@@ -20,7 +20,9 @@ _HOW = re.compile(
 _PROPERTY = re.compile(
     r"\b(?:what|which)\b.*\b(?:rate|size|stepsize|value|number|dimension|dimensionality|count|"
     r"ratio|length|temperature|threshold|steps?|decay|momentum|dropout|epsilon|alpha|beta\d?|"
-    r"accuracy|error|score|percentage|fraction|budget|width|depth|parameters?|resolution)\b",
+    r"accuracy|error|score|percentage|fraction|budget|width|depth|parameters?|resolution|"
+    # (a metric: "What exact match does Fusion-in-Decoder large reach on Natural Questions?")
+    r"exact\s+match|perplexity|bleu|rouge(?:-\w+)?|f1)\b",
     _FLAGS,
 )
 # How much more a sentence with the question's words weighs when it also states a number, for a
@@ -66,7 +68,8 @@ _COUNTED = re.compile(r"\bhow\s+(?:many|much)\s+([a-z][a-z0-9-]*)(?:\s+([a-z][a-
 _MEASURED = re.compile(
     r"\b(rate|size|stepsize|value|number|dimension|dimensionality|count|ratio|length|"
     r"temperature|threshold|steps?|decay|momentum|dropout|epsilon|alpha|accuracy|error|"
-    r"score|percentage|fraction|budget|width|depth|parameters|resolution)\b",
+    r"score|percentage|fraction|budget|width|depth|parameters|resolution|match|perplexity|"
+    r"bleu|rouge|f1)\b",
     _FLAGS,
 )
 

@@ -15,6 +15,7 @@ from chat.llm.extractive import (
 from chat.llm.sentences import passage_sentences
 from chat.llm.shapes import compose_shaped
 from chat.understanding.intent import Intent
+from chat.understanding.quantity import asks_for_quantity
 
 
 def _between(text: str, start: str, end: str) -> str:
@@ -265,3 +266,26 @@ def test_an_items_label_is_one_to_three_words_before_a_colon():
     # A caption, a table's row and a sentence opening a list are no item.
     assert item_label("Table 1: Model 175B, #L 96") is None
     assert item_label("We use three: a, b and c.") is None
+
+
+def test_once_the_answer_says_what_was_asked_for_the_quotes_after_it_say_it_too(settings, text_of):
+    """ "What GPUs was RAG trained on?": "… distributing training across 8, 32GB NVIDIA V100
+    GPUs …" answers; the abstract's "We introduce RAG models where … a pre-trained neural
+    retriever" shares only the paper's name and "trained"."""
+    settings.EMBEDDING_BACKEND = "minilm"
+    text = text_of("2005.11401v4")
+    setup = _chunk(
+        1, _between(text, "C Training setup Details", "D Further Details"),
+        "C Training setup Details", "2005.11401", page=17,
+    )
+    abstract = _chunk(2, _between(text, "Abstract", "1 Introduction"), "Abstract", "2005.11401")
+    bullets = _bullets(_answer("What GPUs was RAG trained on?", [setup, abstract]))
+    assert "32GB NVIDIA V100 GPUs" in bullets[0]
+    assert all("GPU" in b for b in bullets)
+
+
+def test_a_metric_is_a_quantity_and_the_asked_size_is_what_was_asked(settings, text_of):
+    question = "What exact match does Fusion-in-Decoder large reach on Natural Questions?"
+    assert asks_for_quantity(question) and asked_value_terms(question) == {"match"}
+    assert asks_for_quantity("What BLEU score does the big Transformer reach?")
+    assert not asks_for_quantity("Which papers match my reading list?")
