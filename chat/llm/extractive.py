@@ -146,6 +146,7 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
     their context ("RWKV: 169m, 430m, 1.4b, 3b, 7b, 14b")."""
     found = []
     heading = frozenset(terms(source.section))
+    credits = bool(_CREDITS.match(source.section))
     opening: frozenset[str] = frozenset()
     opened_at = -2
     label, labelled_at = "", -2
@@ -153,6 +154,12 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
         if is_heading(text):
             heading, opening = frozenset(terms(text)), frozenset()
             label = ""
+            credits = bool(_CREDITS.match(text))
+            continue
+        if (credits and not _FLOAT.search(text)) or _THANKS.match(text):
+            # Who did and paid for the work, not what it found. (A table or figure is printed
+            # wherever the page had room: ULSA's table of Fleiss' kappas follows its
+            # acknowledgements.)
             continue
         if (mark := item_label(text)) is not None:
             label, labelled_at = mark, position
@@ -180,6 +187,20 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
                 _Sentence(source, position, text, Counter(terms(text)), False, context, label)
             )
     return found
+
+
+# The sections that credit people, never an answer about the work ("Bo Peng Original RWKV idea,
+# original code, … and trained RWKV models from 0.1B to 14B" opened "What is the largest RWKV
+# model?"; "We also acknowledge the members of the RWKV Discord server" answered its
+# limitations): their heading, or a paragraph opening with it ("Acknowledgements We are grateful
+# to …").
+_CREDITS = re.compile(
+    r"(?:[A-Z]?[\d.]*\s*)(?:acknowledge?ments?|author\s+contributions?|funding|"
+    r"competing\s+interests)\b",
+    re.IGNORECASE,
+)
+_THANKS = re.compile(r"acknowledge?ments?\s+[A-Z]", re.IGNORECASE)
+_FLOAT = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+[.:]")
 
 
 # A list's item opened by its label: "BN-x5: Inception with Batch Normalization and the

@@ -878,6 +878,8 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     naming = _naming_datasets(request, scorer, topic)
     if naming:
         leads = naming + [s for s in leads if s not in naming]
+    # A paper repeats itself (a supplement's copy of its "Datasets." paragraph): one quote.
+    leads = [s for i, s in enumerate(leads) if s.text not in {o.text for o in leads[:i]}]
     named = _named_papers(request)
     if named and not leads:
         # No sentence of the named paper shares the question's words: its best one still

@@ -207,3 +207,45 @@ def test_words_that_only_ask_are_no_topic():
     words = content_words("What limitations of OPT-175B do the authors describe?")
     assert "authors" not in words and "describe" not in words and "limitations" in words
     assert "acknowledge" not in content_words("Which limitations do the authors acknowledge?")
+
+
+def test_sections_that_credit_people_are_never_quoted(text_of):
+    from chat.llm.extractive import quotable_body_sentences
+
+    text = text_of("2305.13048v1")
+    limitations = quotable_body_sentences(_between(text, "9 Limitations", "Alon Albalak"))
+    assert any("minutiae" in s for s in limitations)
+    assert not any("Discord" in s or "EleutherAI" in s for s in limitations)
+    # An appendix's "A Author Contributions" states RWKV's sizes, as who trained them.
+    contributions = _between(text, "A Author Contributions", "B ")
+    assert not any("0.1B to 14B" in s for s in quotable_body_sentences(contributions))
+    assert not quotable_body_sentences("Bo Peng trained RWKV models from 0.1B to 14B.",
+                                       "A Author Contributions")
+
+
+def test_a_paragraph_a_paper_repeats_is_quoted_once(text_of, settings):
+    from chat.llm.base import AnswerRequest
+    from chat.llm.shapes import compose_shaped
+    from chat.understanding.intent import Intent
+
+    settings.EMBEDDING_BACKEND = "minilm"
+    text = text_of("2301.01531v1")
+    paragraph = "Datasets.For the quantitative evaluation"
+    body = _paper_chunk(1, _between(text, paragraph, "Baselines."), "4 Experiments", "2301.01531", 6)
+    at = text.index(paragraph, text.index(paragraph) + 1)  # the supplement's copy
+    supplement = _paper_chunk(2, text[at : at + 400], "Supplementary", "2301.01531", 14)
+    request = AnswerRequest(
+        question="Which datasets is MoBYv2AL evaluated on?", sources=[body, supplement],
+        messages=[], intent=Intent("overview"),
+    )
+    assert compose_shaped(request).count("four well-known image classification datasets") == 1
+
+
+def test_a_table_printed_after_the_acknowledgements_is_still_quoted(text_of):
+    from chat.llm.extractive import quotable_body_sentences
+
+    # ULSA's tables follow its acknowledgements: the chunk still stands under that heading.
+    text = text_of("2201.09329v1")
+    tables = _between(text, "Identification of synthesis sentences", "Table 2")
+    quotable = quotable_body_sentences(tables + "Table 2: Fleiss' kappa scores.", "Acknowledgements")
+    assert any("Action terms tagging 0.83" in s for s in quotable)
