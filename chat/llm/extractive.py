@@ -156,6 +156,12 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
             label = ""
             credits = bool(_CREDITS.match(text))
             continue
+        if run_in_heading(text):
+            # A paragraph's run-in heading ("Recent Advances in Active Learning. Recent
+            # advancement in AL are …", "Baselines. We compared our method …"): what the
+            # paragraph is about, never a quote of its own.
+            heading, opening, label = frozenset(terms(text)), frozenset(), ""
+            continue
         if (credits and not _FLOAT.search(text)) or _THANKS.match(text):
             # Who did and paid for the work, not what it found. (A table or figure is printed
             # wherever the page had room: ULSA's table of Fleiss' kappas follows its
@@ -199,6 +205,24 @@ _CREDITS = re.compile(
     r"competing\s+interests)\b",
     re.IGNORECASE,
 )
+_RUN_IN_GLUE = frozenset("a an and for in of on the to with via".split())
+RUN_IN_WORDS = 6
+
+
+def run_in_heading(sentence: str) -> bool:
+    """A paragraph's heading printed at its start and split off as a sentence: a few words, each
+    capitalised but the glue words ("Recent Advances in Active Learning.", "Baselines.")."""
+    words = sentence.rstrip(".").split()
+    return (
+        sentence.endswith(".")
+        and not isinstance(sentence, (RowSentence, NoteSentence))
+        and 0 < len(words) <= RUN_IN_WORDS
+        and all(w[:1].isupper() or w in _RUN_IN_GLUE for w in words)
+        and words[0][:1].isupper()
+        and not any(c.isdigit() for c in sentence)
+    )
+
+
 _THANKS = re.compile(r"acknowledge?ments?\s+[A-Z]", re.IGNORECASE)
 _FLOAT = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+[.:]")
 

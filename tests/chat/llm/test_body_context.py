@@ -249,3 +249,23 @@ def test_a_table_printed_after_the_acknowledgements_is_still_quoted(text_of):
     tables = _between(text, "Identification of synthesis sentences", "Table 2")
     quotable = quotable_body_sentences(tables + "Table 2: Fleiss' kappa scores.", "Acknowledgements")
     assert any("Action terms tagging 0.83" in s for s in quotable)
+
+
+def test_a_paragraphs_run_in_heading_is_its_context_not_a_quote(text_of):
+    from chat.llm.extractive import quotable_body_sentences, run_in_heading
+
+    # MoBYv2AL (BMVC style): "Recent Advances in Active Learning. Recent advancement in AL …".
+    text = text_of("2301.01531v1")
+    related = _between(text, "Recent Advances in Active Learning.", "most revised")
+    quotable = quotable_body_sentences(related)
+    assert "Recent Advances in Active Learning." not in quotable
+    assert any(s.startswith("Recent advancement in AL are") for s in quotable)
+    # "Baselines." names what the next sentence lists: a question after baselines finds it.
+    baselines = _paper_chunk(
+        1, _between(text, "Baselines. We compared", "4.1 Quantitative"), "4 Experiments",
+        "2301.01531", 7,
+    )
+    best = _best("Which active learning methods does MoBYv2AL compare against?", [baselines])
+    assert best.startswith("We compared our method MoBYv2AL with a wide range of methods")
+    assert run_in_heading("Baselines.") and not run_in_heading("AL settings.")
+    assert not run_in_heading("We use Adam.")
