@@ -162,6 +162,9 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
             # paragraph is about, never a quote of its own.
             heading, opening, label = frozenset(terms(text)), frozenset(), ""
             continue
+        if _PLACEHOLDER.search(text):
+            continue  # a printed prompt or template ("Summarize the following paragraph. <The
+            # Abstract of this paper goes here> The paper presents …"): a model's words
         if (credits and not _FLOAT.search(text)) or _THANKS.match(text):
             # Who did and paid for the work, not what it found. (A table or figure is printed
             # wherever the page had room: ULSA's table of Fleiss' kappas follows its
@@ -223,6 +226,8 @@ def run_in_heading(sentence: str) -> bool:
     )
 
 
+# A placeholder of a printed prompt or template, as papers' appendices show them.
+_PLACEHOLDER = re.compile(r"<[A-Z][^<>]{3,80}>")
 _THANKS = re.compile(r"acknowledge?ments?\s+[A-Z]", re.IGNORECASE)
 _FLOAT = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+[.:]")
 

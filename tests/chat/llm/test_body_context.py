@@ -269,3 +269,16 @@ def test_a_paragraphs_run_in_heading_is_its_context_not_a_quote(text_of):
     assert best.startswith("We compared our method MoBYv2AL with a wide range of methods")
     assert run_in_heading("Baselines.") and not run_in_heading("AL settings.")
     assert not run_in_heading("We use Adam.")
+
+
+def test_a_printed_prompt_is_no_quote(text_of):
+    from chat.llm.extractive import quotable_body_sentences
+
+    # RWKV's appendix prints its model's answers: "RWKV-4-Raven-14B / Summarize the following
+    # paragraph. / <The Abstract of this paper goes here> / The paper presents …".
+    text = text_of("2305.13048v1")
+    at = text.index("Summarize the following paragraph.")
+    printed = text[at - 40 : at + 400]
+    assert not any("The paper presents a novel architecture" in s
+                   for s in quotable_body_sentences(printed))
+    assert quotable_body_sentences("The inner product <x, y> is bounded by one.")
