@@ -3,9 +3,10 @@ PDFs (../shared/data/arxiv-pdf), not in its abstract. Written by reading the PDF
 pypdfium2: the paper, the question, a short string the cited passage must contain, and the
 1-based pages it is printed on. Kept as code like bench/questions.py and bench/gate_questions.py.
 
-Three splits: QUESTIONS (43, the tuning set the full-text retrieval was developed on), HELD_OUT
-(26, written later over mostly other papers and kept out of every tuning decision) and FRESH (15,
-written in session 9 before its changes and only reported).
+Four splits: QUESTIONS (43, the tuning set the full-text retrieval was developed on), HELD_OUT
+(26, written later over mostly other papers and kept out of every tuning decision), FRESH (15,
+written in session 9 before its changes and only reported) and KINDS (12, written in session 13
+before its changes: which GPUs, datasets, baselines, the main result, the stated limitations).
 """
 
 QUESTIONS = [
@@ -525,6 +526,87 @@ FRESH = [
         "arxiv_id": "2202.00535",
         "question": "What LoRA rank r does RAPT use?",
         "answer": "r (matrix rank) as 8",
+        "pages": [7],
+    },
+]
+
+
+# Kinds (session 13, issue #12): questions of the kinds researchers ask of a paper they have not
+# read (which GPUs, which datasets, which baselines, the main result, the limitations the authors
+# state), written by reading the PDFs' text with pypdfium2 BEFORE the changes of that session and
+# scored first. The answer string is one of the things a reader would need to see (one baseline
+# of three, one dataset of four, one limitation of two); it is absent from the abstract.
+KINDS = [
+    {
+        "arxiv_id": "2004.04906",
+        "question": "How many GPUs were the DPR experiments run on?",
+        "answer": "eight 32GB GPUs",
+        "pages": [7],
+    },
+    {
+        "arxiv_id": "2005.11401",
+        "question": "What GPUs was RAG trained on?",
+        "answer": "32GB NVIDIA V100",
+        "pages": [17],
+    },
+    {
+        "arxiv_id": "2206.10883",
+        "question": "Which GPUs were the Multi-LexSum summarization models trained on?",
+        "answer": "RTX A6000",
+        "pages": [7],
+    },
+    {
+        "arxiv_id": "2305.13048",
+        "question": "What limitations of RWKV do the authors acknowledge?",
+        "answer": "minutiae",
+        "pages": [9],
+    },
+    {
+        "arxiv_id": "2212.08410",
+        "question": "What limitations do the authors of Teaching Small Language Models to Reason state?",
+        "answer": "only perform experiments in English",
+        "pages": [5],
+    },
+    {
+        "arxiv_id": "2205.01068",
+        "question": "What limitations of OPT-175B do the authors describe?",
+        "answer": "suffers from the same limitations",
+        "pages": [8],
+    },
+    {
+        "arxiv_id": "2301.01531",
+        "question": "Which datasets is MoBYv2AL evaluated on?",
+        "answer": "FashionMNIST",
+        "pages": [2, 6, 7, 8, 14],
+    },
+    {
+        "arxiv_id": "2202.00535",
+        "question": "Which datasets are used to evaluate RAPT paraphrase generation?",
+        "answer": "MSRPC",
+        "pages": [4],
+    },
+    {
+        "arxiv_id": "2301.01531",
+        "question": "Which active learning baselines does MoBYv2AL compare against?",
+        "answer": "Learning Loss",
+        "pages": [7],
+    },
+    {
+        "arxiv_id": "2302.07302",
+        "question": "What baselines was CiteSee compared against in the lab study?",
+        "answer": "Linear Reading",
+        "pages": [9],
+    },
+    {
+        "arxiv_id": "2007.01282",
+        "question": "What exact match does Fusion-in-Decoder large reach on Natural Questions?",
+        "answer": "51.4",
+        "pages": [3],
+    },
+    {
+        "arxiv_id": "2301.01531",
+        "question": "What accuracy does MoBYv2AL reach on CIFAR-10 with 40% labelled data?",
+        "answer": "89.6%",
         "pages": [7],
     },
 ]

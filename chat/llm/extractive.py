@@ -79,6 +79,10 @@ CONTEXT_WEIGHT = 0.5
 # of training steps" for "What initial learning rate did the Inception baseline use …?").
 VALUE_WEIGHT = 1.25
 VALUE_NEAR = 3
+# A number next to what was asked but without the question's qualifier is the value of another
+# quantity ("… used dropout rate Pdrop = 0.1, instead of 0.3" for "What learning rate schedule
+# did the Transformer use?"): weighed as a sentence on another model size is.
+OTHER_VALUE_WEIGHT = OTHER_SIZE_WEIGHT
 # Numbered references inside an abstract ("as shown in [12]") would read as our citations.
 _BRACKET_NUMBER = re.compile(r"\[\s*\d")
 # In a paper's body they are everywhere ("We used the Adam optimizer [20] with β1 = 0.9, β2 =
@@ -99,6 +103,10 @@ class _Sentence:
     # A full-text sentence's context, as terms: the heading of the section it stands in, and
     # for a list's item the sentence opening the list.
     context: frozenset[str] = frozenset()
+    # The label of the list item it belongs to ("BN-x5" of "BN-x5: Inception with Batch
+    # Normalization … The initial learning rate was increased by a factor of 5, to 0.0075."),
+    # as printed; "" outside a labelled item.
+    label: str = ""
 
     @property
     def length(self) -> int:
@@ -138,12 +146,34 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
     their context ("RWKV: 169m, 430m, 1.4b, 3b, 7b, 14b")."""
     found = []
     heading = frozenset(terms(source.section))
+    credits = bool(_CREDITS.match(source.section))
     opening: frozenset[str] = frozenset()
     opened_at = -2
+    label, labelled_at = "", -2
     for position, text in enumerate(sentences):
         if is_heading(text):
             heading, opening = frozenset(terms(text)), frozenset()
+            label = ""
+            credits = bool(_CREDITS.match(text))
             continue
+        if run_in_heading(text):
+            # A paragraph's run-in heading ("Recent Advances in Active Learning. Recent
+            # advancement in AL are …", "Baselines. We compared our method …"): what the
+            # paragraph is about, never a quote of its own.
+            heading, opening, label = frozenset(terms(text)), frozenset(), ""
+            continue
+        if _PLACEHOLDER.search(text):
+            continue  # a printed prompt or template ("Summarize the following paragraph. <The
+            # Abstract of this paper goes here> The paper presents …"): a model's words
+        if (credits and not _FLOAT.search(text)) or _THANKS.match(text):
+            # Who did and paid for the work, not what it found. (A table or figure is printed
+            # wherever the page had room: ULSA's table of Fleiss' kappas follows its
+            # acknowledgements.)
+            continue
+        if (mark := item_label(text)) is not None:
+            label, labelled_at = mark, position
+        elif position - labelled_at > LABEL_REACH:
+            label = ""
         if opens_list(text):
             opening = frozenset(terms(text))
             opened_at = position
@@ -162,8 +192,79 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
         if MIN_WORDS <= words <= MAX_WORDS and not is_figure_text(text):
             if is_caption(text):
                 context = frozenset()
-            found.append(_Sentence(source, position, text, Counter(terms(text)), False, context))
+            found.append(
+                _Sentence(source, position, text, Counter(terms(text)), False, context, label)
+            )
     return found
+
+
+# The sections that credit people, never an answer about the work ("Bo Peng Original RWKV idea,
+# original code, … and trained RWKV models from 0.1B to 14B" opened "What is the largest RWKV
+# model?"; "We also acknowledge the members of the RWKV Discord server" answered its
+# limitations): their heading, or a paragraph opening with it ("Acknowledgements We are grateful
+# to …").
+_CREDITS = re.compile(
+    r"(?:[A-Z]?[\d.]*\s*)(?:acknowledge?ments?|author\s+contributions?|funding|"
+    r"competing\s+interests)\b",
+    re.IGNORECASE,
+)
+_RUN_IN_GLUE = frozenset("a an and for in of on the to with via".split())
+RUN_IN_WORDS = 6
+
+
+def run_in_heading(sentence: str) -> bool:
+    """A paragraph's heading printed at its start and split off as a sentence: a few words, each
+    capitalised but the glue words ("Recent Advances in Active Learning.", "Baselines.")."""
+    words = sentence.rstrip(".").split()
+    return (
+        sentence.endswith(".")
+        and not isinstance(sentence, (RowSentence, NoteSentence))
+        and 0 < len(words) <= RUN_IN_WORDS
+        and all(w[:1].isupper() or w in _RUN_IN_GLUE for w in words)
+        and words[0][:1].isupper()
+        and not any(c.isdigit() for c in sentence)
+    )
+
+
+# A placeholder of a printed prompt or template, as papers' appendices show them.
+_PLACEHOLDER = re.compile(r"<[A-Z][^<>]{3,80}>")
+_THANKS = re.compile(r"acknowledge?ments?\s+[A-Z]", re.IGNORECASE)
+_FLOAT = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+[.:]")
+
+
+# A list's item opened by its label: "BN-x5: Inception with Batch Normalization and the
+# modifications in Sec. 4.2.1.", "Linear Reading: A non-personalized baseline …" (one to three
+# words, the first a capital or a digit, then a colon). A caption ("Table 1: …") is none.
+_ITEM_LABEL = re.compile(r"([A-Z0-9][\w.+/-]*(?: [\w.+/-]+){0,2}):\s+\S")
+# The item's label stays with this many sentences after the one it opens: an item runs on for a
+# sentence or two ("The initial learning rate was increased by a factor of 5, to 0.0075."), and
+# where the list ends is not printed.
+LABEL_REACH = 2
+
+
+def item_label(sentence: str) -> str | None:
+    """The label opening a list's item, as printed ("BN-x5"), or None."""
+    if isinstance(sentence, RowSentence) or is_caption(sentence):
+        return None
+    match = _ITEM_LABEL.match(sentence)
+    if match is None or any(w.lower() in STOPWORDS for w in match[1].split()):
+        return None  # "We use three: …" opens a list, names no item
+    return match[1]
+
+
+def other_item(sentence: _Sentence, question: str, own: Iterable[_Sentence]) -> bool:
+    """Whether `sentence` belongs to a list item the question does not name while it names
+    another item of the same passage (`own`: its sentences): "BN-x30: Like BN-x5, but with
+    the initial learning rate 0.045" for "What learning rate did BN-x5 use?"."""
+    return (
+        bool(sentence.label)
+        and not _names_label(question, sentence.label)
+        and any(o.label and _names_label(question, o.label) for o in own)
+    )
+
+
+def _names_label(question: str, label: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(label)}(?![\w-])", question, re.IGNORECASE) is not None
 
 
 def quotable_body_sentences(text: str, section: str = "") -> list[str]:
@@ -415,11 +516,26 @@ def answering_scores(
         if stem in idf:
             idf[stem] *= NAME_WEIGHT
     weights = _bm25_weights(query, idf, sentences)
+    # The items the question names by their label ("What learning rate did BN-x5 use?"): an
+    # item's sentences say its label's words as context ("… The initial learning rate was
+    # increased by a factor of 5, to 0.0075."), and another item's sentence that only mentions
+    # the named one ("BN-x30: Like BN-x5, but with the initial learning rate 0.045") is about
+    # another item.
+    heads = set(stems(asked_heads(question)))
+    by_source: dict[int, list[_Sentence]] = {}
+    for s in sentences:
+        by_source.setdefault(s.source.number, []).append(s)
     for sentence, weight in zip(sentences, weights, strict=True):
         if not answers_nothing(sentence.text, query):
+            context = sentence.context | (set(terms(sentence.label)) if sentence.label else set())
             for t in query:
-                if t in sentence.context and t not in weight:
+                if t in context and t not in weight:
                     weight[t] = CONTEXT_WEIGHT * idf[t]
+                elif t in context and t in heads:
+                    # The heading names what a "what X" question asks for: the section is about
+                    # it ("… some limitations should be acknowledged …" under "9 Limitations",
+                    # over the introduction's "… mitigating their known limitations").
+                    weight[t] += CONTEXT_WEIGHT * idf[t]
     quantity = asks_for_quantity(question)
     things = asked_value_terms(question) if quantity else set()
     # "What is the largest RWKV model?": no sentence says "largest"; one giving a range says it
@@ -441,8 +557,14 @@ def answering_scores(
             score *= number_weight(sentence.text, question, quantity)
         if score > 0 and things and gives_value(sentence.text, things, question):
             score *= VALUE_WEIGHT
+        elif score > 0 and things and values_another(sentence.text, things, question):
+            score *= OTHER_VALUE_WEIGHT
         if score > 0 and variants and _row_label(sentence.text) in variants:
             score *= ROW_VARIANT_WEIGHT
+        if score > 0 and sentence.label and _names_label(question, sentence.label):
+            score *= ROW_VARIANT_WEIGHT  # the named item's own sentence
+        elif score > 0 and other_item(sentence, question, by_source[sentence.source.number]):
+            score *= OTHER_SIZE_WEIGHT
         if score > 0 and about_other_size(sentence.text, question):
             score *= OTHER_SIZE_WEIGHT  # "the big model used…" for a question on the base one
         number = sentence.source.number
@@ -452,6 +574,22 @@ def answering_scores(
 
 
 _NUMBER_IN_WORD = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+_ASKED_HEAD = re.compile(r"\b(?:which|what)\s+((?:[\w-]+\s+){1,3})", re.IGNORECASE)
+
+
+def asked_heads(question: str) -> list[str]:
+    """What a "which/what" question asks for: the last of the words after it, up to a function
+    word ("Which Wikipedia dump does …" -> dump; "What is …" -> none)."""
+    match = _ASKED_HEAD.search(question)
+    heads = []
+    for word in match.group(1).lower().split() if match else []:
+        if word in STOPWORDS:
+            break
+        heads.append(word)
+    heads = [w for w in heads if len(w) > 1]
+    return heads[-1:]  # the head noun: "dump" of "Wikipedia dump", "rank" of "LoRA rank r"
 
 
 def asked_value_terms(question: str) -> set[str]:
@@ -500,6 +638,16 @@ def gives_value(
         or (bare[:1].isdigit() and new & set(_NUMBER_IN_WORD.findall(bare)))
     ]
     return any(abs(i - j) <= VALUE_NEAR for i in at_things for j in at_numbers)
+
+
+def values_another(sentence: str, things: set[str], question: str) -> bool:
+    """Whether `sentence` gives a value next to what `question` asks the number of (`things`)
+    without the words the question qualifies it with: "dropout rate Pdrop = 0.1" for "What
+    learning rate …?" is another rate's value. False when the question qualifies nothing."""
+    qualifiers = _qualifiers(question, things)
+    return bool(qualifiers) and not qualifiers <= set(terms(sentence)) and gives_value(
+        sentence, things, question, None
+    )
 
 
 def _row_label(sentence: str) -> str:

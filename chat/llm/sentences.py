@@ -338,6 +338,10 @@ def answers_nothing(sentence: str, query_terms) -> bool:
 
 
 # --- Terms --------------------------------------------------------------------------------------
+# Words of no topic, and words that only ask: "How many participants TOOK PART …", "What
+# limitations do the AUTHORS DESCRIBE / ACKNOWLEDGE / MENTION …" (as evidence they made OPT's
+# datasheet, "please describe these limits", and RWKV's "We also acknowledge the members of the
+# RWKV Discord server" answers about limitations).
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before
     being below between both but by can could did do does doing done down during each either else
@@ -353,7 +357,8 @@ STOPWORDS = frozenset(
     like many well may might must need needs get gets make makes made advance advances
     advancement advancements progress development developments trend trends main key major
     important idea ideas different various common kind kinds type types overview take takes
-    took taken taking part parts""".split()
+    took taken taking part parts author authors describe describes described describing
+    acknowledge acknowledges acknowledged mention mentions mentioned stated""".split()
 )
 _TOKEN = re.compile(r"[a-z0-9]+")
 _ONE_CHARACTER = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")

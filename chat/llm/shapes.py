@@ -35,6 +35,7 @@ from chat.understanding.quantity import (
     numbers_in,
     states_new_number,
 )
+from chat.understanding.variants import sizes_in
 from papers.indexing.names import name_key
 
 from . import templates as T
@@ -49,13 +50,17 @@ from .extractive import (
     _list_words,
     _Sentence,
     answering_scores,
+    asked_heads,
     asked_value_terms,
     compose_answer,
     gives_value,
+    item_label,
+    other_item,
+    values_another,
 )
 from .meaning import similarities
 from .roles import BACKGROUND, BONUS, CONTRIBUTION, RESULT, role
-from .sentences import STOPWORDS, content_words, is_caption, stems, terms
+from .sentences import content_words, is_caption, stems, terms
 
 # Most sentences embedded for one answer (overview; a comparison embeds half per side, a list
 # only where the rules tie). Each costs ~10 ms on this CPU: 6 keeps the composer near 100 ms.
@@ -619,7 +624,7 @@ def _continuation(lead: _Sentence, scorer: _Scorer, request: AnswerRequest) -> _
     if lead not in own:
         return None
     question = request.question
-    things = asked_value_terms(question) or set(stems(_asked_heads(question)))
+    things = asked_value_terms(question) or set(stems(asked_heads(question)))
     pointing = set()
     if asks_for_quantity(question):
         asked = set(stems([w for w in content_words(_without_names(request)) if w not in ASKING]))
@@ -631,6 +636,8 @@ def _continuation(lead: _Sentence, scorer: _Scorer, request: AnswerRequest) -> _
     for s in own[at + 1 : at + 1 + CONTINUATION_REACH]:
         if s.context != lead.context or is_caption(s.text) or _FLOAT_LABEL.search(s.text):
             break
+        if item_label(s.text) is not None:
+            break  # another item of a list: its value is its own ("BN-x30: Like BN-x5, but …")
         if not _stated_numbers(s.text) - stated:
             continue
         if (
@@ -650,22 +657,6 @@ _FLOAT_LABEL = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+[.:]")
 # A sentence that opens by pointing back speaks of what the sentence before it said ("This
 # results in one index refresh per approximately 500 training steps").
 _POINTS_BACK = re.compile(r"(?:This|These|It|They|Such)\b")
-_ASKED_HEAD = re.compile(r"\b(?:which|what)\s+((?:[\w-]+\s+){1,3})", re.IGNORECASE)
-
-
-def _asked_heads(question: str) -> list[str]:
-    """What a "which/what" question asks for: the last of the words after it, up to a function
-    word ("Which Wikipedia dump does …" -> dump; "What is …" -> none)."""
-    match = _ASKED_HEAD.search(question)
-    heads = []
-    for word in match.group(1).lower().split() if match else []:
-        if word in STOPWORDS:
-            break
-        heads.append(word)
-    heads = [w for w in heads if len(w) > 1]
-    return heads[-1:]  # the head noun: "dump" of "Wikipedia dump", "rank" of "LoRA rank r"
-
-
 # A value given to a symbol: "warmup_steps = 4000", "k ∈ {5, 10}", "ϵls = 0.1".
 _ASSIGNED = re.compile(r"([^\W\d]\w*)\s*(?:=|∈|≈)\s*[-−{(\[]?\s*\d")
 
@@ -684,7 +675,15 @@ def _answered_by_heading(s: _Sentence, request: AnswerRequest) -> bool:
     (the question's names aside): "Residual Dropout We apply dropout …" under "5.4
     Regularization" answers "How was the Transformer regularised?" as one of the section's."""
     words = set(stems([w for w in content_words(_without_names(request)) if w not in ASKING]))
-    return bool(words & s.context) and not words & set(s.term_counts)
+    if not words & s.context:
+        return False
+    if not words & set(s.term_counts):
+        return True
+    # A section whose heading names what a "what/which X" question asks for, not a number
+    # ("What limitations of RWKV …?" under "9 Limitations"), is the answer, its sentences
+    # saying the word or not; a quantity's answer is its sentence and the value after it.
+    heads = set(stems(asked_heads(request.question)))
+    return bool(heads & s.context) and not asks_for_quantity(request.question)
 
 
 def _named_papers(request: AnswerRequest) -> set[str]:
@@ -782,8 +781,11 @@ def _dataset_names(text: str, asked: str = "") -> set[str]:
     """The names a sentence gives datasets: none unless it speaks of datasets or benchmarks, or
     of what a model was trained on ("trained on the Pile"), of the paper's own work; the names
     the question gives (the paper's: "Which retrieval corpus does REALM use?") are not a
-    dataset's."""
-    if _OTHERS_WORK.search(text):
+    dataset's, nor those of a sentence on the field's background (roles.role, as if not the
+    passage's first: a chunk's first sentence is seldom an abstract's scene-setting)."""
+    # (The field's, by its words alone: "Recent advances … have shown that models such as BERT,
+    # RoBERTa and T5 … acquired from the massive text corpora they are trained on" names models.)
+    if _OTHERS_WORK.search(text) or role(text, 1) == BACKGROUND:
         return set()
     if not _DATASET_WORD.search(text):
         text = _CITED.sub(" ", text)
@@ -876,6 +878,8 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     naming = _naming_datasets(request, scorer, topic)
     if naming:
         leads = naming + [s for s in leads if s not in naming]
+    # A paper repeats itself (a supplement's copy of its "Datasets." paragraph): one quote.
+    leads = [s for i, s in enumerate(leads) if s.text not in {o.text for o in leads[:i]}]
     named = _named_papers(request)
     if named and not leads:
         # No sentence of the named paper shares the question's words: its best one still
@@ -902,7 +906,18 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
             # what was asked, not only share the paper's name (chosen by meaning, "We trained a
             # 4-layer transformer … on the Wall Street Journal (WSJ) portion of the Penn
             # Treebank" followed "What dropout rate did the Transformer base model use?").
-            others = [s for s in others if _says_what_was_asked(s, request, topic)]
+            others = [
+                s
+                for s in others
+                if _says_what_was_asked(s, request, topic)
+                and not other_item(s, request.question, scorer.by_source[s.source.number])
+            ]
+        elif lead.source.where and (heads := _said_heads(lead, topic)):
+            # The body answer says what a "what/which X" question asks for ("… distributing
+            # training across 8, 32GB NVIDIA V100 GPUs" for "What GPUs was RAG trained on?"):
+            # what follows must say it too, not only the paper's name and "trained" ("We
+            # introduce RAG models where … a pre-trained neural retriever").
+            others = [s for s in others if heads & set(s.term_counts)]
         chosen = [*leads, *others][: max(OVERVIEW_SENTENCES, len(leads))]
     chosen = _with_continuations(chosen, leads, scorer, request)
     opening = T.LEAD_IN
@@ -937,12 +952,30 @@ def _whole_topic(request: AnswerRequest, topic: str) -> set[int] | None:
     return whole if len(whole) >= WHOLE_TOPIC_PAPERS else None
 
 
+def _said_heads(lead: _Sentence, topic: str) -> set[str]:
+    """The stems of what a "what/which X" question asks for (extractive.asked_heads) that the
+    answer's lead says; none for a quantity (its number is the answer)."""
+    if asks_for_quantity(topic):
+        return set()
+    return set(stems(asked_heads(topic))) & set(lead.term_counts)
+
+
 def _says_what_was_asked(s: _Sentence, request: AnswerRequest, topic: str) -> bool:
     """Whether a sentence shares a word with the question that is no name it gives papers, no
     asking word and no word of any field ("model")."""
     words = set(stems([w for w in content_words(_without_names(request, topic)) if w not in ASKING]))
-    asked = (words - _BROAD) or words
-    return bool(asked & set(s.term_counts))
+    # (A model size the question names is what it asks about, broad as "large" is elsewhere:
+    # "Fusion-in-Decoder (large) 51.4 67.6 …" for "What exact match does Fusion-in-Decoder large
+    # reach …?".)
+    asked = (words - (_BROAD - set(stems(sorted(sizes_in(topic)))))) or words
+    said = set(s.term_counts)
+    # What the question measures counts only with the words it qualifies it with: "… used
+    # dropout rate Pdrop = 0.1, instead of 0.3" says the value of another rate than "What
+    # learning rate schedule did the Transformer use?" asks for.
+    things = asked_value_terms(topic)
+    if values_another(s.text, things, topic):
+        asked -= things
+    return bool(asked & said)
 
 
 def _states_the_number(

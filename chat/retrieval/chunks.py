@@ -80,6 +80,12 @@ CHUNK_RRF_K = 10
 # Each paper's best chunks (cosine and BM25 fused) that the sentence evidence then reorders: the
 # answer is rarely further down, and splitting every chunk into sentences costs ~0.3 ms a chunk.
 SENTENCE_POOL = 16
+# The pool of a paper the question is about: its 8 chunks kept are the answer's only cards, and
+# the chunk holding a detail of its appendix ("Finally, all training is done on resolution 224."
+# for "What image resolution does ViT use for pre-training?") ranks below its overview chunks by
+# cosine and BM25 (18th of ViT's 82), where its sentence tells it apart. One paper, so its cost
+# is 16 more chunks a question, not 16 more a paper of the page.
+ASKED_ABOUT_POOL = 32
 # The sentence evidence's weight against the cosine-and-BM25 order in that reordering: a fact
 # sits in one sentence, so where the two disagree the sentence wins (bench_fulltext).
 SENTENCE_WEIGHT = 2.0
@@ -564,7 +570,9 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     for chunk in chunks:
         own.setdefault(chunk.paper_id, []).append(chunk)
     pools = {
-        paper: _fused_per_paper(with_bm25(mine), SENTENCE_POOL)[paper]
+        paper: _fused_per_paper(
+            with_bm25(mine), ASKED_ABOUT_POOL if paper in asked_about else SENTENCE_POOL
+        )[paper]
         for paper, mine in own.items()
     }
     # Only the pools' chunks are read: the sentence evidence and the cards need their text.

@@ -63,6 +63,8 @@ _NAMING_PLACES = (
     r"training|pre-?training|authors)\b",
     r"{x}\s+(?:models?|encoders?|generator|training|pre-?training|experiments?|study)\b",
     r"\b(?:of|in|by|for)\s+(?:the\s+)?{x}\s*\?*$",
+    # (or before the question's verb: "What limitations of RWKV do the authors acknowledge?")
+    r"\b(?:of|in|by|for)\s+(?:the\s+)?{x}\s+(?i:do|does|did|is|are|was|were|has|have|had)\s",
     r"^\s*(?i:what|how)\s+(?:is|are|was|does|did)\s+(?:the\s+)?{x}\b",
 )
 # The question is about other work than the named paper's: "alternatives to the Transformer".

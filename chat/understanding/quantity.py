@@ -20,7 +20,9 @@ _HOW = re.compile(
 _PROPERTY = re.compile(
     r"\b(?:what|which)\b.*\b(?:rate|size|stepsize|value|number|dimension|dimensionality|count|"
     r"ratio|length|temperature|threshold|steps?|decay|momentum|dropout|epsilon|alpha|beta\d?|"
-    r"accuracy|error|score|percentage|fraction|budget|width|depth|parameters?)\b",
+    r"accuracy|error|score|percentage|fraction|budget|width|depth|parameters?|resolution|"
+    # (a metric: "What exact match does Fusion-in-Decoder large reach on Natural Questions?")
+    r"exact\s+match|perplexity|bleu|rouge(?:-\w+)?|f1)\b",
     _FLAGS,
 )
 # How much more a sentence with the question's words weighs when it also states a number, for a
@@ -28,8 +30,12 @@ _PROPERTY = re.compile(
 NUMBER_WEIGHT = 1.5
 # A digit run that stands alone: not an index or a name's digits ("β2", "P100", "T5": after a
 # letter or an underscore), and not a formula's constant ("1 − β1", "1 - p": before an operator
-# and a letter). The run is atomic so that "10 − β" does not yield its "1".
-_DIGITS = re.compile(r"(?<![\w.,])(?>\d+(?:[.,]\d+)*)(?!\s*[−+]\s*[^\W\d_]|\s+-\s*[^\W\d_])")
+# and a letter), and not a number of dimensions said as an adjective ("2D interpolation of the
+# pre-trained position embeddings" states no resolution). The run is atomic so that "10 − β"
+# does not yield its "1".
+_DIGITS = re.compile(
+    r"(?<![\w.,])(?>\d+(?:[.,]\d+)*)(?!\s*[−+]\s*[^\W\d_]|\s+-\s*[^\W\d_]|D\b)"
+)
 NUMBER_WORDS = frozenset(
     """two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
     sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety
@@ -62,7 +68,8 @@ _COUNTED = re.compile(r"\bhow\s+(?:many|much)\s+([a-z][a-z0-9-]*)(?:\s+([a-z][a-
 _MEASURED = re.compile(
     r"\b(rate|size|stepsize|value|number|dimension|dimensionality|count|ratio|length|"
     r"temperature|threshold|steps?|decay|momentum|dropout|epsilon|alpha|accuracy|error|"
-    r"score|percentage|fraction|budget|width|depth|parameters)\b",
+    r"score|percentage|fraction|budget|width|depth|parameters|resolution|match|perplexity|"
+    r"bleu|rouge|f1)\b",
     _FLAGS,
 )
 

@@ -20,8 +20,8 @@ holds one of the pages the answer string is printed on and whose passage contain
 (case and spacing aside). "retrieved" counts the same among all cards, cited or not; "stated"
 the answered questions whose answer text itself says the answer string (the extractive composer
 may cite the right card for another of its sentences). The tuning questions (QUESTIONS), the
-held-out ones (HELD_OUT) and the fresh ones (FRESH), the last two never used to choose a change,
-are counted apart and together. Results in
+held-out ones (HELD_OUT), the fresh ones (FRESH) and the kinds a researcher asks (KINDS), the last
+three never used to choose a change, are counted apart and together. Results in
 docs/BENCHMARKS.md.
 """
 
@@ -38,11 +38,11 @@ from django.test import override_settings
 from tqdm import tqdm
 
 from bench import SHARED_DATA
-from bench.fulltext_questions import FRESH, HELD_OUT, QUESTIONS
+from bench.fulltext_questions import FRESH, HELD_OUT, KINDS, QUESTIONS
 from bench.scratch_db import scratch_database
 
 VARIANTS = ("fused", "papers_first", "direct", "off")
-SPLITS = {"tuning": QUESTIONS, "held_out": HELD_OUT, "fresh": FRESH}
+SPLITS = {"tuning": QUESTIONS, "held_out": HELD_OUT, "fresh": FRESH, "kinds": KINDS}
 
 
 def _norm(text: str) -> str:

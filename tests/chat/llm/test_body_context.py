@@ -148,3 +148,137 @@ def test_a_footnote_is_a_sentence_of_its_own_without_its_mark(text_of):
     chunk = _chunk(1, _between(text, "In the words of one patient", "Who needs access"), "1 INTRODUCTION")
     best = _best("Is the code available?", [chunk])
     assert best == "Code and demo available at https://github.com/allenai/paper-plain"
+
+
+def _paper_chunk(number, text, section, arxiv_id, page):
+    return SourceText(
+        number=number, title="A paper", authors="A. Author", published="2022-05-02", text=text,
+        arxiv_id=arxiv_id, where=f"p. {page}, {section}", section=section,
+    )
+
+
+def test_the_section_a_heading_names_for_what_is_asked_is_the_answer(text_of, settings):
+    """ "What limitations …?": the paper's "Limitations" section answers, not its introduction's
+    "… mitigating their known limitations" nor the datasheet's "please describe these limits";
+    the question's "the authors describe/acknowledge" only asks."""
+    from chat.llm.base import AnswerRequest
+    from chat.llm.shapes import compose_shaped
+    from chat.understanding.intent import Intent
+
+    settings.EMBEDDING_BACKEND = "minilm"
+    rwkv = text_of("2305.13048v1")
+    contributions = _paper_chunk(
+        1, _between(rwkv, "Our contributions in this paper", "We release pretrained"),
+        "1 Introduction", "2305.13048", 2,
+    )
+    limitations = _paper_chunk(
+        2, _between(rwkv, "9 Limitations", "Acknowledgements"), "9 Limitations", "2305.13048", 9
+    )
+    best = _best(
+        "What limitations of RWKV do the authors acknowledge?", [contributions, limitations],
+        ["RWKV"],
+    )
+    assert best in passage_sentences(limitations.text)
+
+    opt = text_of("2205.01068v1")
+    datasheet = _paper_chunk(
+        1, _between(opt, "Is there an erratum?", "Will older versions"), "C.7 Maintenance",
+        "2205.01068", 23,
+    )
+    section = _paper_chunk(
+        2, _between(opt, "5 Limitations", "6 Considerations for Release"), "5 Limitations",
+        "2205.01068", 8,
+    )
+    request = AnswerRequest(
+        question="What limitations of OPT-175B do the authors describe?",
+        sources=[datasheet, section], messages=[], intent=Intent("overview"),
+    )
+    bullets = [line for line in compose_shaped(request).splitlines() if line.startswith("- ")]
+    said = passage_sentences(section.text)
+    # The section's sentences, one after another: what the limitations are.
+    assert len(bullets) >= 3
+    assert all(any(b.startswith(f"- {s[:40]}") for s in said) for b in bullets[:3])
+    assert not any("please describe these limits" in b for b in bullets)
+
+
+def test_words_that_only_ask_are_no_topic():
+    from chat.llm.sentences import content_words
+
+    words = content_words("What limitations of OPT-175B do the authors describe?")
+    assert "authors" not in words and "describe" not in words and "limitations" in words
+    assert "acknowledge" not in content_words("Which limitations do the authors acknowledge?")
+
+
+def test_sections_that_credit_people_are_never_quoted(text_of):
+    from chat.llm.extractive import quotable_body_sentences
+
+    text = text_of("2305.13048v1")
+    limitations = quotable_body_sentences(_between(text, "9 Limitations", "Alon Albalak"))
+    assert any("minutiae" in s for s in limitations)
+    assert not any("Discord" in s or "EleutherAI" in s for s in limitations)
+    # An appendix's "A Author Contributions" states RWKV's sizes, as who trained them.
+    contributions = _between(text, "A Author Contributions", "B ")
+    assert not any("0.1B to 14B" in s for s in quotable_body_sentences(contributions))
+    assert not quotable_body_sentences("Bo Peng trained RWKV models from 0.1B to 14B.",
+                                       "A Author Contributions")
+
+
+def test_a_paragraph_a_paper_repeats_is_quoted_once(text_of, settings):
+    from chat.llm.base import AnswerRequest
+    from chat.llm.shapes import compose_shaped
+    from chat.understanding.intent import Intent
+
+    settings.EMBEDDING_BACKEND = "minilm"
+    text = text_of("2301.01531v1")
+    paragraph = "Datasets.For the quantitative evaluation"
+    body = _paper_chunk(1, _between(text, paragraph, "Baselines."), "4 Experiments", "2301.01531", 6)
+    at = text.index(paragraph, text.index(paragraph) + 1)  # the supplement's copy
+    supplement = _paper_chunk(2, text[at : at + 400], "Supplementary", "2301.01531", 14)
+    request = AnswerRequest(
+        question="Which datasets is MoBYv2AL evaluated on?", sources=[body, supplement],
+        messages=[], intent=Intent("overview"),
+    )
+    assert compose_shaped(request).count("four well-known image classification datasets") == 1
+
+
+def test_a_table_printed_after_the_acknowledgements_is_still_quoted(text_of):
+    from chat.llm.extractive import quotable_body_sentences
+
+    # ULSA's tables follow its acknowledgements: the chunk still stands under that heading.
+    text = text_of("2201.09329v1")
+    tables = _between(text, "Identification of synthesis sentences", "Table 2")
+    quotable = quotable_body_sentences(tables + "Table 2: Fleiss' kappa scores.", "Acknowledgements")
+    assert any("Action terms tagging 0.83" in s for s in quotable)
+
+
+def test_a_paragraphs_run_in_heading_is_its_context_not_a_quote(text_of):
+    from chat.llm.extractive import quotable_body_sentences, run_in_heading
+
+    # MoBYv2AL (BMVC style): "Recent Advances in Active Learning. Recent advancement in AL …".
+    text = text_of("2301.01531v1")
+    related = _between(text, "Recent Advances in Active Learning.", "most revised")
+    quotable = quotable_body_sentences(related)
+    assert "Recent Advances in Active Learning." not in quotable
+    assert any(s.startswith("Recent advancement in AL are") for s in quotable)
+    # "Baselines." names what the next sentence lists: a question after baselines finds it.
+    baselines = _paper_chunk(
+        1, _between(text, "Baselines. We compared", "4.1 Quantitative"), "4 Experiments",
+        "2301.01531", 7,
+    )
+    best = _best("Which active learning methods does MoBYv2AL compare against?", [baselines])
+    assert best.startswith("We compared our method MoBYv2AL with a wide range of methods")
+    assert run_in_heading("Baselines.") and not run_in_heading("AL settings.")
+    assert not run_in_heading("We use Adam.")
+
+
+def test_a_printed_prompt_is_no_quote(text_of):
+    from chat.llm.extractive import quotable_body_sentences
+
+    # RWKV's appendix prints its model's answers: "RWKV-4-Raven-14B / Summarize the following
+    # paragraph. / <The Abstract of this paper goes here> / The paper presents …".
+    text = text_of("2305.13048v1")
+    at = text.index("Summarize the following paragraph.")
+    printed = text[at - 40 : at + 400]
+    assert not any("The paper presents a novel architecture" in s
+                   for s in quotable_body_sentences(printed))
+    assert quotable_body_sentences("The inner product <x, y> is bounded by one.")

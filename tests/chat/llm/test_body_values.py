@@ -5,10 +5,17 @@ opened by a line ending with a colon has its first item as a sentence of its own
 question after a quantity the sentence whose number stands next to what was asked comes first."""
 
 from chat.llm.base import AnswerRequest, SourceText
-from chat.llm.extractive import answering_scores, gives_value
+from chat.llm.extractive import (
+    answering_scores,
+    asked_value_terms,
+    gives_value,
+    item_label,
+    values_another,
+)
 from chat.llm.sentences import passage_sentences
 from chat.llm.shapes import compose_shaped
 from chat.understanding.intent import Intent
+from chat.understanding.quantity import asks_for_quantity
 
 
 def _between(text: str, start: str, end: str) -> str:
@@ -176,3 +183,109 @@ def test_trained_on_a_proper_noun_names_it_as_a_dataset():
         "trained on the Pile (Gao et al., 2020)."
     ) == {"Pile"}
     assert _dataset_names("All models are trained on the same hardware.") == set()
+
+
+def test_a_value_of_another_quantity_does_not_follow_the_answer(settings, text_of):
+    """"dropout rate Pdrop = 0.1, instead of 0.3" shares "rate" with "What learning rate schedule
+    …?", states a number beside it, and answers another question: once the answer states the
+    learning rate, it is no bullet of it."""
+    settings.EMBEDDING_BACKEND = "minilm"
+    text = text_of("1706.03762v7")
+    optimizer = _chunk(
+        1, _between(text, "5.3 Optimizer", "5.4 Regularization"), "5.3 Optimizer", "1706.03762",
+        page=7,
+    )
+    results = _chunk(
+        2, _between(text, "6.1 Machine Translation", "6.2 Model Variations"),
+        "6.1 Machine Translation", "1706.03762", page=8,
+    )
+    # As the pipeline passes it (chat.retrieval.named): the question names the paper.
+    named = {
+        "papers": [{"arxiv_id": "1706.03762", "name": "Transformer", "asked": "the Transformer"}],
+        "unknown": [],
+        "about": True,
+    }
+
+    def answer(question: str, sources: list[SourceText]) -> str:
+        request = AnswerRequest(
+            question=question, sources=sources, messages=[], intent=Intent("overview"),
+            analysis={"named": named},
+        )
+        return compose_shaped(request)
+
+    said = answer("What learning rate schedule did the Transformer use?", [optimizer, results])
+    assert "increasing the learning rate linearly for the first warmup_steps" in said
+    assert "We used warmup_steps = 4000 [1]." in said
+    assert "dropout rate Pdrop = 0.1, instead of 0.3" not in said
+    # Its own question still gets it: "dropout" qualifies the rate there.
+    said = answer("What dropout rate did the Transformer big model use?", [results, optimizer])
+    assert "dropout rate Pdrop = 0.1, instead of 0.3" in said
+
+
+def test_a_value_of_another_quantity_weighs_less_as_the_answer():
+    question = "What learning rate schedule did the Transformer use?"
+    things = asked_value_terms(question)
+    assert values_another(
+        "The Transformer (big) model trained for English-to-French used dropout rate Pdrop = 0.1, "
+        "instead of 0.3.", things, question,
+    )
+    assert not values_another(
+        "Inception: the network described at the beginning of Section 4.2, trained with the "
+        "initial learning rate of 0.0015.", things, question,
+    )
+    # A question that qualifies nothing ("What batch size …") has no other quantity.
+    assert not values_another(
+        "We use a batch size of 4096.", {"size"}, "What size did ViT pre-training use?"
+    )
+
+
+def test_a_list_item_named_by_the_question_answers_it_and_another_item_does_not(text_of):
+    """Batch Normalization's list of networks: "BN-x5: Inception with Batch Normalization …
+    The initial learning rate was increased by a factor of 5, to 0.0075." then "BN-x30: Like
+    BN-x5, but with the initial learning rate 0.045 …". The item's label is its sentences'
+    context, and another item that mentions the named one is about itself."""
+    networks = _chunk(
+        1, _between(text_of("1502.03167v3"), "4.2.2 Single-Network", "In Figure 2"),
+        "4.2.2 Single-Network Classification", "1502.03167", page=7,
+    )
+    best = max(answering_scores("What learning rate did BN-x5 use?", [networks]).values())[1]
+    assert best == "The initial learning rate was increased by a factor of 5, to 0.0075."
+    best = max(answering_scores("What learning rate did BN-x30 use?", [networks]).values())[1]
+    assert best.startswith("BN-x30: Like BN-x5, but with the initial learning rate 0.045")
+    # The next item is no continuation of the answer, nor one of its bullets.
+    answer = _answer("What learning rate did BN-x5 use?", [networks])
+    assert _bullets(answer)[0] == "- The initial learning rate was increased by a factor of 5, to 0.0075 [1]."
+    assert "BN-x30" not in answer
+
+
+def test_an_items_label_is_one_to_three_words_before_a_colon():
+    assert item_label("BN-x5: Inception with Batch Normalization and the modifications.") == "BN-x5"
+    assert item_label("Linear Reading: A non-personalized baseline that assumes …") == (
+        "Linear Reading"
+    )
+    # A caption, a table's row and a sentence opening a list are no item.
+    assert item_label("Table 1: Model 175B, #L 96") is None
+    assert item_label("We use three: a, b and c.") is None
+
+
+def test_once_the_answer_says_what_was_asked_for_the_quotes_after_it_say_it_too(settings, text_of):
+    """ "What GPUs was RAG trained on?": "… distributing training across 8, 32GB NVIDIA V100
+    GPUs …" answers; the abstract's "We introduce RAG models where … a pre-trained neural
+    retriever" shares only the paper's name and "trained"."""
+    settings.EMBEDDING_BACKEND = "minilm"
+    text = text_of("2005.11401v4")
+    setup = _chunk(
+        1, _between(text, "C Training setup Details", "D Further Details"),
+        "C Training setup Details", "2005.11401", page=17,
+    )
+    abstract = _chunk(2, _between(text, "Abstract", "1 Introduction"), "Abstract", "2005.11401")
+    bullets = _bullets(_answer("What GPUs was RAG trained on?", [setup, abstract]))
+    assert "32GB NVIDIA V100 GPUs" in bullets[0]
+    assert all("GPU" in b for b in bullets)
+
+
+def test_a_metric_is_a_quantity_and_the_asked_size_is_what_was_asked(settings, text_of):
+    question = "What exact match does Fusion-in-Decoder large reach on Natural Questions?"
+    assert asks_for_quantity(question) and asked_value_terms(question) == {"match"}
+    assert asks_for_quantity("What BLEU score does the big Transformer reach?")
+    assert not asks_for_quantity("Which papers match my reading list?")

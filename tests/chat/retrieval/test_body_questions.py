@@ -297,3 +297,51 @@ async def test_once_the_number_is_stated_no_quote_shares_only_the_papers_name(
     assert "For the base model, we use a rate of Pdrop = 0.1" in lines[0]
     words = ("dropout", "rate", "base", "pdrop")
     assert all(any(w in line.lower() for w in words) for line in lines), lines
+
+
+def _asked_about_pool():
+    # 30 chunks that each say two of the question's words, in sentences of their own (none
+    # answers), and late in the paper, in a long chunk on something else, the one sentence
+    # that holds all three: cosine and BM25 rank that chunk below 16 of the others.
+    said = [
+        ("The image encoder is described here.", "Each image goes through the pipeline."),
+        ("Resolution matters for vision.", "Its resolution is discussed again."),
+        ("Pre-training is expensive.", "Pre-training comes first."),
+    ]
+    fillers = [
+        f"Part {i}. {said[i % 3][0]} {said[(i + 1) % 3][0]} {said[i % 3][1]} "
+        f"{said[(i + 1) % 3][1]}"
+        for i in range(30)
+    ]
+    appendix = (
+        "B.1 Details. We thank the reviewers and the cluster operators for their patience, and "
+        "the authors of the libraries we build on for their support over many months of work "
+        "on the codebase, its tests and its documentation, which took longer than planned. "
+        "Finally, all pre-training is done on image resolution 224."
+    )
+    add_fulltext(Paper.objects.get(arxiv_id="2510.00003"), [fillers, [appendix]])
+
+
+async def test_a_paper_asked_about_reads_more_of_its_chunks_for_the_sentence_that_answers(
+    catalogue,
+):
+    from chat.retrieval.chunks import best_chunks
+
+    await sync_to_async(_asked_about_pool)()
+    paper = await Paper.objects.aget(arxiv_id="2510.00003")
+    embedder = get_embedder()
+    question = "What image resolution was used for pre-training?"
+
+    def kept(asked_about):
+        with connection.cursor() as cursor:
+            lexemes, _ = query_terms(cursor, question)
+            found = best_chunks(
+                cursor, [paper.pk], embedder.embed_query(question), embedder.name, lexemes,
+                question=question, asked_about=asked_about,
+            )
+        return [c.text for c in found.by_paper[paper.pk]]
+
+    about = await sync_to_async(kept)({paper.pk})
+    assert any("resolution 224" in text for text in about)
+    # Another paper of the page keeps its 16-chunk pool: the sentence is never read.
+    assert not any("resolution 224" in text for text in await sync_to_async(kept)(()))

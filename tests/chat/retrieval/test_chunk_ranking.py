@@ -62,6 +62,21 @@ def test_quantity_questions_and_sentences_stating_a_number():
     assert "2018" in numbers_in("In 2018 we trained it again.")  # a year in the text still counts
 
 
+def test_a_resolution_is_a_quantity_and_2d_is_no_number():
+    # ViT's "What image resolution …?" wants a number: "all training is done on resolution 224".
+    question = "What image resolution does ViT use for pre-training?"
+    assert asks_for_quantity(question) and asked_things(question) == ["resolution"]
+    assert states_new_number("Finally, all training is done on resolution 224.", question)
+    # "2D" and "3D" say how many dimensions a thing has, not a value of it.
+    interpolation = (
+        "We therefore perform 2D interpolation of the pre-trained position embeddings, "
+        "according to their location in the original image."
+    )
+    assert numbers_in(interpolation) == set()
+    assert numbers_in("a 3D scan of 20 rooms") == {"20"}
+    assert numbers_in("Batch 2M, 80GB A100 GPUs") == {"2", "80"}
+
+
 def test_the_name_a_question_gives_a_paper_weighs_little_in_choosing_its_answer():
     # Rare in the passage, the name would make a sentence that only names the paper the answer.
     question = "Which optimizer trained OPT-175B?"

@@ -214,6 +214,10 @@ def test_a_question_about_other_work_around_the_named_paper_is_not_answered_by_i
     # The verb opening the question is still a naming place.
     resnet = [NamedPaper(2, "1512.03385", "ResNet", "ResNet")]
     assert asks_about("Does ResNet use batch normalization?", resnet)
+    # So is "<what> of X" before the question's verb.
+    rwkv = [NamedPaper(3, "2305.13048", "RWKV", "RWKV")]
+    assert asks_about("What limitations of RWKV do the authors acknowledge?", rwkv)
+    assert not asks_about("Which papers compared with RWKV do the authors cite?", rwkv)
     assert not asks_about("What are alternatives to the Transformer for long texts?", transformer)
     assert not asks_about("Which models improve on the Transformer?", transformer)
 
