@@ -534,8 +534,9 @@ FRESH = [
 # Kinds (session 13, issue #12): questions of the kinds researchers ask of a paper they have not
 # read (which GPUs, which datasets, which baselines, the main result, the limitations the authors
 # state), written by reading the PDFs' text with pypdfium2 BEFORE the changes of that session and
-# scored first. The answer string is one of the things a reader would need to see (one baseline
-# of three, one dataset of four, one limitation of two); it is absent from the abstract.
+# scored first; that session then worked on their failures, so they tune from then on. The answer
+# string is one of the things a reader would need to see (one baseline of three, one dataset of
+# four, one limitation of two); it is absent from the abstract.
 KINDS = [
     {
         "arxiv_id": "2004.04906",

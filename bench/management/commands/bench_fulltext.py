@@ -20,8 +20,9 @@ holds one of the pages the answer string is printed on and whose passage contain
 (case and spacing aside). "retrieved" counts the same among all cards, cited or not; "stated"
 the answered questions whose answer text itself says the answer string (the extractive composer
 may cite the right card for another of its sentences). The tuning questions (QUESTIONS), the
-held-out ones (HELD_OUT), the fresh ones (FRESH) and the kinds a researcher asks (KINDS), the last
-three never used to choose a change, are counted apart and together. Results in
+held-out ones (HELD_OUT) and the fresh ones (FRESH), never used to choose a change, and the kinds a
+researcher asks (KINDS: written before session 13's changes, then worked on, so tuning from then
+on) are counted apart and together. Results in
 docs/BENCHMARKS.md.
 """
 
