@@ -796,9 +796,14 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
             hit.page, hit.page_end, hit.more_chunks = best.page, best.page_end, found[1:]
             if item.ranks.get("chunks"):
                 hit.why.append(f"full-text match #{item.ranks['chunks']} (p. {best.page})")
-            if item.ranks.get("chunk_words"):
-                hit.why.append("its full text holds your words")
+            # (Most read papers hold some of a question's words: only the best few say so.)
+            if (rank := item.ranks.get("chunk_words")) and rank <= WORDS_IN_BODY_SHOWN:
+                hit.why.append(f"your words in its full text #{rank}")
     return hits
+
+
+# The papers whose full text holds the question's words best that say so among why they are here.
+WORDS_IN_BODY_SHOWN = 3
 
 
 def _without_names(cursor, text: str, lexemes: set, named: Named) -> tuple[str, set]:

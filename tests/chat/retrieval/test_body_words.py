@@ -66,10 +66,17 @@ async def test_the_search_says_a_paper_was_found_by_its_full_texts_words(catalog
     from asgiref.sync import sync_to_async
 
     await sync_to_async(_read_quantum_paper)()
-    response = await search("sourdough rye flour hydration", k=3, now=NOW)
+    # Four more bodies hold one of the question's words.
+    others = [p async for p in Paper.objects.exclude(arxiv_id="9901.00007").order_by("arxiv_id")]
+    for paper in others[:4]:
+        await sync_to_async(add_fulltext)(paper, [["The hydration of the membrane was measured."]])
+    response = await search("sourdough rye flour hydration", k=8, now=NOW)
     top = response.hits[0]
     assert top.arxiv_id == "9901.00007" and top.passage_text == SOURDOUGH
-    assert "its full text holds your words" in top.why
+    assert "your words in its full text #1" in top.why
+    # Only the body word list's best few say so (most bodies hold some of a question's words).
+    said = [r for hit in response.hits for r in hit.why if "in its full text" in r]
+    assert sorted(said) == [f"your words in its full text #{n}" for n in (1, 2, 3)]
     assert response.timings["chunk_words"] >= 0
 
 
