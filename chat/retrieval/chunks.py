@@ -103,32 +103,27 @@ def asking_lexemes(question: str) -> set[str]:
     return set(stems([w for w in words if w in STOPWORDS])) - set(terms(question))
 
 
+def _choice(name: str, choices: tuple[str, ...]) -> str:
+    """The setting `name`, checked against `choices` (its default the first of them)."""
+    value = (getattr(settings, name, choices[0]) or choices[0]).strip().lower()
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
+
 def variant() -> str:
     """The configured FULLTEXT_RETRIEVAL, checked."""
-    value = (getattr(settings, "FULLTEXT_RETRIEVAL", "fused") or "fused").strip().lower()
-    if value not in VARIANTS:
-        raise ValueError(f"FULLTEXT_RETRIEVAL must be one of {', '.join(VARIANTS)}, not {value!r}")
-    return value
+    return _choice("FULLTEXT_RETRIEVAL", VARIANTS)
 
 
 def word_unit() -> str:
     """The configured FULLTEXT_WORD_UNIT, checked: what the full text's word list scores."""
-    value = (getattr(settings, "FULLTEXT_WORD_UNIT", "body") or "body").strip().lower()
-    if value not in WORD_UNITS:
-        raise ValueError(
-            f"FULLTEXT_WORD_UNIT must be one of {', '.join(WORD_UNITS)}, not {value!r}"
-        )
-    return value
+    return _choice("FULLTEXT_WORD_UNIT", WORD_UNITS)
 
 
 def ranking() -> str:
     """The configured FULLTEXT_CHUNK_RANKING, checked."""
-    value = (getattr(settings, "FULLTEXT_CHUNK_RANKING", "rrf") or "rrf").strip().lower()
-    if value not in RANKINGS:
-        raise ValueError(
-            f"FULLTEXT_CHUNK_RANKING must be one of {', '.join(RANKINGS)}, not {value!r}"
-        )
-    return value
+    return _choice("FULLTEXT_CHUNK_RANKING", RANKINGS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -191,3 +191,13 @@ def test_the_word_list_benchmark_ranks_each_questions_paper_in_each_list(catalog
     assert found == {"abstracts": [None, 1], "chunks": [1, None], "bodies": [1, None]}
     lines = word_lists.summary(found)
     assert lines[3].split()[:2] == ["bodies", "0.500"]
+
+
+def test_a_word_unit_the_search_does_not_know_is_a_clear_error(settings):
+    from chat.retrieval.chunks import word_unit
+
+    settings.FULLTEXT_WORD_UNIT = " Chunk "
+    assert word_unit() == "chunk"
+    settings.FULLTEXT_WORD_UNIT = "sentence"
+    with pytest.raises(ValueError, match="FULLTEXT_WORD_UNIT must be one of body, chunk"):
+        word_unit()
