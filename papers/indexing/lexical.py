@@ -66,17 +66,19 @@ def year_sql(column: str) -> str:
     return f"extract(year FROM {column} AT TIME ZONE 'UTC')::int"
 
 
-# The abstracts' index's tables, as every statement below names them; another Lexicon runs the
-# same statements on its own tables of the same shape (`Lexicon.sql`).
+# The abstracts' index's tables by their part, as every statement below names them; another
+# Lexicon runs the same statements on its own tables of the same shape (`Lexicon.sql`).
 _ABSTRACT_TABLES = {
-    "papers_paperlexicon": "documents",
-    "papers_lexicaltermyear": "term_years",
-    "papers_lexicalterm": "terms",
-    "papers_lexicalchampion": "champions",
-    "papers_lexicalstats": "stats",
-    "papers_lexicon_rebuild": "rebuild",
+    "documents": "papers_paperlexicon",
+    "term_years": "papers_lexicaltermyear",
+    "terms": "papers_lexicalterm",
+    "champions": "papers_lexicalchampion",
+    "stats": "papers_lexicalstats",
+    "rebuild": "papers_lexicon_rebuild",
 }
-_TABLE_NAMES = re.compile(r"\b(" + "|".join(sorted(_ABSTRACT_TABLES, key=len, reverse=True)) + r")\b")
+_PART_OF = {table: part for part, table in _ABSTRACT_TABLES.items()}
+# (longest first: papers_lexicaltermyear before papers_lexicalterm)
+_TABLE_NAMES = re.compile(r"\b(" + "|".join(sorted(_PART_OF, key=len, reverse=True)) + r")\b")
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class Lexicon:
     abstracts' tables; `sql()` names this index's."""
 
     name: str
-    tables: dict
+    tables: dict  # part ("documents", "terms", ...) -> table, as _ABSTRACT_TABLES
     # The rows (paper_id, lexeme, tf) of the papers in %(ids)s: each lexeme of a paper's text
     # and its weighted occurrences.
     term_frequencies: str
@@ -106,7 +108,7 @@ class Lexicon:
         """`statement` (written for the abstracts' tables) on this index's tables."""
         if self.tables is _ABSTRACT_TABLES:
             return statement
-        return _TABLE_NAMES.sub(lambda m: self.tables[_ABSTRACT_TABLES[m.group(1)]], statement)
+        return _TABLE_NAMES.sub(lambda m: self.tables[_PART_OF[m.group(1)]], statement)
 
     def cursor(self, cursor) -> LexiconCursor:
         """`cursor`, its statements run on this index's tables."""
