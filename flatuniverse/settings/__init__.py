@@ -405,9 +405,11 @@ SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 b
 # How full-text chunks join the search (chat/retrieval/chunks.py): fused | papers_first | direct
 # | off; measured with `manage.py bench_fulltext` (docs/BENCHMARKS.md).
 FULLTEXT_RETRIEVAL = envstr("FULLTEXT_RETRIEVAL", "fused")
-# Papers the direct chunk search adds (fused, direct): its cost grows with the chunk rows it
-# walks, ~4.6 a paper at 100 papers over 1M chunks (bench_search --chunks, docs/BENCHMARKS.md).
-FULLTEXT_CHUNK_CANDIDATES = envint("FULLTEXT_CHUNK_CANDIDATES", 30)
+# Papers the direct chunk search adds (fused, direct; at least a page): its cost grows with the
+# chunk rows it walks, ~4.6 a paper at 100 papers over 1M chunks. 15 against 30: the whole search
+# 0.91x at 1M chunks, 98% of the page's papers the same, bench_fulltext unchanged
+# (bench_search --chunks, docs/BENCHMARKS.md, session 13).
+FULLTEXT_CHUNK_CANDIDATES = envint("FULLTEXT_CHUNK_CANDIDATES", 15)
 # How a paper's chunks are ranked for a question: rrf (cosine and BM25 over the candidate chunks,
 # fused by reciprocal rank) | mix (cosine and ts_rank_cd, min-max mixed); bench_fulltext.
 FULLTEXT_CHUNK_RANKING = envstr("FULLTEXT_CHUNK_RANKING", "rrf")
