@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from chat.understanding.quantity import (
     asked_things,
@@ -597,15 +598,17 @@ def asked_value_terms(question: str) -> set[str]:
     return set(stems([w for w in asked_things(question) if w not in STOPWORDS]))
 
 
-def _qualifiers(question: str, things: set[str]) -> set[str]:
+@lru_cache(maxsize=256)
+def _qualifiers(question: str, things: frozenset[str]) -> frozenset[str]:
     """The stems of the words the question puts before what it asks the number of: "learning" of
-    "What learning rate schedule…", which "dropout rate Pdrop = 0.1" does not say."""
+    "What learning rate schedule…", which "dropout rate Pdrop = 0.1" does not say. Kept per
+    question: it is asked again for every candidate sentence of an answer."""
     words = re.findall(r"[\w-]+", question.lower())
     found = set()
     for before, word in itertools.pairwise(words):
         if set(stems([word])) & things and before not in STOPWORDS and before not in _ASKING:
             found.update(terms(before))
-    return found - things
+    return frozenset(found - things)
 
 
 _ASKING = frozenset("how many much what which".split())
@@ -621,7 +624,7 @@ def gives_value(
     new = numbers_in(sentence) - numbers_in(question)
     if not new:
         return False
-    qualifiers = _qualifiers(question, things)
+    qualifiers = _qualifiers(question, frozenset(things))
     if said is not None and not qualifiers <= set(terms(sentence)) | set(said):
         return False
     words = sentence.split()
@@ -644,7 +647,7 @@ def values_another(sentence: str, things: set[str], question: str) -> bool:
     """Whether `sentence` gives a value next to what `question` asks the number of (`things`)
     without the words the question qualifies it with: "dropout rate Pdrop = 0.1" for "What
     learning rate …?" is another rate's value. False when the question qualifies nothing."""
-    qualifiers = _qualifiers(question, things)
+    qualifiers = _qualifiers(question, frozenset(things))
     return bool(qualifiers) and not qualifiers <= set(terms(sentence)) and gives_value(
         sentence, things, question, None
     )
