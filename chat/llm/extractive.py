@@ -166,7 +166,7 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
         if _PLACEHOLDER.search(text):
             continue  # a printed prompt or template ("Summarize the following paragraph. <The
             # Abstract of this paper goes here> The paper presents …"): a model's words
-        if (credits and not _FLOAT.search(text)) or _THANKS.match(text):
+        if (credits and not FLOAT_LABEL.search(text)) or _THANKS.match(text):
             # Who did and paid for the work, not what it found. (A table or figure is printed
             # wherever the page had room: ULSA's table of Fleiss' kappas follows its
             # acknowledgements.)
@@ -230,7 +230,9 @@ def run_in_heading(sentence: str) -> bool:
 # A placeholder of a printed prompt or template, as papers' appendices show them.
 _PLACEHOLDER = re.compile(r"<[A-Z][^<>]{3,80}>")
 _THANKS = re.compile(r"acknowledge?ments?\s+[A-Z]", re.IGNORECASE)
-_FLOAT = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+[.:]")
+# A table's or figure's label in its printed text ("… 0.87 Table 2:", "Figure 3."): a float,
+# printed wherever the page had room.
+FLOAT_LABEL = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+[.:]")
 
 
 # A list's item opened by its label: "BN-x5: Inception with Batch Normalization and the

@@ -41,6 +41,7 @@ from papers.indexing.names import name_key
 from . import templates as T
 from .base import AnswerRequest, SourceText
 from .extractive import (
+    FLOAT_LABEL,
     MIN_COVERAGE,
     SOURCE_REPEAT_DECAY,
     _bm25_weights,
@@ -634,7 +635,7 @@ def _continuation(lead: _Sentence, scorer: _Scorer, request: AnswerRequest) -> _
     stated = _stated_numbers(lead.text) | numbers_in(question)
     at = own.index(lead)
     for s in own[at + 1 : at + 1 + CONTINUATION_REACH]:
-        if s.context != lead.context or is_caption(s.text) or _FLOAT_LABEL.search(s.text):
+        if s.context != lead.context or is_caption(s.text) or FLOAT_LABEL.search(s.text):
             break
         if item_label(s.text) is not None:
             break  # another item of a list: its value is its own ("BN-x30: Like BN-x5, but …")
@@ -652,8 +653,6 @@ def _continuation(lead: _Sentence, scorer: _Scorer, request: AnswerRequest) -> _
     return None
 
 
-# A table's or figure's printed text read as a sentence ends with its label ("… 0.87 Table 2:").
-_FLOAT_LABEL = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+[.:]")
 # A sentence that opens by pointing back speaks of what the sentence before it said ("This
 # results in one index refresh per approximately 500 training steps").
 _POINTS_BACK = re.compile(r"(?:This|These|It|They|Such)\b")
