@@ -141,14 +141,16 @@ WHERE paper_id = %(paper)s AND kind = 'fulltext'
 """
 
 
-def index_words(paper: Paper, text: str) -> None:
+def index_words(paper: Paper, text: str, *, new_text: bool = True) -> None:
     """Each of `paper`'s chunks gets the words of its span of `text` (its saved FullText.text),
-    the paper's postings in the common words' champion lists (papers.indexing.chunkwords), and
-    its body its entry in the bodies' BM25 index (papers.indexing.lexical.BODIES)."""
+    the paper's postings in the common words' champion lists (papers.indexing.chunkwords), and,
+    when the text is `new_text` (not a re-cut of the same text), its body its entry in the bodies'
+    BM25 index (papers.indexing.lexical.BODIES)."""
     with connection.cursor() as cursor:
         cursor.execute(_INDEX_WORDS, {"text": text, "paper": paper.pk})
     index_chunk_words([paper.pk])
-    index_papers([paper.pk], BODIES)
+    if new_text:
+        index_papers([paper.pk], BODIES)
 
 
 def _failed(fulltext: FullText, reason: str) -> FullText:

@@ -133,7 +133,7 @@ def recut_paper(fulltext: FullText, embedder: Embedder, timings: dict | None = N
         # Every model's chunks index the old cut: none of them is valid any more.
         Passage.objects.chunks().filter(paper_id=paper_id).delete()
         Passage.objects.bulk_create(passages)
-        index_words(fulltext.paper, text)
+        index_words(fulltext.paper, text, new_text=False)  # (the body's entry stands)
         row.chunker = signature
         row.sections = parsed.sections
         row.recut_failed = row.recut_reason = ""
