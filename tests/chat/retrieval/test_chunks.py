@@ -7,7 +7,7 @@ from asgiref.sync import sync_to_async
 
 from chat.llm.extractive import ExtractiveBackend
 from chat.pipeline.answer import answer_events
-from chat.retrieval.search import search
+from chat.retrieval.search import SearchError, search
 from papers.models import Paper
 from tests.chat.conftest import NOW
 from tests.chat.fulltext_helpers import add_fulltext
@@ -54,6 +54,25 @@ async def test_the_best_chunk_of_a_found_paper_becomes_its_passage_with_its_page
     # A paper never read keeps its abstract.
     other = next(h for h in response.hits if h.arxiv_id != "2510.00003")
     assert other.kind == "abstract" and other.page is None
+
+
+async def test_a_page_carries_each_papers_best_chunk_and_the_chat_its_next_ones_too(read_papers):
+    question = "learning rate and batch size of consistency distillation"
+    page = await search(question, k=5, now=NOW)
+    cards = await search(question, k=5, now=NOW, chunks_per_paper=4)
+    assert [h.paper_id for h in page.hits] == [h.paper_id for h in cards.hits]
+    first, more = (next(h for h in r.hits if h.arxiv_id == "2510.00003") for r in (page, cards))
+    # The same best chunk either way; only the chat's search ranks the paper's others.
+    assert (first.passage_text, first.page) == (more.passage_text, more.page) == (TRAINING, 3)
+    assert first.more_chunks == []
+    assert 1 <= len(more.more_chunks) <= 3
+    assert TRAINING not in {c.text for c in more.more_chunks}
+
+
+@pytest.mark.parametrize("chunks", [0, 9, True, "2"])
+async def test_a_page_cannot_ask_for_no_chunk_or_more_than_a_paper_keeps(catalogue, chunks):
+    with pytest.raises(SearchError, match="chunks_per_paper must be a whole number from 1 to 8"):
+        await search("consistency distillation", now=NOW, chunks_per_paper=chunks)
 
 
 @pytest.mark.parametrize("variant", ["fused", "direct"])
