@@ -55,6 +55,7 @@ from pgvector.django import HalfVectorField, HnswIndex
 from bench import scale as bench_scale
 from bench.cpu import CpuMeter
 from bench.evaluation import percentile
+from chat.retrieval.chunks import CHUNKS_PER_PAPER, forget_analysed_chunks
 from chat.retrieval.dense import KIND_PRECISIONS, dense_search
 from chat.retrieval.filters import SearchFilters
 from chat.retrieval.search import search
@@ -313,13 +314,18 @@ def prime_query_vectors(queries: list[str], now, model: str) -> int:
 
 
 # Settings per mode: the product's default, the chunk word search without its champion lists
-# (as before papers.indexing.chunkwords), and abstracts only (the baseline).
+# (as before papers.indexing.chunkwords), and abstracts only (the baseline). `fused` is the search
+# of the page, the API and the CLI (a read paper's best chunk); `fused_cards` the same search as
+# the chat asks it (each paper's next best chunks too, for its cards: CHUNKS_PER_PAPER).
 MODES = {
     "fused": {"FULLTEXT_RETRIEVAL": "fused"},
+    "fused_cards": {"FULLTEXT_RETRIEVAL": "fused"},
     # The full text's word list as before the bodies' index: a paper by its best chunk's BM25.
     "fused_chunks": {"FULLTEXT_RETRIEVAL": "fused", "FULLTEXT_WORD_UNIT": "chunk"},
     "off": {"FULLTEXT_RETRIEVAL": "off"},
 }
+# search()'s arguments per mode besides the query, k and now.
+MODE_ARGUMENTS = {"fused_cards": {"chunks_per_paper": CHUNKS_PER_PAPER}}
 
 
 def whole_search(queries: list[str], now, say, repeat: int, setting_off: str | None = None) -> dict:
@@ -334,9 +340,10 @@ def whole_search(queries: list[str], now, say, repeat: int, setting_off: str | N
     for name in names:
         with override_settings(**modes[name]):
             for query in queries[:20]:
-                run(query, k=10, now=now)
+                run(query, k=10, now=now, **MODE_ARGUMENTS.get(name, {}))
     times = {m: {"all": [], "window": [], "no window": []} for m in names}
     pages: dict[str, dict[str, list[int]]] = {m: {} for m in names}  # query -> its top 10
+    shown: dict[str, dict[str, list]] = {m: {} for m in names}  # query -> each hit's passage
     stages: dict[str, dict[str, list[float]]] = {m: {} for m in names}
     plans: dict[str, int] = {}
     meter = CpuMeter()
@@ -349,14 +356,18 @@ def whole_search(queries: list[str], now, say, repeat: int, setting_off: str | N
             # Rotate which mode goes first, so none always finds the others' caches warm.
             shift = (i + number) % len(names)
             for name in names[shift:] + names[:shift]:
+                # Each search cold: a mode run after another on the same query would find the
+                # page's chunks analysed (chunks.analysed_sentences) and look cheaper.
+                forget_analysed_chunks()
                 with override_settings(**modes[name]):
                     before = meter.read()
                     started = time.perf_counter()
-                    response = run(query, k=10, now=now)
+                    response = run(query, k=10, now=now, **MODE_ARGUMENTS.get(name, {}))
                     ms = (time.perf_counter() - started) * 1000
                     cpu[name] += (meter.read() - before - overhead).total_ns
                 windowed = response.analysis.start or response.analysis.end
                 pages[name][query] = [h.paper_id for h in response.hits]
+                shown[name][query] = [(h.paper_id, h.page, h.passage_text) for h in response.hits]
                 times[name]["all"].append(ms)
                 times[name]["window" if windowed else "no window"].append(ms)
                 for stage, value in response.timings.items():
@@ -393,6 +404,12 @@ def whole_search(queries: list[str], now, say, repeat: int, setting_off: str | N
         if name != "off"
     }
     result["chunk_plans"] = plans
+    # The page's search ranks only each paper's best chunk: its page must be the chat's, paper by
+    # paper and passage by passage (the queries whose pages are identical).
+    if "fused_cards" in names:
+        result["fused_pages_identical_to_fused_cards"] = (
+            f"{sum(shown['fused'][q] == shown['fused_cards'][q] for q in queries)}/{len(queries)}"
+        )
     # How much of the product's page the chunk-level word list would change: the share of each
     # query's top 10 the two modes share, on average.
     result["top10_shared_with_fused_chunks"] = {

@@ -294,6 +294,15 @@ class Passage(models.Model):
             ),
             # "What lacks a vector for this model" (embed_papers) and per-model date filters.
             models.Index(fields=["model", "published"], name="papers_passage_model_pub_idx"),
+            # B-tree, abstracts only: the exact scan of a window's abstracts (chat.retrieval.dense).
+            # The index above also holds every chunk of the window, ~18 rows a read paper, each
+            # fetched to be dropped for its kind: at 1M chunks a window's exact scan read ~19x
+            # its rows (p50 221 -> 25 ms with this one; docs/BENCHMARKS.md, session 14).
+            models.Index(
+                fields=["model", "published"],
+                name="papers_abstract_pub_idx",
+                condition=Q(kind="abstract"),
+            ),
             # GIN, full-text chunks: the lexical chunk search (chat.retrieval.chunks).
             GinIndex(
                 fields=["lexemes"], name="papers_chunk_lexemes_idx", condition=Q(kind="fulltext")

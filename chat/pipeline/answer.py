@@ -37,7 +37,7 @@ from chat.pipeline.previous import nothing_kept_reply, previous_papers
 from chat.pipeline.rewrite import Turn, model_may_rewrite, understand_followup
 from chat.pipeline.seed import seed_card
 from chat.pipeline.support import unsupported
-from chat.retrieval.chunks import Chunk, pages_label
+from chat.retrieval.chunks import CHUNKS_PER_PAPER, Chunk, pages_label
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
 from chat.retrieval.shaped import shape_hits
 from chat.understanding import intent as intents
@@ -311,6 +311,7 @@ async def answer_events(
                 response = await search(
                     papers.question[:MAX_QUERY_CHARS], k=settings.CHAT_SOURCES, now=now,
                     paper_ids=[hit.paper_id for hit in papers.hits],
+                    chunks_per_paper=CHUNKS_PER_PAPER,
                 )
             except SearchError:
                 response = None
@@ -328,7 +329,7 @@ async def answer_events(
             # A pasted abstract may be longer than a search takes; its start carries the topic.
             response = await search(
                 query[:MAX_QUERY_CHARS], k=wanted, now=now, overrides=filters or None,
-                paper_ids=scope_ids,
+                paper_ids=scope_ids, chunks_per_paper=CHUNKS_PER_PAPER,  # (cards: source_cards)
             )
         except SearchError as exc:
             timings["total_ms"] = _ms(started)

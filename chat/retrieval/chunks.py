@@ -519,7 +519,9 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     query (`vector`, and `lexemes`: the query's stemmed words as BM25 saw them); `abstracts`
     (paper id: text) stand for the papers without chunks in the evidence. `quantity`: the
     `question` asks for a number (chat.understanding.quantity), so a sentence stating one is
-    better evidence. Papers in `asked_about` keep ASKED_ABOUT_CHUNKS."""
+    better evidence. Papers in `asked_about` keep ASKED_ABOUT_CHUNKS when more than one chunk a
+    paper is asked for. Each paper's first chunks are the same whatever `per_paper` (a paper's
+    chunks are only read until its first `per_paper` are certain: _by_sentences)."""
     ids = [int(i) for i in paper_ids]
     if not ids or vector is None:
         return RankedChunks({}, {})
@@ -586,8 +588,8 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
 
 def _kept(paper: int, per_paper: int, asked_about: Collection[int]) -> int:
     """How many of a paper's best chunks are kept: ASKED_ABOUT_CHUNKS for a paper the question is
-    about, else `per_paper`."""
-    return ASKED_ABOUT_CHUNKS if paper in asked_about else per_paper
+    about when more than one a paper is wanted, else `per_paper`."""
+    return ASKED_ABOUT_CHUNKS if paper in asked_about and per_paper > 1 else per_paper
 
 
 def with_texts(cursor, chunks: list[Chunk]) -> list[Chunk]:
@@ -690,6 +692,12 @@ def analysed_sentences(text: str) -> tuple[tuple[str, frozenset], ...]:
 def _terms_any_sentence_may_hold(text: str) -> frozenset:
     """terms_any_sentence_may_hold, kept as analysed_sentences is."""
     return frozenset(terms_any_sentence_may_hold(text))
+
+
+def forget_analysed_chunks() -> None:
+    """Empty this process's caches of analysed chunks (a benchmark's cold search)."""
+    analysed_sentences.cache_clear()
+    _terms_any_sentence_may_hold.cache_clear()
 
 
 def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity: bool) -> float:

@@ -193,6 +193,7 @@ class _Query:
     sort: str = "relevance"  # or "date": the same relevant papers, newest first
     total: int = 0
     named: Named = field(default_factory=Named)  # papers the question names: first
+    chunks_per_paper: int = 1  # a read paper's best chunks its hit carries (search())
 
 
 # "Newest first" orders the papers found relevant, not every vector neighbour: those with a
@@ -252,16 +253,28 @@ async def search(
     paper_ids=None,
     offset: int = 0,
     sort: str = "relevance",
+    chunks_per_paper: int = 1,
 ) -> SearchResponse:
     """The k best papers for `text` (see the module docstring), among `paper_ids` when given (a
     scoped thread's papers: chat.scopes); `offset` skips that many (the next page), `sort="date"`
-    lists the relevant papers newest first. Raises SearchError on bad input."""
+    lists the relevant papers newest first. A read paper's hit carries its best chunk as its
+    passage, and with `chunks_per_paper` > 1 its next best as `more_chunks` (the chat's cards: a
+    page shows one passage a paper, and ranking a paper's chunks past its best is most of what
+    full text costs a search). Raises SearchError on bad input."""
     started = time.perf_counter()
     text = _check(text, k)
     if sort not in SORTS:
         raise SearchError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= 1000:
         raise SearchError("offset must be a whole number from 0 to 1000")
+    if (
+        isinstance(chunks_per_paper, bool)
+        or not isinstance(chunks_per_paper, int)
+        or not 1 <= chunks_per_paper <= fulltext_chunks.ASKED_ABOUT_CHUNKS
+    ):
+        raise SearchError(
+            f"chunks_per_paper must be a whole number from 1 to {fulltext_chunks.ASKED_ABOUT_CHUNKS}"
+        )
     now = as_utc_now(now or timezone.now())
     step = time.perf_counter()
     if analysis is None:
@@ -291,6 +304,7 @@ async def search(
         fulltext=fulltext_chunks.variant(),
         offset=offset,
         sort=sort,
+        chunks_per_paper=chunks_per_paper,
     )
     if analysis.arxiv_id or q.text:
         hits = await _rank(q)
@@ -742,6 +756,7 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
                 q.vector,
                 q.model,
                 words,
+                per_paper=q.chunks_per_paper,
                 abstracts=abstracts,
                 question=question,
                 quantity=asks_for_quantity(q.text),

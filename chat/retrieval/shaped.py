@@ -19,6 +19,7 @@ from datetime import UTC, date, datetime, timedelta
 from django.conf import settings
 
 from chat.llm.shapes import names_topic, on_topic
+from chat.retrieval.chunks import CHUNKS_PER_PAPER
 from chat.retrieval.search import SearchError, search
 from chat.understanding.intent import COMPARE, LIST, TIMELINE, Intent, timeline_topic
 
@@ -64,6 +65,7 @@ async def _recent_first(understood, hits: list, now: datetime, newest_day: date 
         recent = await search(
             topic, k=LATEST_POOL * settings.CHAT_SOURCES, now=now,
             overrides={"start": start.isoformat()}, paper_ids=paper_ids,
+            chunks_per_paper=CHUNKS_PER_PAPER,
         )
     except SearchError:
         return hits
@@ -89,7 +91,8 @@ async def _both_sides(subjects, understood, hits: list, now: datetime, paper_ids
     for subject in subjects:
         try:
             found = await search(
-                subject, k=per_side, now=now, overrides=window, paper_ids=paper_ids
+                subject, k=per_side, now=now, overrides=window, paper_ids=paper_ids,
+                chunks_per_paper=CHUNKS_PER_PAPER,
             )
         except SearchError:
             return hits
@@ -126,7 +129,7 @@ async def _earlier_periods(understood, hits: list, now: datetime, paper_ids=None
     try:
         found = await search(
             topic or understood.query or understood.original, k=2 * EARLIER_SHARE, now=now,
-            overrides=overrides, paper_ids=paper_ids,
+            overrides=overrides, paper_ids=paper_ids, chunks_per_paper=CHUNKS_PER_PAPER,
         )
     except SearchError:
         return hits

@@ -192,7 +192,11 @@ def test_bench_search_chunks_measures_the_products_chunk_path(shared_data, setti
     assert not {"chunks", "best_chunks"} & set(whole["off"]["stages_p50_ms"])
     assert any(plan.startswith(("hnsw", "exact")) for plan in whole["chunk_plans"])
     assert whole["fused"]["all"]["n"] == whole["off"]["all"]["n"] == 192
-    assert set(whole["p50_over_off"]) == {"fused", "fused_chunks", "fulltext_chunk_words_off"}
+    assert set(whole["p50_over_off"]) == {
+        "fused", "fused_cards", "fused_chunks", "fulltext_chunk_words_off"
+    }
+    # The page's search (each paper's best chunk) shows what the chat's (its best chunks) does.
+    assert whole["fused_pages_identical_to_fused_cards"] == "192/192"
     # The bodies' BM25 index was built for every paper with full text, and the two word lists'
     # pages compared.
     assert setup["body_index_s"] > 0 and setup["body_champion_terms"] >= 0

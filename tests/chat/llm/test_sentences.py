@@ -5,7 +5,14 @@ import re
 
 import pytest
 
-from chat.llm.sentences import content_words, spells_greek, split_sentences, term_set, terms
+from chat.llm.sentences import (
+    content_words,
+    spells_greek,
+    split_sentences,
+    term_set,
+    terms,
+    tokens,
+)
 
 
 @pytest.mark.parametrize(
@@ -81,6 +88,27 @@ def test_real_abstracts_split_without_losing_text(shared_data):
 )
 def test_term_set_is_the_set_of_terms(text):
     assert term_set(text) == set(terms(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "warmup_steps = 4000; lr=3e-4, β2 0.98 (İstanbul, café, naïve, ﬁne-tuning, K-means)",
+        "\x00nul\ud800lone surrogate\u00adsoft hyphen\u200bzero width\tTAB\nline",
+        "https://github.com/x_y/z.py?a=1#b, a@b.com, 1,000.5, e.g., i.e., GPT-3's",
+        "",
+    ],
+)
+def test_tokens_are_the_runs_of_lower_case_letters_and_digits(text):
+    lowered = text.lower()
+    assert tokens(lowered) == re.findall(r"[a-z0-9]+", lowered)
+
+
+def test_tokens_of_real_abstracts_are_the_regular_expressions(shared_data):
+    path = shared_data / "arxiv-snapshot" / "arxiv-metadata-oai-snapshot.head200.jsonl"
+    for line in path.read_text().splitlines():
+        lowered = json.loads(line)["abstract"].lower()
+        assert tokens(lowered) == re.findall(r"[a-z0-9]+", lowered)
 
 
 def test_spells_greek():

@@ -2,12 +2,18 @@
 the chunks of their full text, a direct chunk search for papers whose body alone matches, every
 filter inside the SQL, and abstracts for papers never read."""
 
+from datetime import UTC, datetime
+
 import pytest
 from asgiref.sync import sync_to_async
+from django.db import connection, transaction
 
 from chat.llm.extractive import ExtractiveBackend
 from chat.pipeline.answer import answer_events
-from chat.retrieval.search import search
+from chat.retrieval import dense
+from chat.retrieval.filters import SearchFilters
+from chat.retrieval.search import SearchError, search
+from papers.embeddings import get_embedder
 from papers.models import Paper
 from tests.chat.conftest import NOW
 from tests.chat.fulltext_helpers import add_fulltext
@@ -54,6 +60,25 @@ async def test_the_best_chunk_of_a_found_paper_becomes_its_passage_with_its_page
     # A paper never read keeps its abstract.
     other = next(h for h in response.hits if h.arxiv_id != "2510.00003")
     assert other.kind == "abstract" and other.page is None
+
+
+async def test_a_page_carries_each_papers_best_chunk_and_the_chat_its_next_ones_too(read_papers):
+    question = "learning rate and batch size of consistency distillation"
+    page = await search(question, k=5, now=NOW)
+    cards = await search(question, k=5, now=NOW, chunks_per_paper=4)
+    assert [h.paper_id for h in page.hits] == [h.paper_id for h in cards.hits]
+    first, more = (next(h for h in r.hits if h.arxiv_id == "2510.00003") for r in (page, cards))
+    # The same best chunk either way; only the chat's search ranks the paper's others.
+    assert (first.passage_text, first.page) == (more.passage_text, more.page) == (TRAINING, 3)
+    assert first.more_chunks == []
+    assert 1 <= len(more.more_chunks) <= 3
+    assert TRAINING not in {c.text for c in more.more_chunks}
+
+
+@pytest.mark.parametrize("chunks", [0, 9, True, "2"])
+async def test_a_page_cannot_ask_for_no_chunk_or_more_than_a_paper_keeps(catalogue, chunks):
+    with pytest.raises(SearchError, match="chunks_per_paper must be a whole number from 1 to 8"):
+        await search("consistency distillation", now=NOW, chunks_per_paper=chunks)
 
 
 @pytest.mark.parametrize("variant", ["fused", "direct"])
@@ -181,3 +206,32 @@ async def test_the_chunk_with_the_questions_rare_words_answers_over_the_topical_
     hit = next(h for h in response.hits if h.arxiv_id == "2510.00003")
     assert hit.passage_text == DISTILLATION[2] and hit.page == 2
 
+
+
+def _nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _nodes(child)
+
+
+async def test_the_exact_scan_of_a_windows_abstracts_reads_none_of_its_chunks(read_papers):
+    """The exact scan of a window's abstracts walks an index of abstracts alone: the one of every
+    passage would fetch each chunk in the window only to drop it for its kind."""
+
+    @sync_to_async
+    def plan():
+        embedder = get_embedder()
+        params = {"q": dense.vector_literal(embedder.embed_query("distillation")),
+                  "model": embedder.name, "limit": 10}  # fmt: skip
+        window = SearchFilters(start=datetime(1990, 1, 1, tzinfo=UTC), end=NOW)
+        where = dense.passage_where(window, params, "abstract")
+        sql = dense._EXACT.format(where=where, distance=dense.distance_sql("abstract"))
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_seqscan = off")  # (a test catalogue is small)
+            cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+            return cursor.fetchone()[0][0]["Plan"]
+
+    nodes = list(_nodes(await plan()))
+    assert "papers_abstract_pub_idx" in {node.get("Index Name") for node in nodes}
+    assert all(node.get("Rows Removed by Filter", 0) == 0 for node in nodes)
+    assert all(node.get("Rows Removed by Index Recheck", 0) == 0 for node in nodes)
