@@ -269,6 +269,10 @@ class Command(BaseCommand):
         )
         if ttft:
             self.stdout.write(summary("ttft (socket send -> first token)", ttft))
+            for kind in ("start", "sources"):
+                seen = [r["seen"][kind] for r in results if kind in r.get("seen", {})]
+                if seen:
+                    self.stdout.write("  " + summary(f"send -> first '{kind}' event", seen))
         if total:
             self.stdout.write(summary("total (send -> done)", total))
         self.stdout.write(f"{kept.line()}; errors: {len(errors)}")
@@ -438,6 +442,10 @@ class Command(BaseCommand):
                     text = ""
                     while True:
                         event = await ws.receive_json(timeout=60)
+                        # When each kind of event first arrived: where a first token waited.
+                        result.setdefault("seen", {}).setdefault(
+                            event["type"], (time.perf_counter() - sent) * 1000
+                        )
                         if event["type"] == "token":
                             if "ttft" not in result:
                                 result["ttft"] = (time.perf_counter() - sent) * 1000
