@@ -18,6 +18,7 @@ Bench users are named `bench-chat-*` and deleted afterwards (with their threads)
 """
 
 import asyncio
+import math
 import os
 import subprocess
 import sys
@@ -318,6 +319,15 @@ class Command(BaseCommand):
             f" answers streamed); the chats together needed {spent / cores:.2f} s of the {cores}"
             f" cores; p95 TTFT {p95:.2f} s"
         )
+        if self.by_p95 is not None:
+            elapsed, by_then, count = self.by_p95
+            self.stdout.write(
+                f"by the {count}th first token ({elapsed:.2f} s after the sockets began to open): daphne had"
+                f" used {by_then['daphne']:.2f} CPU-s ({by_then['daphne'] / chats * 1000:.0f} ms"
+                f" a chat, {by_then['daphne'] / elapsed:.2f} of one core meanwhile), PostgreSQL"
+                f" {by_then['postgres']:.2f} CPU-s ({by_then['postgres'] / elapsed:.2f} of one"
+                f" core); load average {os.getloadavg()[0]:.1f}"
+            )
         ends = self._search_burst(asked, warm_up=QUESTIONS[:3])
         searched = once_each(asked, settings.CHAT_SOURCES, warm_up=QUESTIONS[:3]).per(len(asked))
         per_search = searched["total_ms"]
@@ -414,12 +424,31 @@ class Command(BaseCommand):
                 "clients (this process)": cpu.process_cpu_s(os.getpid()),
             }
 
+        # What the servers had spent when the 95th percentile's first token arrived: the work
+        # before most first tokens, and the share of a core daphne got for it.
+        measured = len(threads) - 2
+        at_p95 = math.ceil(0.95 * measured)
+        firsts = 0
+
+        def first_token() -> None:
+            nonlocal firsts
+            firsts += 1
+            if firsts == at_p95:
+                self.by_p95 = (time.perf_counter() - started, spent())
+
+        self.by_p95 = None
         before = spent()
-        results = await self._chats(ports, threads[2:], cookies[2:], asked[2:], ramp)
+        started = time.perf_counter()
+        results = await self._chats(
+            ports, threads[2:], cookies[2:], asked[2:], ramp, first_token=first_token
+        )
         after = spent()
+        if self.by_p95 is not None:
+            elapsed, then = self.by_p95
+            self.by_p95 = (elapsed, {name: then[name] - before[name] for name in before}, at_p95)
         return results, {name: after[name] - before[name] for name in before}
 
-    async def _chats(self, ports, threads, cookies, asked, ramp):
+    async def _chats(self, ports, threads, cookies, asked, ramp, first_token=None):
         import aiohttp
 
         async def one(i, session):
@@ -449,6 +478,8 @@ class Command(BaseCommand):
                         if event["type"] == "token":
                             if "ttft" not in result:
                                 result["ttft"] = (time.perf_counter() - sent) * 1000
+                                if first_token is not None:
+                                    first_token()
                             text += event["text"]
                         elif event["type"] == "done":
                             result["total"] = (time.perf_counter() - sent) * 1000
