@@ -18,6 +18,7 @@ Bench users are named `bench-chat-*` and deleted afterwards (with their threads)
 """
 
 import asyncio
+import math
 import os
 import subprocess
 import sys
@@ -75,6 +76,12 @@ class Command(BaseCommand):
             type=float,
             default=0.0,
             help="concurrent: spread the asks over this many seconds (0: all at once)",
+        )
+        parser.add_argument(
+            "--open-first",
+            action="store_true",
+            help="concurrent: open every socket first, then ask all at once (default: each chat "
+            "asks as soon as its own socket is open, so the asks meet the other handshakes)",
         )
         parser.add_argument(
             "--questions",
@@ -169,7 +176,16 @@ class Command(BaseCommand):
 
     # --- concurrent ---------------------------------------------------------------------------
     def _concurrent(
-        self, chats, tokens_per_second, answer_words, ramp, servers, profile, questions, **_
+        self,
+        chats,
+        tokens_per_second,
+        answer_words,
+        ramp,
+        servers,
+        profile,
+        questions,
+        open_first,
+        **_,
     ):
         from django.test import Client
 
@@ -246,6 +262,7 @@ class Command(BaseCommand):
                     ramp,
                     [c.pid for c in children],
                     cpu.postmaster_pid(),
+                    open_first,
                 )
             )
         finally:
@@ -269,6 +286,10 @@ class Command(BaseCommand):
         )
         if ttft:
             self.stdout.write(summary("ttft (socket send -> first token)", ttft))
+            for kind in ("start", "sources"):
+                seen = [r["seen"][kind] for r in results if kind in r.get("seen", {})]
+                if seen:
+                    self.stdout.write("  " + summary(f"send -> first '{kind}' event", seen))
         if total:
             self.stdout.write(summary("total (send -> done)", total))
         self.stdout.write(f"{kept.line()}; errors: {len(errors)}")
@@ -314,6 +335,22 @@ class Command(BaseCommand):
             f" answers streamed); the chats together needed {spent / cores:.2f} s of the {cores}"
             f" cores; p95 TTFT {p95:.2f} s"
         )
+        if self.at_open is not None:
+            elapsed, by_then = self.at_open
+            self.stdout.write(
+                f"all sockets open after {elapsed:.2f} s (--open-first): daphne had used"
+                f" {by_then['daphne']:.2f} CPU-s ({by_then['daphne'] / chats * 1000:.1f} ms a"
+                f" socket), PostgreSQL {by_then['postgres']:.2f} CPU-s; then the asks, together"
+            )
+        if self.by_p95 is not None:
+            elapsed, by_then, count = self.by_p95
+            self.stdout.write(
+                f"by the {count}th first token ({elapsed:.2f} s after the sockets began to open): daphne had"
+                f" used {by_then['daphne']:.2f} CPU-s ({by_then['daphne'] / chats * 1000:.0f} ms"
+                f" a chat, {by_then['daphne'] / elapsed:.2f} of one core meanwhile), PostgreSQL"
+                f" {by_then['postgres']:.2f} CPU-s ({by_then['postgres'] / elapsed:.2f} of one"
+                f" core); load average {os.getloadavg()[0]:.1f}"
+            )
         ends = self._search_burst(asked, warm_up=QUESTIONS[:3])
         searched = once_each(asked, settings.CHAT_SOURCES, warm_up=QUESTIONS[:3]).per(len(asked))
         per_search = searched["total_ms"]
@@ -395,7 +432,9 @@ class Command(BaseCommand):
                 time.sleep(0.2)
         raise CommandError("daphne did not start within 180 s")
 
-    async def _concurrent_run(self, ports, threads, cookies, asked, ramp, server_pids, postmaster):
+    async def _concurrent_run(
+        self, ports, threads, cookies, asked, ramp, server_pids, postmaster, open_first=False
+    ):
 
         # The first answers of a fresh process load the embedding model and import the LLM SDK:
         # warm the server up with two chats (not measured), as a running server would be.
@@ -410,16 +449,59 @@ class Command(BaseCommand):
                 "clients (this process)": cpu.process_cpu_s(os.getpid()),
             }
 
+        # What the servers had spent when the 95th percentile's first token arrived: the work
+        # before most first tokens, and the share of a core daphne got for it.
+        measured = len(threads) - 2
+        at_p95 = math.ceil(0.95 * measured)
+        firsts = 0
+
+        def first_token() -> None:
+            nonlocal firsts
+            firsts += 1
+            if firsts == at_p95:
+                self.by_p95 = (time.perf_counter() - started, spent())
+
+        def all_open() -> None:
+            self.at_open = (time.perf_counter() - started, spent())
+
+        self.by_p95 = self.at_open = None
         before = spent()
-        results = await self._chats(ports, threads[2:], cookies[2:], asked[2:], ramp)
+        started = time.perf_counter()
+        results = await self._chats(
+            ports,
+            threads[2:],
+            cookies[2:],
+            asked[2:],
+            ramp,
+            first_token=first_token,
+            all_open=all_open if open_first else None,
+        )
+        if self.at_open is not None:
+            elapsed, then = self.at_open
+            self.at_open = (elapsed, {name: then[name] - before[name] for name in before})
         after = spent()
+        if self.by_p95 is not None:
+            elapsed, then = self.by_p95
+            self.by_p95 = (elapsed, {name: then[name] - before[name] for name in before}, at_p95)
         return results, {name: after[name] - before[name] for name in before}
 
-    async def _chats(self, ports, threads, cookies, asked, ramp):
+    async def _chats(self, ports, threads, cookies, asked, ramp, first_token=None, all_open=None):
+        """Each chat opens its socket and asks; with `all_open`, every chat waits until all
+        sockets are open (or failed), `all_open()` is called, and then they ask together."""
         import aiohttp
+
+        opened, settled = asyncio.Event(), 0
+
+        def settle() -> None:
+            nonlocal settled
+            settled += 1
+            if settled == len(threads):
+                all_open()
+                opened.set()
 
         async def one(i, session):
             result = {}
+            waiting = all_open is not None
             await asyncio.sleep(ramp * i / max(len(threads), 1))
             port = ports[i % len(ports)]  # round robin, as a load balancer would
             url = f"ws://127.0.0.1:{port}/ws/threads/{threads[i].pk}/"
@@ -431,6 +513,10 @@ class Command(BaseCommand):
                 async with session.ws_connect(url, headers=headers, heartbeat=None) as ws:
                     while (await ws.receive_json(timeout=30))["type"] != "ready":
                         pass
+                    if waiting:
+                        waiting = False
+                        settle()
+                        await opened.wait()
                     sent = time.perf_counter()
                     result["sent_epoch"] = time.time()
                     result["thread"] = threads[i].pk
@@ -438,9 +524,15 @@ class Command(BaseCommand):
                     text = ""
                     while True:
                         event = await ws.receive_json(timeout=60)
+                        # When each kind of event first arrived: where a first token waited.
+                        result.setdefault("seen", {}).setdefault(
+                            event["type"], (time.perf_counter() - sent) * 1000
+                        )
                         if event["type"] == "token":
                             if "ttft" not in result:
                                 result["ttft"] = (time.perf_counter() - sent) * 1000
+                                if first_token is not None:
+                                    first_token()
                             text += event["text"]
                         elif event["type"] == "done":
                             result["total"] = (time.perf_counter() - sent) * 1000
@@ -452,6 +544,8 @@ class Command(BaseCommand):
                     result["text"] = text
             except Exception as exc:  # a benchmark reports failures instead of stopping
                 result["error"] = f"{type(exc).__name__}: {exc}"
+            if waiting:  # failed before its socket was open: the others need not wait for it
+                settle()
             return result
 
         async def bounded(i, session):
