@@ -54,6 +54,7 @@ from .extractive import (
     asked_heads,
     asked_value_terms,
     compose_answer,
+    for_question,
     gives_value,
     item_label,
     other_item,
@@ -102,7 +103,7 @@ class _Scorer:
 
     def __init__(self, sources: list[SourceText], topic: str):
         self.sources = sources
-        self.sentences = [s for s in _candidates(sources) if not s.is_title]
+        self.sentences = for_question([s for s in _candidates(sources) if not s.is_title], topic)
         self.by_source: dict[int, list[_Sentence]] = {}
         for s in self.sentences:
             self.by_source.setdefault(s.source.number, []).append(s)
