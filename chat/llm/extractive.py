@@ -291,6 +291,27 @@ def _candidates(sources: list[SourceText]) -> list[_Sentence]:
     return found
 
 
+# A web address in a sentence: its point is where something is ("… with their available
+# open-source implementations at https://github.com/…"), which only a question after code,
+# data or a release wants.
+_ADDRESS = re.compile(r"https?://|\bwww\.|\bgithub\.com/", re.IGNORECASE)
+_ASKS_WHERE = re.compile(
+    r"\b(?:code|github|repositor\w*|repo|releas\w*|availab\w*|implement\w*|open[- ]?sourc\w*|"
+    r"urls?|links?|websites?|download\w*|where|access\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def for_question(sentences: list[_Sentence], question: str) -> list[_Sentence]:
+    """The candidates that may answer `question`: a sentence giving a web address only for a
+    question after code, data, a release or where something is ("compare diffusion models and
+    GANs for medical image generation" was answered "Finally, we gather the overviewed studies
+    with their available open-source implementations at https://github.com/…")."""
+    if _ASKS_WHERE.search(question):
+        return sentences
+    return [s for s in sentences if not _ADDRESS.search(s.text)]
+
+
 def _idf(query: list[str], sentences: list[_Sentence]) -> dict[str, float]:
     """BM25's inverse document frequency of each query term, sentences as documents (a term
     found nowhere gets the highest value)."""
@@ -386,7 +407,7 @@ def compose_answer(question: str, sources: list[SourceText], max_words: int = 30
     """The whole extractive answer as markdown (a pure function; `stream` only paces it)."""
     if not sources:
         return NO_SOURCES
-    sentences = _candidates(sources)
+    sentences = for_question(_candidates(sources), question)
     words = list(dict.fromkeys(content_words(question)))
     query_terms = stems(words)
     display: dict[str, str] = {}  # a stem -> the user's own (first) word for it
@@ -502,7 +523,7 @@ def answering_scores(
     names: "OPT-175B") weigh NAME_WEIGHT of their IDF: rare, they would make "we provide a model
     card for OPT-175B" the best answer to "What batch size was used to train OPT-175B?", yet
     kept, they tell "the largest RWKV model has 14B parameters" from any other parameter count."""
-    sentences = [s for s in _candidates(sources) if not s.is_title]
+    sentences = for_question([s for s in _candidates(sources) if not s.is_title], question)
     words = list(dict.fromkeys(content_words(question)))
     query = list(dict.fromkeys(stems(words)))
     if not sentences or not query:

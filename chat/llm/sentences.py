@@ -410,9 +410,18 @@ def _spelt(text: str) -> str:
     return text.translate(_GREEK) if _ANY_GREEK.search(text) else text
 
 
+# "include but are not limited to" lists examples: it says nothing of limits or limitations
+# ("Examples of harm include but are not limited to racism, sexism, toxicity" answered "What
+# are the limitations of Constitutional AI?").
+_NOT_LIMITED = re.compile(r"\b(?:but\s+)?(?:(?:is|are)\s+)?not\s+limited\s+to\b")
+
+
 def _words(text: str) -> list[str]:
-    """Lower-cased tokens of a text, TeX out, Greek letters spelled out ("β2" -> "beta2")."""
+    """Lower-cased tokens of a text, TeX out, Greek letters spelled out ("β2" -> "beta2"), the
+    idiom "not limited to" out."""
     text = text.lower()
+    if "limited to" in text:
+        text = _NOT_LIMITED.sub(" ", text)
     if _has_tex(text):
         text = _TEX.sub(" ", text)
     return tokens(_spelt(text))

@@ -54,6 +54,7 @@ from .extractive import (
     asked_heads,
     asked_value_terms,
     compose_answer,
+    for_question,
     gives_value,
     item_label,
     other_item,
@@ -61,7 +62,7 @@ from .extractive import (
 )
 from .meaning import similarities
 from .roles import BACKGROUND, BONUS, CONTRIBUTION, RESULT, role
-from .sentences import content_words, is_caption, stems, terms
+from .sentences import STOPWORDS, content_words, is_caption, stems, terms
 
 # Most sentences embedded for one answer (overview; a comparison embeds half per side, a list
 # only where the rules tie). Each costs ~10 ms on this CPU: 6 keeps the composer near 100 ms.
@@ -102,7 +103,7 @@ class _Scorer:
 
     def __init__(self, sources: list[SourceText], topic: str):
         self.sources = sources
-        self.sentences = [s for s in _candidates(sources) if not s.is_title]
+        self.sentences = for_question([s for s in _candidates(sources) if not s.is_title], topic)
         self.by_source: dict[int, list[_Sentence]] = {}
         for s in self.sentences:
             self.by_source.setdefault(s.source.number, []).append(s)
@@ -253,7 +254,7 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     if topic and not intent.by_filter:
         # A paper whose title and abstract say none of the topic is the search's tail, not an
         # item a reader wants ("Adam" in a list of papers on image recognition).
-        sources = [s for s in sources if on_topic(s.title, s.text, topic)] or sources
+        sources = [s for s in sources if on_topic(s.title, s.text, topic, whole=False)] or sources
     newest_first = intent.latest or (intent.by_filter and not topic)
     if newest_first:
         sources.sort(key=lambda s: s.published or "", reverse=True)
@@ -284,15 +285,64 @@ _BROAD = frozenset(
 )
 
 
-def on_topic(title: str, text: str, topic: str) -> bool:
+def on_topic(title: str, text: str, topic: str, whole: bool = True) -> bool:
     """At least half of the topic's words (one of two, two of three) are in the paper's title
-    and `text` (a list leaves out the others: chat.pipeline.answer)."""
+    and `text`, and when `text` is the `whole` abstract, the topic's head (topic_heads) too (a
+    list leaves out the others: chat.pipeline.answer). A passage of a long abstract may not
+    say the head its other passage does."""
     words = set(stems([w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]))
     words = (words - _BROAD) or words  # "diffusion models": a paper on diffusion
     if not words:
         return True
     have = set(terms(f"{title} {text}"))
-    return len(words & have) >= (len(words) + 1) // 2
+    heads = topic_heads(topic) if whole else frozenset()
+    return len(words & have) >= (len(words) + 1) // 2 and (not heads or bool(heads & have))
+
+
+# Where a topic's first noun phrase ends ("post-training quantization | of LLMs").
+_PHRASE_END = frozenset(
+    """of for in on with from to using via about under at by through across between over into
+    towards toward""".split()
+)
+# Words that name a kind of text, not a topic ("papers | on …").
+_WRITINGS = frozenset(stems("paper papers work research study studies article articles".split()))
+# What is done in many fields, so the word before it tells the topic as well: RA-DIT's
+# "Retrieval-Augmented Dual Instruction Tuning" and REALM's "Retrieval-Augmented Language Model
+# Pre-Training" say no "generation", Fusion-in-Decoder's "Passage Retrieval with Generative
+# Models" no "augmented"; all three are on retrieval-augmented generation.
+_WEAK_HEADS = frozenset(stems("generation generative analysis applications understanding".split()))
+_TOPIC_TOKEN = re.compile(r"[\w-]+")
+
+
+def topic_heads(topic: str) -> frozenset[str]:
+    """The stems of the word a topic is about, the last of its first noun phrase: "splat" of
+    "Gaussian splatting", "quantiz" of "post-training quantization of LLMs", "agent" of "large
+    language model agents" (words of any field skipped: "diffusion" of "diffusion models").
+    A paper sharing the topic's other words only is about something else: the AWGN channel's
+    "additive white Gaussian noise" is no Gaussian splatting, a paper on LLM post-training no
+    quantization of LLMs. A head done in every field (_WEAK_HEADS) comes with the word before
+    it, either will do: "generat" or "augment" of "retrieval-augmented generation". Empty for
+    a topic joining several ("transformers or CNNs"), or none found."""
+    phrase: list[str] = []
+    for token in _TOPIC_TOKEN.findall(topic.lower()):
+        if token in _PHRASE_END:
+            if phrase:
+                break
+            continue
+        if token in ("and", "or", "vs", "versus"):
+            return frozenset()
+        last = token.split("-")[-1]
+        stem = stems([last])[0] if last else ""
+        if stem and token not in STOPWORDS and token not in ASKING and stem not in _WRITINGS:
+            phrase.append(stem)
+        elif phrase:
+            break
+    heads = [w for w in phrase if w not in _BROAD]
+    if not heads:
+        return frozenset()
+    if heads[-1] in _WEAK_HEADS:
+        return frozenset(heads[-2:])
+    return frozenset(heads[-1:])
 
 
 def _singular(word: str) -> str:

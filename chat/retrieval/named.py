@@ -22,6 +22,11 @@ claimed by more than MAX_CLAIMANTS it is a common word and names none, unless it
 a paper introduces is dropped when an older paper's title or abstract already uses it ("we refer
 to it as ImageNet" does not make ImageNet that paper's).
 
+A paper's whole title written out names it too ("What limitations do the authors of Teaching
+Small Language Models to Reason state?"): a run of TITLE_MIN_WORDS or more capitalised words
+(with the small words titles keep lower-case) or a quoted phrase, equal to a title or to its
+part before a colon, looked up by phrase in the titles' and abstracts' GIN index.
+
 Words that look like a model's name ("LLaMA-2") in a naming place ("train X", "X's", "does X
 use") that no paper of the catalogue introduces nor mentions (title, abstract, full text) are
 returned as `unknown`, so the answer can say plainly that the catalogue does not hold that paper.
@@ -89,6 +94,7 @@ class NamedPaper:
     arxiv_id: str
     name: str  # as the paper writes it
     asked: str  # as the question wrote it
+    titled: bool = False  # by its whole title: the question's subject wherever it stands
 
 
 @dataclass
@@ -186,7 +192,9 @@ def asks_about(question: str, named: list[NamedPaper]) -> bool:
         x = re.escape(n.asked)
         if any(re.search(place.format(x=x), question, re.IGNORECASE) for place in _ABOUT_OTHERS):
             return False
-    return asks_for_quantity(question) or any(_in_naming_place(n.asked, question) for n in named)
+    return asks_for_quantity(question) or any(
+        n.titled or _in_naming_place(n.asked, question) for n in named
+    )
 
 
 def _in_naming_place(word: str, question: str) -> bool:
@@ -239,13 +247,101 @@ SELECT EXISTS (
 """
 
 
+# A title the question writes out: at least this many words (shorter runs are names or topics,
+# which PaperName holds: "Batch Normalization", "Constitutional AI").
+TITLE_MIN_WORDS = 4
+# The small words a title keeps in lower case ("Teaching Small Language Models to Reason").
+_TITLE_GLUE = frozenset("a an and as at by for from in into of on or the to via vs with".split())
+_QUOTED_TITLE = re.compile(r"[\"“‘'](?P<t>[^\"“”‘’']{12,})[\"”’']")
+# The papers whose title or abstract holds a phrase (GIN-indexed search_vector); the title is
+# compared in Python. Bounded: a phrase of four capitalised words is rare.
+_TITLED = """
+SELECT p.id, p.arxiv_id, p.title, ({dates} AND {allowed})
+FROM papers_paper p
+WHERE p.search_vector @@ phraseto_tsquery('english', %(phrase)s) AND {visible}
+ORDER BY p.published, p.id
+LIMIT 50
+"""
+
+
+def title_spans(question: str) -> list[_Candidate]:
+    """The phrases of `question` that may be a paper's whole title (pure): quoted phrases, and
+    runs of capitalised words past its first word, with the small words titles keep lower-case
+    inside them; each also without a leading capitalised word that opens the question's clause
+    ("In Teaching Small …")."""
+    tokens = _tokens(question)
+    spans: list[_Candidate] = []
+    for match in _QUOTED_TITLE.finditer(question):
+        words = _tokens(match["t"])
+        if len(words) >= TITLE_MIN_WORDS:
+            start = len(_tokens(question[: match.start()]))
+            spans.append(
+                _Candidate(name_key(match["t"]), match["t"].strip(), start, start + len(words) - 1)
+            )
+    i = 1
+    while i < len(tokens):
+        if not tokens[i][:1].isupper() or tokens[i].lower() in _QUESTION_WORDS - _TITLE_GLUE:
+            i += 1
+            continue
+        end = i
+        while end + 1 < len(tokens) and (
+            tokens[end + 1][:1].isupper()
+            or tokens[end + 1][:1].isdigit()
+            or tokens[end + 1].lower() in _TITLE_GLUE
+        ):
+            end += 1
+        while end > i and tokens[end].lower() in _TITLE_GLUE:
+            end -= 1
+        for start in (i, i + 1):
+            words = tokens[start : end + 1]
+            if len(words) >= TITLE_MIN_WORDS and words[0].lower() not in _TITLE_GLUE:
+                phrase = _phrase(question, words)
+                spans.append(_Candidate(name_key(phrase), phrase, start, end))
+        i = end + 1
+    return list({(c.key, c.start): c for c in spans}.values())
+
+
+def _phrase(question: str, words: list[str]) -> str:
+    """The question's own text from the first of `words` to the last (its spacing and marks)."""
+    start = question.find(words[0])
+    end = question.find(words[-1], start) + len(words[-1])
+    return question[start:end] if start >= 0 and end > start else " ".join(words)
+
+
+def _titled(cursor, question: str, filters: SearchFilters) -> list[tuple[_Candidate, tuple]]:
+    """The papers `question` names by their whole title (or its part before a colon), each with
+    the phrase that names it and whether `filters` allow it."""
+    found = []
+    for span in title_spans(question):
+        params: dict = {"phrase": span.asked}
+        dates = filters.date_conditions("p.published", params)
+        allowed, params = filters.paper_conditions("p", params)
+        visible = SearchFilters(
+            include_hidden=filters.include_hidden, include_withdrawn=filters.include_withdrawn
+        ).paper_conditions("p")[0]
+        cursor.execute(_TITLED.format(dates=dates, allowed=allowed, visible=visible), params)
+        for paper_id, arxiv_id, title, ok in cursor.fetchall():
+            if span.key in (name_key(title), name_key(title.split(":")[0])):
+                found.append((span, (paper_id, arxiv_id, title, ok)))
+                break
+    return found
+
+
 def find_named(cursor, question: str, filters: SearchFilters) -> Named:
     """The papers `question` names (module docstring), among the papers `filters` allow: a
     name is given to its paper by the whole catalogue's claims, then kept only if `filters`
     allow that paper (a name whose paper is outside the window names none)."""
+    used: set[int] = set()
+    named: list[NamedPaper] = []
+    for span, (paper_id, arxiv_id, title, ok) in _titled(cursor, question, filters):
+        if used & set(range(span.start, span.end + 1)):
+            continue
+        used.update(range(span.start, span.end + 1))
+        if ok:
+            named.append(NamedPaper(paper_id, arxiv_id, title, span.asked, titled=True))
     options = candidates(question)
     if not options:
-        return Named()
+        return Named(named, [], asks_about(question, named)) if named else Named()
     params: dict = {"keys": sorted({c.key for c in options})}
     dates = filters.date_conditions("p.published", params)
     allowed, params = filters.paper_conditions("p", params)
@@ -260,8 +356,6 @@ def find_named(cursor, question: str, filters: SearchFilters) -> Named:
         if ok:
             permitted.add(paper_id)
     runs = _runs(question)
-    used: set[int] = set()
-    named: list[NamedPaper] = []
     for option in options:  # longest first
         rows = claims.get(option.key)
         if not rows or used & set(range(option.start, option.end + 1)):
@@ -290,7 +384,7 @@ def find_named(cursor, question: str, filters: SearchFilters) -> Named:
     if len(named) > 1:
         # "What Adam beta2 did the Transformer use?": the paper asked about is the one in a
         # naming place; Adam only qualifies the setting.
-        subjects = [n for n in named if _in_naming_place(n.asked, question)]
+        subjects = [n for n in named if n.titled or _in_naming_place(n.asked, question)]
         named = subjects or named
     if named:
         return Named(named, [], asks_about(question, named))

@@ -21,7 +21,14 @@ from django.conf import settings
 from chat.llm.shapes import names_topic, on_topic
 from chat.retrieval.chunks import CHUNKS_PER_PAPER
 from chat.retrieval.search import SearchError, search
-from chat.understanding.intent import COMPARE, LIST, TIMELINE, Intent, timeline_topic
+from chat.understanding.intent import (
+    COMPARE,
+    LIST,
+    TIMELINE,
+    Intent,
+    compare_context,
+    timeline_topic,
+)
 
 LATEST_DAYS = 180
 LATEST_SCORE_SHARE = 0.6  # of the recent window's best score, to count as on the topic
@@ -87,13 +94,23 @@ async def _both_sides(subjects, understood, hits: list, now: datetime, paper_ids
     """Each side's papers in turn, then the joint search's, CHAT_SOURCES in all."""
     window = {"start": understood.start, "end": understood.end}
     per_side = max(2, settings.CHAT_SOURCES // 2)
+    # Each side in what the question compares them in: "diffusion models medical image
+    # generation", not every paper on diffusion models (a survey's link to its repository and
+    # GAN distillation for image editing answered "compare diffusion models and GANs for
+    # medical image generation", beside a paper comparing the two for brain MR images).
+    context = compare_context(understood.query or understood.original, tuple(subjects))
     sides = []
     for subject in subjects:
         try:
             found = await search(
-                subject, k=per_side, now=now, overrides=window, paper_ids=paper_ids,
-                chunks_per_paper=CHUNKS_PER_PAPER,
-            )
+                f"{subject} {context}".strip(), k=per_side, now=now, overrides=window,
+                paper_ids=paper_ids, chunks_per_paper=CHUNKS_PER_PAPER,
+            )  # fmt: skip
+            if context and found.nothing_relevant:
+                found = await search(
+                    subject, k=per_side, now=now, overrides=window, paper_ids=paper_ids,
+                    chunks_per_paper=CHUNKS_PER_PAPER,
+                )
         except SearchError:
             return hits
         # A side the catalogue knows nothing about adds nothing (the gate's own test).

@@ -188,6 +188,27 @@ def _compare(question: str) -> tuple[str, str] | None:
     return None
 
 
+# Words of a comparison that only compare or glue ("compare A and B for C": C is the context).
+_COMPARING = frozenset(
+    """compare compared comparing comparison comparisons differ differs different difference
+    differences between contrast distinction and or with to against vs versus how does do did is
+    are was were what which why the a an of in for on from at by than better worse perform
+    performs fare fares""".split()
+)
+
+
+def compare_context(question: str, subjects: tuple[str, ...]) -> str:
+    """What a comparison compares its sides in ("medical image generation" of "compare diffusion
+    models and GANs for medical image generation"): the question's words other than the sides'
+    and the comparing ones, "" when there are none ("compare DPO and RLHF")."""
+    sides = {w.lower() for side in subjects for w in re.findall(r"[\w-]+", side)}
+    words = [
+        w for w in re.findall(r"[\w-]+", question)
+        if w.lower() not in sides and w.lower() not in _COMPARING
+    ]  # fmt: skip
+    return " ".join(words)
+
+
 def _named(question: str) -> str | None:
     for pattern in _NAMED:
         match = pattern.search(question)

@@ -22,7 +22,8 @@ the answered questions whose answer text itself says the answer string (the extr
 may cite the right card for another of its sentences). The tuning questions (QUESTIONS), the
 held-out ones (HELD_OUT) and the fresh ones (FRESH), never used to choose a change, and the kinds a
 researcher asks (KINDS: written before session 13's changes, then worked on, so tuning from then
-on) are counted apart and together. Results in
+on) and READER (session 14's check, written before its changes, only reported) are counted apart
+and together. Results in
 docs/BENCHMARKS.md.
 """
 
@@ -39,11 +40,17 @@ from django.test import override_settings
 from tqdm import tqdm
 
 from bench import SHARED_DATA
-from bench.fulltext_questions import FRESH, HELD_OUT, KINDS, QUESTIONS
+from bench.fulltext_questions import FRESH, HELD_OUT, KINDS, QUESTIONS, READER
 from bench.scratch_db import scratch_database
 
 VARIANTS = ("fused", "papers_first", "direct", "off")
-SPLITS = {"tuning": QUESTIONS, "held_out": HELD_OUT, "fresh": FRESH, "kinds": KINDS}
+SPLITS = {
+    "tuning": QUESTIONS,
+    "held_out": HELD_OUT,
+    "fresh": FRESH,
+    "kinds": KINDS,
+    "reader": READER,
+}
 
 
 def _norm(text: str) -> str:

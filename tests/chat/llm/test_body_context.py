@@ -282,3 +282,14 @@ def test_a_printed_prompt_is_no_quote(text_of):
     assert not any("The paper presents a novel architecture" in s
                    for s in quotable_body_sentences(printed))
     assert quotable_body_sentences("The inner product <x, y> is bounded by one.")
+
+
+def test_not_limited_to_says_nothing_of_limitations(text_of):
+    from chat.llm.sentences import terms
+
+    text = text_of("2212.08073v1")
+    examples = "Examples of harm include but are not limited to racism, sexism, toxicity"
+    assert examples in " ".join(text.split())
+    limits = set(terms("limitations"))
+    assert not limits & set(terms(examples))
+    assert limits <= set(terms("The linear attention of RWKV may limit the model's performance"))

@@ -211,3 +211,29 @@ def test_real_abstracts_only_real_quotes(shared_data):
         assert_only_real_quotes(answer, sources)
         answered += 4 in {n for n, _ in quotes(answer)}
     assert answered >= 18  # the paper whose title was asked about is quoted nearly always
+
+
+def test_a_sentence_giving_a_web_address_answers_only_where_something_is(shared_data):
+    import gzip
+    import json
+
+    from chat.llm.extractive import answering_scores
+
+    with gzip.open(shared_data / "arxiv-snapshot" / "arxiv-sample.jsonl.gz", "rt") as lines:
+        survey = next(r for line in lines if (r := json.loads(line))["id"].startswith("2211.07804"))
+    source = SourceText(1, survey["title"], "", "2022-11-14",
+                        f"{survey['title']}. {survey['abstract']}", arxiv_id="2211.07804")
+    # Its last sentence says the studies' implementations are "at https://github.com/…": it had
+    # answered "compare diffusion models and GANs for medical image generation".
+    link = "https://github.com/amirhossein-kz/Awesome-Diffusion-Models-in-Medical-Imaging"
+    assert link in survey["abstract"]
+    # What the composer's shapes (overview, comparison, list) choose from: it was the chosen
+    # "On diffusion models" quote of the comparison.
+    from chat.llm.shapes import _Scorer
+
+    question = "compare diffusion models and GANs for medical image generation"
+    candidates = [s.text for s in _Scorer([source], question).sentences]
+    assert candidates and not any(link in text for text in candidates)
+    quoted = answering_scores("Where are the implementations of diffusion models for medical "
+                              "imaging available?", [source])
+    assert link in quoted[1][1]

@@ -594,3 +594,48 @@ def test_a_sentence_the_paper_repeats_in_another_chunk_is_quoted_once(settings):
 
     assert answer.count("T5-11B") == 1, answer
 
+
+
+def _records(shared_data, ids: set[str]) -> dict[str, dict]:
+    """The sample's records of `ids` (title and abstract as the catalogue holds them)."""
+    found = {}
+    with gzip.open(shared_data / "arxiv-snapshot" / "arxiv-sample.jsonl.gz", "rt") as lines:
+        for line in lines:
+            record = json.loads(line)
+            if record["id"] in ids:
+                found[record["id"]] = record
+    return found
+
+
+def test_a_paper_sharing_a_topics_words_but_not_its_head_is_off_topic(shared_data, settings):
+    from chat.llm.shapes import on_topic, topic_heads
+
+    awgn, splatting = "2604.14915", "2603.04770"  # an AWGN channel; Gaussian splatting for DSA
+    gft, post_training, ptq = "2604.14258", "2604.07941", "2604.07674"
+    papers = _records(shared_data, {awgn, splatting, gft, post_training, ptq})
+
+    def on(arxiv_id, topic):
+        return on_topic(papers[arxiv_id]["title"], papers[arxiv_id]["abstract"], topic)
+
+    assert topic_heads("Gaussian splatting") == set(terms("splatting"))
+    assert topic_heads("latest work on post-training quantization of LLMs") == set(
+        terms("quantization")
+    )
+    assert topic_heads("diffusion models") == set(terms("diffusion"))  # a word of any field: out
+    assert topic_heads("transformers or CNNs for segmentation") == set()  # two topics
+    # "additive white Gaussian noise" shares "Gaussian", half of the topic's words: not its head.
+    assert on(splatting, "Gaussian splatting") and not on(awgn, "Gaussian splatting")
+    # SFT as policy gradient and a view of LLM post-training say "post-training" and "LLMs", no
+    # quantization; they had opened "latest work on post-training quantization of LLMs".
+    topic = "post-training quantization of LLMs"
+    assert on(ptq, topic) and not on(gft, topic) and not on(post_training, topic)
+    # A passage of a long abstract need not hold the head: judged by its words only.
+    assert on_topic(papers[gft]["title"], papers[gft]["abstract"], topic, whole=False)
+    # A head done in every field comes with the word before it: either will do.
+    assert topic_heads("retrieval-augmented generation") == set(terms("augmented generation"))
+    fid = next(
+        json.loads(line)
+        for line in (shared_data / "arxiv-pdf" / "metadata.jsonl").read_text().splitlines()
+        if json.loads(line)["id"] == "2007.01282"
+    )  # "Passage Retrieval with Generative Models": no "augmented", still on the topic
+    assert on_topic(fid["title"], fid["abstract"], "retrieval-augmented generation")

@@ -64,6 +64,37 @@ def test_a_method_name_maps_to_the_paper_that_introduced_it(catalogue_of_pdfs):
     assert _named("Which transformer layers are frozen?") == []
 
 
+def test_a_paper_named_by_its_whole_title_is_the_one_asked_about(shared_papers):  # noqa: F811
+    # "Teaching Small Language Models to Reason" has no "NAME:" nor coined word: only its whole
+    # title names it (its limitations were answered from other papers' chunks).
+    index_missing()
+    small_lm = "2212.08410"
+    with connection.cursor() as cursor:
+        named = find_named(
+            cursor,
+            "What limitations do the authors of Teaching Small Language Models to Reason state?",
+            SearchFilters(),
+        )
+    assert [p.arxiv_id for p in named.papers] == [small_lm] and named.about
+    assert named.papers[0].asked == "Teaching Small Language Models to Reason"
+    # Quoted, in any case; after a word opening the question's clause.
+    assert _named('Which datasets does "teaching small language models to reason" use?') == [
+        small_lm
+    ]
+    assert _named("In Teaching Small Language Models to Reason, how large is the student?") == [
+        small_lm
+    ]
+    # Part of a title, or its words in another order, names no paper.
+    assert _named("Which Small Language Models Reason about Teaching?") == []
+    assert _named("What does Teaching Small Language Models find?") == []
+    # Named, but the question is about other work.
+    with connection.cursor() as cursor:
+        named = find_named(
+            cursor, "Which papers build on Attention Is All You Need?", SearchFilters()
+        )
+    assert [p.arxiv_id for p in named.papers] == [TRANSFORMER] and not named.about
+
+
 def test_names_follow_the_paper_when_its_text_changes(catalogue_of_pdfs):
     transformer = catalogue_of_pdfs[TRANSFORMER]
     Paper.objects.filter(pk=transformer.pk).update(

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from chat.understanding.analysis import analyse
-from chat.understanding.intent import Intent, classify, sources_wanted
+from chat.understanding.intent import Intent, classify, compare_context, sources_wanted
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
@@ -129,3 +129,21 @@ def test_timelines_and_filtered_lists_ask_for_more_sources():
 def test_a_compare_side_is_a_name_not_a_clause(question, kind, sides):
     intent = classify(question, analyse(question, NOW), NOW.date())
     assert (intent.kind, intent.subjects) == (kind, sides)
+
+
+@pytest.mark.parametrize(
+    "question, context",
+    [
+        ("compare diffusion models and GANs for medical image generation", "medical image generation"),
+        ("How do transformers differ from RNNs for time series forecasting?", "time series forecasting"),
+        ("DPO vs RLHF for alignment", "alignment"),
+        ("compare DPO and RLHF", ""),
+        ("How does LoRA differ from full fine-tuning?", ""),
+    ],
+)
+def test_a_comparison_keeps_what_it_compares_its_sides_in(question, context):
+    # Each side is searched in it: "GANs" alone found GAN papers on faces and skin lesions, and
+    # the paper comparing GANs and diffusion models on brain MR images was left out.
+    subjects = classify(question).subjects
+    assert len(subjects) == 2
+    assert compare_context(question, subjects) == context
