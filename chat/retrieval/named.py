@@ -308,18 +308,25 @@ def _phrase(question: str, words: list[str]) -> str:
     return question[start:end] if start >= 0 and end > start else " ".join(words)
 
 
+def _conditions(filters: SearchFilters, params: dict) -> tuple[dict[str, str], dict]:
+    """The lookups' conditions on the paper `p`: `dates` (the window), `allowed` (every filter)
+    and `visible` (hidden and withdrawn papers only, so that a name outside the filters is still
+    known to be its paper's), with their parameters added to `params`."""
+    dates = filters.date_conditions("p.published", params)
+    allowed, params = filters.paper_conditions("p", params)
+    visible = SearchFilters(
+        include_hidden=filters.include_hidden, include_withdrawn=filters.include_withdrawn
+    ).paper_conditions("p")[0]
+    return {"dates": dates, "allowed": allowed, "visible": visible}, params
+
+
 def _titled(cursor, question: str, filters: SearchFilters) -> list[tuple[_Candidate, tuple]]:
     """The papers `question` names by their whole title (or its part before a colon), each with
     the phrase that names it and whether `filters` allow it."""
     found = []
     for span in title_spans(question):
-        params: dict = {"phrase": span.asked}
-        dates = filters.date_conditions("p.published", params)
-        allowed, params = filters.paper_conditions("p", params)
-        visible = SearchFilters(
-            include_hidden=filters.include_hidden, include_withdrawn=filters.include_withdrawn
-        ).paper_conditions("p")[0]
-        cursor.execute(_TITLED.format(dates=dates, allowed=allowed, visible=visible), params)
+        conditions, params = _conditions(filters, {"phrase": span.asked})
+        cursor.execute(_TITLED.format(**conditions), params)
         for paper_id, arxiv_id, title, ok in cursor.fetchall():
             if span.key in (name_key(title), name_key(title.split(":")[0])):
                 found.append((span, (paper_id, arxiv_id, title, ok)))
@@ -342,13 +349,8 @@ def find_named(cursor, question: str, filters: SearchFilters) -> Named:
     options = candidates(question)
     if not options:
         return Named(named, [], asks_about(question, named)) if named else Named()
-    params: dict = {"keys": sorted({c.key for c in options})}
-    dates = filters.date_conditions("p.published", params)
-    allowed, params = filters.paper_conditions("p", params)
-    visible = SearchFilters(
-        include_hidden=filters.include_hidden, include_withdrawn=filters.include_withdrawn
-    ).paper_conditions("p")[0]
-    cursor.execute(_LOOKUP.format(dates=dates, allowed=allowed, visible=visible), params)
+    conditions, params = _conditions(filters, {"keys": sorted({c.key for c in options})})
+    cursor.execute(_LOOKUP.format(**conditions), params)
     claims: dict[str, list[tuple]] = {}
     permitted: set[int] = set()
     for key, name, strength, paper_id, arxiv_id, published, ok in cursor.fetchall():
