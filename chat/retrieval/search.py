@@ -258,9 +258,9 @@ async def search(
     """The k best papers for `text` (see the module docstring), among `paper_ids` when given (a
     scoped thread's papers: chat.scopes); `offset` skips that many (the next page), `sort="date"`
     lists the relevant papers newest first. A read paper's hit carries its best chunk as its
-    passage, and with `chunks_per_paper` > 1 its next best as `more_chunks` (the chat's cards: a
-    page shows one passage a paper, and ranking a paper's chunks past its best is most of what
-    full text costs a search). Raises SearchError on bad input."""
+    passage, and with `chunks_per_paper` > 1 its next best as `more_chunks` (the chat's cards; a
+    page shows one passage a paper, and ranking a paper's chunks past its best cost a cold page
+    search ~15% of its time at 1M chunks: docs/BENCHMARKS.md). Raises SearchError on bad input."""
     started = time.perf_counter()
     text = _check(text, k)
     if sort not in SORTS:
