@@ -12,6 +12,7 @@ abstract vector a paper and the abstracts' HNSW index, as `bench_search` builds 
   repeated to the chunks' spans, so the product's best-chunk stage reads and tokenises real
   English of a chunk's length (real bodies compress less: more TOAST to read), and each chunk's
   words (Passage.lexemes) for the chunk word search;
+- each read paper's sentence sketch (chat.retrieval.sentence_sketch), as reading it makes one;
 - the product's chunk index exactly as the model declares it (papers_chunk_hnsw_idx: halfvec,
   m=16, ef_construction=64, WHERE kind = 'fulltext'), and with --compare-precision the same
   index at the other precision (full `vector`), both built reniced with maintenance_work_mem
@@ -55,6 +56,7 @@ from pgvector.django import HalfVectorField, HnswIndex
 from bench import scale as bench_scale
 from bench.cpu import CpuMeter
 from bench.evaluation import percentile
+from chat.retrieval import sentence_sketch
 from chat.retrieval.chunks import CHUNKS_PER_PAPER, forget_analysed_chunks
 from chat.retrieval.dense import KIND_PRECISIONS, dense_search
 from chat.retrieval.filters import SearchFilters
@@ -243,6 +245,23 @@ def load_chunks(n: int, model: str, say, compare: bool) -> dict:
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE papers_bodylexicon")
             cursor.execute("VACUUM ANALYZE papers_bodychampion")
+    stale = len(sentence_sketch.stale_papers())
+    if stale:
+        say(f"the sentence sketches of {stale} read papers (chat.retrieval.sentence_sketch)")
+        started = time.perf_counter()
+        every = max(1, stale // 20)
+
+        def progress(done, total):
+            if done % every < sentence_sketch.SKETCH_BATCH or done == total:
+                say(f"  {done}/{total} papers sketched")
+
+        sentence_sketch.sketch_stale(progress)
+        info["sketch_s"] = round(time.perf_counter() - started, 1)
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE chat_chunksketch")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_total_relation_size('chat_chunksketch')")
+        info["sketches_total_mb"] = round(cursor.fetchone()[0] / 2**20)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT (SELECT count(*) FROM papers_bodyterm WHERE champion_floor IS NOT NULL),"

@@ -179,3 +179,21 @@ class ThreadShare(models.Model):
 
     def __str__(self):
         return f"share of {self.thread_id} ({'revoked' if self.revoked_at else 'live'})"
+
+
+class ChunkSketch(models.Model):
+    """What each sentence of a read paper's chunks can score, kept from when the chunks got
+    their words (chat.retrieval.sentence_sketch): the best-chunk stage bounds a chunk's
+    sentences with it instead of analysing the chunk. Not user data: one per read paper."""
+
+    paper = models.OneToOneField(
+        "papers.Paper", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    # sentence_sketch.SIGNATURE of the code that made it: another code's sketch is not used.
+    signature = models.CharField(max_length=16)
+    # sentence_sketch.pack: each chunk's span, text check and sentences' filters.
+    data = models.BinaryField()
+    made_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"sketch of {self.paper_id} ({self.signature})"

@@ -44,10 +44,8 @@ from django.conf import settings
 from chat.llm.sentences import (
     STOPWORDS,
     answers_nothing,
-    passage_sentences,
     spells_greek,
     stems,
-    term_set,
     terms,
     terms_any_sentence_may_hold,
 )
@@ -56,9 +54,11 @@ from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
 from papers.indexing.chunkwords import average_length
 from papers.indexing.lexical import K1, B
 
+from . import sentence_sketch
 from .dense import DenseResult, dense_search, hidden_papers, passage_where, vector_literal
 from .filters import SearchFilters
 from .fusion import Ranked, reciprocal_rank_fusion
+from .sentence_sketch import SENTENCE_CACHE, analysed_sentences
 
 VARIANTS = ("fused", "papers_first", "direct", "off")
 RANKINGS = ("rrf", "mix")
@@ -142,9 +142,13 @@ class Chunk:
     length: int = 0  # the chunk's tokens as to_tsvector counts them (stopwords excluded)
     counts: tuple[tuple[str, int], ...] = ()  # (query lexeme, its occurrences in the chunk)
     bm25: float = 0.0
+    # Its sentences' term filters from its paper's sketch (chat.retrieval.sentence_sketch), None
+    # without a current one.
+    filters: tuple[int, ...] | None = None
 
 
-def _changed(chunk: Chunk, *, text=None, score=None, bm25=None, overlap=None) -> Chunk:
+def _changed(chunk: Chunk, *, text=None, score=None, bm25=None, overlap=None,
+             filters=None) -> Chunk:
     """dataclasses.replace for a Chunk at a fraction of its cost: it runs for every chunk of the
     page's papers, several times a search (18% of the best-chunk stage's profile on the
     bench_fulltext questions)."""
@@ -153,7 +157,7 @@ def _changed(chunk: Chunk, *, text=None, score=None, bm25=None, overlap=None) ->
         c.passage_id, c.paper_id, c.text if text is None else text, c.page, c.page_end,
         c.section, c.start, c.end, c.similarity, c.overlap if overlap is None else overlap,
         c.score if score is None else score, c.length, c.counts,
-        c.bm25 if bm25 is None else bm25,
+        c.bm25 if bm25 is None else bm25, c.filters if filters is None else filters,
     )  # fmt: skip
 
 
@@ -479,7 +483,10 @@ WHERE ps.kind = 'fulltext' AND ps.model = %(model)s AND ps.paper_id = ANY(%(ids)
 # end for every chunk (a paper's chunks read it ~n/2 times over), and only the chunks that the
 # sentence evidence reads or the page shows need their text (bench_search --chunks).
 _TEXTS = """
-SELECT paper_id, text FROM papers_fulltext WHERE paper_id = ANY(%s) AND status = 'ok'
+SELECT ft.paper_id, ft.text, s.data
+FROM papers_fulltext ft
+LEFT JOIN chat_chunksketch s ON s.paper_id = ft.paper_id AND s.signature = %s
+WHERE ft.paper_id = ANY(%s) AND ft.status = 'ok'
 """
 _OVERLAP = """
 SELECT ts_rank_cd(to_tsvector('english', body), to_tsquery('simple', %(tsquery)s), 1)
@@ -593,12 +600,23 @@ def _kept(paper: int, per_paper: int, asked_about: Collection[int]) -> int:
 
 
 def with_texts(cursor, chunks: list[Chunk]) -> list[Chunk]:
-    """The chunks with their text, in the same order: each paper's full text read once (_TEXTS)."""
+    """The chunks with their text, in the same order: each paper's full text read once (_TEXTS),
+    with its sentences' filters where the paper's sketch holds them for that text."""
     if not chunks:
         return chunks
-    cursor.execute(_TEXTS, [sorted({c.paper_id for c in chunks})])
-    texts = dict(cursor.fetchall())
-    return [_changed(c, text=texts.get(c.paper_id, "")[c.start : c.end]) for c in chunks]
+    cursor.execute(_TEXTS, [sentence_sketch.SIGNATURE, sorted({c.paper_id for c in chunks})])
+    texts, sketches = {}, {}
+    for paper_id, text, data in cursor.fetchall():
+        texts[paper_id] = text
+        if data is not None:
+            sketches[paper_id] = sentence_sketch.Sketch(bytes(data))
+    found = []
+    for c in chunks:
+        text = texts.get(c.paper_id, "")[c.start : c.end]
+        sketch = sketches.get(c.paper_id)
+        filters = sketch.filters(c.start, c.end, text) if sketch else None
+        found.append(_changed(c, text=text, filters=filters))
+    return found
 
 
 def reordered_by_evidence(paper_ids: list[int], evidence: dict[int, float]) -> list[int]:
@@ -673,21 +691,6 @@ def _fused_per_paper(chunks: list[Chunk], per_paper: int) -> dict[int, list[Chun
     return ranked
 
 
-# Chunks whose sentences are kept analysed (`analysed_sentences`): ~10 kB each.
-SENTENCE_CACHE = 2048
-
-
-@lru_cache(maxsize=SENTENCE_CACHE)
-def analysed_sentences(text: str) -> tuple[tuple[str, frozenset], ...]:
-    """What the sentence evidence needs of a chunk's text whatever the question: its sentences
-    (passage_sentences), each with the terms it holds. Splitting and stemming a chunk costs ~1
-    ms, most of the best-chunk stage at 1M chunks (docs/BENCHMARKS.md); a chunk meets searches
-    again (a follow-up, a thread about one paper, the next question on a topic), so it is done
-    once per process, keyed by the text itself (a re-cut chunk is another key), for the last
-    SENTENCE_CACHE chunks."""
-    return tuple((s, frozenset(term_set(s))) for s in passage_sentences(text))
-
-
 @lru_cache(maxsize=SENTENCE_CACHE)
 def _terms_any_sentence_may_hold(text: str) -> frozenset:
     """terms_any_sentence_may_hold, kept as analysed_sentences is."""
@@ -695,7 +698,8 @@ def _terms_any_sentence_may_hold(text: str) -> frozenset:
 
 
 def forget_analysed_chunks() -> None:
-    """Empty this process's caches of analysed chunks (a benchmark's cold search)."""
+    """Empty this process's caches of analysed chunks (a benchmark's cold search); the sketches
+    in the database stay, as they would for a first search."""
     analysed_sentences.cache_clear()
     _terms_any_sentence_may_hold.cache_clear()
 
@@ -735,12 +739,20 @@ def _by_sentences(
     evidence = dict.fromkeys((c.passage_id for c in found), 0.0)
     most = number_weight_at_most(quantity)
     bound = {}
-    if kept is not None and kept < len(found):
-        for chunk in read:
-            holds = _terms_any_sentence_may_hold(chunk.text)
-            bound[chunk.passage_id] = most * sum(w for t, w in idf.items() if t in holds and w > 0)
-        read.sort(key=lambda c: (-bound[c.passage_id], c.start))
     done: set[int] = set()
+    if kept is not None and kept < len(found):
+        weighted = [(t, w) for t, w in idf.items() if w > 0]
+        masks = [(sentence_sketch.term_mask(t), w) for t, w in weighted]
+        for chunk in read:
+            if chunk.filters is not None:  # its best sentence's (sentence_sketch)
+                bound[chunk.passage_id] = most * sentence_sketch.bound(chunk.filters, masks)
+            else:  # all its words', as if one sentence held them
+                holds = _terms_any_sentence_may_hold(chunk.text)
+                bound[chunk.passage_id] = most * sum(w for t, w in weighted if t in holds)
+        read.sort(key=lambda c: (-bound[c.passage_id], c.start))
+        # A chunk that can score nothing scores nothing: it need not be read to be sure.
+        while read and bound[read[-1].passage_id] == 0:
+            done.add(read.pop().passage_id)
     settled: list[Chunk] | None = None
     for i, chunk in enumerate(read):
         evidence[chunk.passage_id] = sentence_evidence(chunk.text, idf, question, quantity)

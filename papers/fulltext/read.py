@@ -28,6 +28,7 @@ from papers.indexing.chunkwords import index_chunk_words
 from papers.indexing.lexical import BODIES, index_papers
 from papers.indexing.names import name_papers
 from papers.models import FullText, Paper, Passage
+from papers.signals import fulltext_indexed
 
 log = logging.getLogger("papers.fulltext")
 
@@ -151,6 +152,7 @@ def index_words(paper: Paper, text: str, *, new_text: bool = True) -> None:
     index_chunk_words([paper.pk])
     if new_text:
         index_papers([paper.pk], BODIES)
+    fulltext_indexed.send(sender=index_words, paper_ids=[paper.pk])
 
 
 def _failed(fulltext: FullText, reason: str) -> FullText:

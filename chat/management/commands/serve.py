@@ -16,6 +16,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
+from chat.jobs import enqueue_sketches
+from chat.retrieval.sentence_sketch import stale_papers
 from flatuniverse.settings.database import forget_dead_users
 from papers.catalogue import catalogue_status
 from papers.jobs import enqueue_indexing, enqueue_ingest, enqueue_recut
@@ -113,6 +115,21 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"flatuniverse: the full text of {papers} was cut by an older chunker"
                     " (no job cluster: run manage.py fetch_fulltext --rechunk)"
+                )
+
+        # After an upgrade of the sentence analysis: read papers' sketches made again.
+        stale = len(stale_papers())
+        if stale:
+            papers = f"{stale:,} read paper{'s' if stale != 1 else ''}"
+            if jobs:
+                enqueue_sketches()
+                self.stdout.write(
+                    f"flatuniverse: sketching the sentences of {papers} in the background"
+                )
+            else:
+                self.stdout.write(
+                    f"flatuniverse: {papers} lack a current sentence sketch"
+                    " (no job cluster: run manage.py sketch_chunks)"
                 )
 
     _watching_since = None  # set when the first ingest is queued: its outcome is said once

@@ -153,7 +153,7 @@ def test_sentences_are_read_only_while_a_chunk_could_reach_the_kept_ones(monkeyp
     and with the same scores, as reading every chunk's sentences, and reads fewer chunks."""
     import random
 
-    from chat.llm.sentences import stems
+    from chat.llm.sentences import stems, term_set
     from chat.retrieval import chunks as module
 
     draw = random.Random(7)
@@ -179,7 +179,7 @@ def test_sentences_are_read_only_while_a_chunk_could_reach_the_kept_ones(monkeyp
                 for _ in range(draw.randint(2, 8))
             ]
             text = " ".join(s.capitalize() for s in sentences)
-            counts = tuple((t, 1) for t in idf if t in module.term_set(text))
+            counts = tuple((t, 1) for t in idf if t in term_set(text))
             pool.append(Chunk(pid, 1, text, 1, 1, "", pid * 100, pid * 100 + 99, 0.5, 0.0,
                               counts=counts))  # fmt: skip
         kept = draw.choice([1, 2, 4, 8])
@@ -197,17 +197,19 @@ def test_a_chunks_sentences_are_split_and_stemmed_once_per_process(monkeypatch):
     """The question-independent part of the sentence evidence (the sentences and their terms)
     is kept per chunk text: a second question over the same chunk splits nothing again, and
     scores exactly as splitting it afresh does."""
-    from chat.retrieval import chunks
+    from chat.retrieval import sentence_sketch
 
     text = "We train the student on 8 GPUs. The GPUs are listed later. Dropout is 0.1."
     first = {"gpus": 2.0, "train": 1.0, "student": 1.0}
     second = {"dropout": 3.0}
-    chunks.analysed_sentences.cache_clear()
+    sentence_sketch.analysed_sentences.cache_clear()
     fresh = [sentence_evidence(text, idf, "How many GPUs?", True) for idf in (first, second)]
 
     splits = []
-    real = chunks.passage_sentences
-    monkeypatch.setattr(chunks, "passage_sentences", lambda t: splits.append(t) or real(t))
+    real = sentence_sketch.passage_sentences
+    monkeypatch.setattr(
+        sentence_sketch, "passage_sentences", lambda t: splits.append(t) or real(t)
+    )
     kept = [sentence_evidence(text, idf, "How many GPUs?", True) for idf in (first, second)]
     assert kept == fresh == [1.5 * 4.0, 1.5 * 3.0]  # (quantity: each states a number)
     assert splits == []  # both answered from what the first question split
