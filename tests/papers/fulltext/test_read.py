@@ -77,6 +77,17 @@ def test_reading_again_is_a_no_op_and_a_newer_version_replaces_the_chunks(
     new_chunks = set(Passage.objects.chunks().filter(paper=paper).values_list("pk", flat=True))
     assert new_chunks and not new_chunks & old_chunks
     assert pdf_server.requests[-1].path.endswith(f"/pdf/{SHORT}v3")
+    # The chat sketched the new chunks' sentences (papers.signals.fulltext_indexed), from the
+    # new text: every chunk of v3 has its filters, each as its sentences give them.
+    from chat.models import ChunkSketch
+    from chat.retrieval.sentence_sketch import SIGNATURE, Sketch, sentence_filters
+
+    sketch = ChunkSketch.objects.get(paper=paper)
+    assert sketch.signature == SIGNATURE
+    kept = Sketch(bytes(sketch.data))
+    for chunk in Passage.objects.chunks().filter(paper=paper):
+        text = second.text[chunk.start : chunk.end]
+        assert kept.filters(chunk.start, chunk.end, text) == sentence_filters(text)
 
 
 def test_429_is_retried_after_the_servers_retry_after(pdf_server, shared_papers):
