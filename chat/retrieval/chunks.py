@@ -449,6 +449,12 @@ def _visible_head(cursor, ranked: list[WordHit], filters: SearchFilters, n: int)
         head *= 4
 
 
+# A text's length as BM25 counts it, from its tsvector `w.words`: its words' occurrences (stopwords
+# out). A chunk's is also kept in its paper's sentence sketch (made when it got its words), as
+# summing it here was ~4.6 of _CHUNKS' ~7 ms at 1M chunks: it is summed only for the chunks of
+# papers without a current sketch.
+LENGTH_SQL = "(SELECT coalesce(sum(array_length(a.positions, 1)), 0)::int FROM unnest(w.words) a)"
+
 # Exact over the chunks of a few papers (tens of rows each): no index needed. Beside the cosine,
 # what BM25 needs of each chunk: its length and the occurrences of the query's lexemes, tokenised
 # as the catalogue's BM25 index tokenises (to_tsvector('english')): the words stored with the
@@ -471,23 +477,31 @@ CROSS JOIN LATERAL (
     ) AS words
 ) w
 CROSS JOIN LATERAL (
-    SELECT (SELECT coalesce(sum(array_length(a.positions, 1)), 0)::int FROM unnest(w.words) a)
-               AS length,
+    SELECT CASE WHEN ps.paper_id = ANY(%(sketched)s::bigint[]) THEN NULL ELSE {length} END AS length,
            array_agg(u.lexeme) AS lexemes, array_agg(array_length(u.positions, 1)) AS counts
     FROM unnest(ts_filter(setweight(w.words, 'A', %(words)s::text[]), '{a}')) AS u
 ) t
 WHERE ps.kind = 'fulltext' AND ps.model = %(model)s AND ps.paper_id = ANY(%(ids)s)
-"""
+""".replace("{length}", LENGTH_SQL)
 # A chunk's text is its span of FullText.text, never stored twice. Each paper's text is read once
 # and cut here: `substr` per chunk decompressed the TOASTed text from its start to the chunk's
 # end for every chunk (a paper's chunks read it ~n/2 times over), and only the chunks that the
 # sentence evidence reads or the page shows need their text (bench_search --chunks).
 _TEXTS = """
-SELECT ft.paper_id, ft.text, s.data
-FROM papers_fulltext ft
-LEFT JOIN chat_chunksketch s ON s.paper_id = ft.paper_id AND s.signature = %s
-WHERE ft.paper_id = ANY(%s) AND ft.status = 'ok'
+SELECT paper_id, text FROM papers_fulltext WHERE paper_id = ANY(%s) AND status = 'ok'
 """
+# The lengths of chunks whose paper's sketch lacks them (see LENGTH_SQL).
+_LENGTHS = """
+SELECT ps.id, {length}
+FROM papers_passage ps
+JOIN papers_fulltext ft ON ft.paper_id = ps.paper_id
+CROSS JOIN LATERAL (
+    SELECT coalesce(
+        ps.lexemes, to_tsvector('english', substr(ft.text, ps.start + 1, ps."end" - ps.start))
+    ) AS words
+) w
+WHERE ps.id = ANY(%s)
+""".replace("{length}", LENGTH_SQL)
 _OVERLAP = """
 SELECT ts_rank_cd(to_tsvector('english', body), to_tsquery('simple', %(tsquery)s), 1)
 FROM unnest(%(bodies)s::text[]) AS body
@@ -500,13 +514,12 @@ SELECT t.length, t.lexemes, t.counts
 FROM unnest(%(bodies)s::text[]) WITH ORDINALITY AS b(body, i)
 CROSS JOIN LATERAL (SELECT to_tsvector('english', b.body) AS words) w
 CROSS JOIN LATERAL (
-    SELECT (SELECT coalesce(sum(array_length(a.positions, 1)), 0)::int FROM unnest(w.words) a)
-               AS length,
+    SELECT {length} AS length,
            array_agg(u.lexeme) AS lexemes, array_agg(array_length(u.positions, 1)) AS counts
     FROM unnest(ts_filter(setweight(w.words, 'A', %(words)s::text[]), '{a}')) AS u
 ) t
 ORDER BY b.i
-"""
+""".replace("{length}", LENGTH_SQL)
 
 
 @dataclass
@@ -534,19 +547,22 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
         return RankedChunks({}, {})
     asking = asking_lexemes(question)
     words = sorted({w for w in lexemes if _LEXEME.match(w) and w not in asking})
-    cursor.execute(
-        _CHUNKS, {"q": vector_literal(vector), "model": model, "ids": ids, "words": words}
-    )
+    sketches = sentence_sketch.current_sketches(cursor, ids)
+    cursor.execute(_CHUNKS, {"q": vector_literal(vector), "model": model, "ids": ids,
+                             "words": words, "sketched": list(sketches)})  # fmt: skip
     rows = cursor.fetchall()
     if not rows:
         return RankedChunks({}, {})
     chunks = [
         Chunk(pid, paper, "", page, page_end, section or "", start, end, float(sim), 0.0,
-              length=length, counts=tuple(zip(found or (), counts or (), strict=True)))
+              length=length if length is not None else sketches[paper].length(start, end),
+              counts=tuple(zip(found or (), counts or (), strict=True)))
         for (pid, paper, page, page_end, section, start, end, sim, length, found, counts) in rows
-    ]
+    ]  # fmt: skip
+    if any(c.length is None for c in chunks):  # a chunk its paper's sketch does not know
+        chunks = _with_lengths(cursor, chunks)
     if ranking() == "mix":
-        chunks = with_texts(cursor, chunks)
+        chunks = with_texts(cursor, chunks, sketches)
         if words:
             cursor.execute(
                 _OVERLAP, {"tsquery": " | ".join(words), "bodies": [c.text for c in chunks]}
@@ -580,7 +596,7 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
         for paper, mine in own.items()
     }
     # Only the pools' chunks are read: the sentence evidence and the cards need their text.
-    read_pools = with_texts(cursor, [c for found in pools.values() for c in found])
+    read_pools = with_texts(cursor, [c for found in pools.values() for c in found], sketches)
     by_paper = {}
     for chunk in read_pools:
         by_paper.setdefault(chunk.paper_id, []).append(chunk)
@@ -599,17 +615,17 @@ def _kept(paper: int, per_paper: int, asked_about: Collection[int]) -> int:
     return ASKED_ABOUT_CHUNKS if paper in asked_about and per_paper > 1 else per_paper
 
 
-def with_texts(cursor, chunks: list[Chunk]) -> list[Chunk]:
+def with_texts(cursor, chunks: list[Chunk], sketches: dict | None = None) -> list[Chunk]:
     """The chunks with their text, in the same order: each paper's full text read once (_TEXTS),
-    with its sentences' filters where the paper's sketch holds them for that text."""
+    with its sentences' filters where the paper's sketch (of `sketches`, else read here) holds
+    them for that text."""
     if not chunks:
         return chunks
-    cursor.execute(_TEXTS, [sentence_sketch.SIGNATURE, sorted({c.paper_id for c in chunks})])
-    texts, sketches = {}, {}
-    for paper_id, text, data in cursor.fetchall():
-        texts[paper_id] = text
-        if data is not None:
-            sketches[paper_id] = sentence_sketch.Sketch(bytes(data))
+    papers = sorted({c.paper_id for c in chunks})
+    if sketches is None:
+        sketches = sentence_sketch.current_sketches(cursor, papers)
+    cursor.execute(_TEXTS, [papers])
+    texts = dict(cursor.fetchall())
     found = []
     for c in chunks:
         text = texts.get(c.paper_id, "")[c.start : c.end]
@@ -617,6 +633,13 @@ def with_texts(cursor, chunks: list[Chunk]) -> list[Chunk]:
         filters = sketch.filters(c.start, c.end, text) if sketch else None
         found.append(_changed(c, text=text, filters=filters))
     return found
+
+
+def _with_lengths(cursor, chunks: list[Chunk]) -> list[Chunk]:
+    cursor.execute(_LENGTHS, [[c.passage_id for c in chunks if c.length is None]])
+    lengths = dict(cursor.fetchall())
+    return [c if c.length is not None else replace(c, length=lengths.get(c.passage_id, 0))
+            for c in chunks]  # fmt: skip
 
 
 def reordered_by_evidence(paper_ids: list[int], evidence: dict[int, float]) -> list[int]:

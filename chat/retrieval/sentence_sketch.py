@@ -28,6 +28,7 @@ import hashlib
 import inspect
 import logging
 import struct
+import sys
 import zlib
 from collections.abc import Iterable
 from functools import lru_cache
@@ -42,9 +43,9 @@ log = logging.getLogger("chat.retrieval.sentence_sketch")
 SKETCH_BITS = 128
 _POSITION = SKETCH_BITS - 1
 _SENTENCE_BYTES = SKETCH_BITS // 8
-# A chunk in a paper's sketch: its start, end, the CRC-32 of its text and its sentences' count,
-# then each sentence's filter.
-_CHUNK = struct.Struct("<IIIH")
+# A chunk in a paper's sketch: its start, end, the CRC-32 of its text, its length as BM25 counts it
+# (chunks.LENGTH_SQL) and its sentences' count, then each sentence's filter.
+_CHUNK = struct.Struct("<IIIIH")
 # Papers sketched a transaction by sketch_stale.
 SKETCH_BATCH = 200
 
@@ -64,18 +65,23 @@ def analysed_sentences(text: str) -> tuple[tuple[str, frozenset], ...]:
     return tuple((s, frozenset(term_set(s))) for s in passage_sentences(text))
 
 
-def _signature() -> str:
-    """What the sketches were made by: the source of the modules the sentence analysis runs
-    (the splitter, its tables and headings, the spelling, the stemmer's version, this module)."""
-    from importlib.metadata import version
-
+def signature_sources() -> list:
+    """The modules whose source the sketches depend on: the splitter, its tables and headings,
+    the spelling, and this module (what a sketch holds and how it is laid out)."""
     from papers import text as spelling
     from papers.fulltext import parse, tables
 
+    return [sentence_module, tables, parse, spelling, sys.modules[__name__]]
+
+
+def _signature() -> str:
+    """What the sketches were made by: the source of `signature_sources` and the stemmer's
+    version. (A change to any of them makes every sketch stale: remade, never misread.)"""
+    from importlib.metadata import version
+
     digest = hashlib.sha256()
-    for module in (sentence_module, tables, parse, spelling):
+    for module in signature_sources():
         digest.update(inspect.getsource(module).encode())
-    digest.update(inspect.getsource(analysed_sentences).encode())
     digest.update(f"{SKETCH_BITS}:{version('PyStemmer')}".encode())
     return digest.hexdigest()[:16]
 
@@ -119,12 +125,13 @@ def text_check(text: str) -> int:
     return zlib.crc32(text.encode("utf-8", "surrogatepass"))
 
 
-def pack(chunks: Iterable[tuple[int, int, str]]) -> bytes:
-    """A paper's sketch: each chunk (start, end, its text) with its sentences' filters."""
+def pack(chunks: Iterable[tuple[int, int, str, int]]) -> bytes:
+    """A paper's sketch: each chunk (start, end, its text, its length) with its sentences'
+    filters."""
     parts = []
-    for start, end, text in chunks:
+    for start, end, text, length in chunks:
         filters = sentence_filters(text)
-        parts.append(_CHUNK.pack(start, end, text_check(text), len(filters)))
+        parts.append(_CHUNK.pack(start, end, text_check(text), length, len(filters)))
         parts.extend(bits.to_bytes(_SENTENCE_BYTES, "little") for bits in filters)
     return b"".join(parts)
 
@@ -134,13 +141,20 @@ class Sketch:
 
     def __init__(self, data: bytes):
         self.data = data
-        self.chunks: dict[tuple[int, int], tuple[int, int, int]] = {}  # span: check, at, count
+        # span: (check, length, where its filters start, their count)
+        self.chunks: dict[tuple[int, int], tuple[int, int, int, int]] = {}
         at = 0
         while at < len(data):
-            start, end, check, count = _CHUNK.unpack_from(data, at)
+            start, end, check, length, count = _CHUNK.unpack_from(data, at)
             at += _CHUNK.size
-            self.chunks[(start, end)] = (check, at, count)
+            self.chunks[(start, end)] = (check, length, at, count)
             at += count * _SENTENCE_BYTES
+
+    def length(self, start: int, end: int) -> int | None:
+        """The length of the chunk at start:end, as its words were when sketched (a chunk's
+        words and its sketch are written together: papers.fulltext.read.index_words)."""
+        kept = self.chunks.get((start, end))
+        return None if kept is None else kept[1]
 
     def filters(self, start: int, end: int, text: str) -> tuple[int, ...] | None:
         """The sentences' filters of the chunk `text` at start:end, None unless this sketch was
@@ -148,7 +162,7 @@ class Sketch:
         kept = self.chunks.get((start, end))
         if kept is None or kept[0] != text_check(text):
             return None
-        _, at, count = kept
+        _, _, at, count = kept
         size = _SENTENCE_BYTES
         return tuple(
             int.from_bytes(self.data[at + i * size : at + (i + 1) * size], "little")
@@ -156,14 +170,33 @@ class Sketch:
         )
 
 
-# Each read paper's text and its chunks' spans (each model's chunks share them).
+_CURRENT = """
+SELECT paper_id, data FROM chat_chunksketch WHERE paper_id = ANY(%s) AND signature = %s
+"""
+
+
+def current_sketches(cursor, paper_ids) -> dict[int, Sketch]:
+    """The sketches of these papers that this code made."""
+    cursor.execute(_CURRENT, [list(paper_ids), SIGNATURE])
+    return {paper_id: Sketch(bytes(data)) for paper_id, data in cursor.fetchall()}
+
+
+# Each read paper's text and its chunks' spans with their lengths (each model's chunks of a span
+# share its words).
 _SPANS = """
 SELECT ft.paper_id, ft.text, s.spans
 FROM papers_fulltext ft
 CROSS JOIN LATERAL (
-    SELECT array_agg(ARRAY[d.start, d."end"] ORDER BY d.start, d."end") AS spans
-    FROM (SELECT DISTINCT start, "end" FROM papers_passage
-          WHERE paper_id = ft.paper_id AND kind = 'fulltext') d
+    SELECT array_agg(ARRAY[d.start, d."end", d.length] ORDER BY d.start, d."end") AS spans
+    FROM (
+        SELECT DISTINCT ON (ps.start, ps."end") ps.start, ps."end", {length} AS length
+        FROM papers_passage ps
+        CROSS JOIN LATERAL (
+            SELECT coalesce(ps.lexemes, to_tsvector('english', substr(ft.text, ps.start + 1,
+                                                                      ps."end" - ps.start))) AS words
+        ) w
+        WHERE ps.paper_id = ft.paper_id AND ps.kind = 'fulltext'
+    ) d
 ) s
 WHERE ft.paper_id = ANY(%s) AND ft.status = 'ok'
 """
@@ -181,13 +214,15 @@ def sketch_papers(paper_ids: Iterable[int]) -> int:
     ids = sorted({int(i) for i in paper_ids})
     if not ids:
         return 0
+    from chat.retrieval.chunks import LENGTH_SQL  # (chunks reads the sketches)
+
     with connection.cursor() as cursor:
-        cursor.execute(_SPANS, [ids])
+        cursor.execute(_SPANS.replace("{length}", LENGTH_SQL), [ids])
         rows = cursor.fetchall()
     papers, data = [], []
     for paper_id, text, spans in rows:
         papers.append(paper_id)
-        data.append(pack((a, b, text[a:b]) for a, b in spans or ()))
+        data.append(pack((a, b, text[a:b], length) for a, b, length in spans or ()))
     if papers:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(_SAVE, {"papers": papers, "signature": SIGNATURE, "data": data})

@@ -38,6 +38,17 @@ def _masks(idf: dict[str, float]) -> list[tuple[int, float]]:
     return [(sentence_sketch.term_mask(t), w) for t, w in idf.items()]
 
 
+def test_the_signature_covers_the_sketchs_own_layout_and_the_sentence_analysis():
+    """A sketch read by code that lays sketches out otherwise would be misread: the signature is
+    taken from this module's source too, beside the splitter's."""
+    from chat.llm import sentences
+    from papers.fulltext import tables
+
+    sources = sentence_sketch.signature_sources()
+    assert sentence_sketch in sources and sentences in sources and tables in sources
+    assert len(sentence_sketch.SIGNATURE) == 16
+
+
 def test_a_sketch_bounds_each_sentence_and_is_tighter_than_the_chunks_words():
     draw = random.Random(3)
     tighter = 0
@@ -90,12 +101,12 @@ def test_with_sketches_the_same_chunks_are_kept_and_fewer_are_read(monkeypatch):
     assert with_sketch < without  # (0.91x here: random words meet in sentences more than real ones)
 
 
-def _chunks(paper, question: str):
+def _chunks(paper, question: str, per_paper: int = 1):
     embedder = get_embedder()
     with connection.cursor() as cursor:
         lexemes, _ = query_terms(cursor, question)
         ranked = best_chunks(cursor, [paper.pk], embedder.embed_query(question), embedder.name,
-                             lexemes, per_paper=1)  # fmt: skip
+                             lexemes, per_paper=per_paper)  # fmt: skip
         cursor.execute(
             "SELECT id, start, \"end\" FROM papers_passage WHERE paper_id = %s AND kind = 'fulltext'",
             [paper.pk],
@@ -124,6 +135,24 @@ def test_a_read_paper_is_sketched_and_its_sketch_serves_only_its_text_and_code(c
     assert best[0].text.startswith("The warmup schedule")
     assert all(c.filters == sentence_sketch.sentence_filters(c.text) for c in every)
     assert len(every) == 3 and len(every[2].filters) == 2  # its two sentences
+
+    # Its chunks' BM25 lengths come from the sketch; without one, from their words, the same.
+    def lengths():
+        best, _ = _chunks(paper, "Which warmup schedule was used?", per_paper=8)
+        return {c.passage_id: c.length for c in best}
+
+    sketched = lengths()
+    assert len(sketched) == 3 and all(n > 0 for n in sketched.values())
+    data = bytes(sketch.data)
+    ChunkSketch.objects.filter(paper=paper).update(signature="older-code")
+    assert lengths() == sketched
+    # A sketch that lacks a chunk (only the first is kept here): that chunk's from its words.
+    first = min(every, key=lambda c: c.start)
+    partial = sentence_sketch.pack([(first.start, first.end, first.text,
+                                     sentence_sketch.Sketch(data).length(first.start, first.end))])
+    ChunkSketch.objects.filter(paper=paper).update(signature=sentence_sketch.SIGNATURE, data=partial)
+    assert lengths() == sketched
+    sentence_sketch.sketch_papers([paper.pk])
 
     # A chunk whose text is no longer the sketched one (same span) gets no filters from it.
     text = FullText.objects.get(paper=paper).text
