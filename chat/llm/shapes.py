@@ -693,10 +693,7 @@ def _continuation(lead: _Sentence, scorer: _Scorer, request: AnswerRequest) -> _
             continue
         if (
             (things and gives_value(s.text, things, question, lead.term_counts))
-            or (
-                _POINTS_BACK.match(s.text)
-                and gives_value(s.text, pointing, question, None)
-            )
+            or (_POINTS_BACK.match(s.text) and gives_value(s.text, pointing, question, None))
             or _sets_symbol_of(s.text, lead.text)
         ):
             return s
@@ -769,9 +766,7 @@ def _absent(request: AnswerRequest) -> list[str]:
     """Names the question gives a paper by ("GPT-3") that no paper of the catalogue introduces
     and no source found mentions: the catalogue cannot answer about them."""
     unknown = _analysis(request, "named", {}).get("unknown", [])
-    return [
-        name for name in unknown if not any(_mentions_name(name, s) for s in request.sources)
-    ]
+    return [name for name in unknown if not any(_mentions_name(name, s) for s in request.sources)]
 
 
 def _shortlist(
@@ -795,7 +790,9 @@ def _shortlist(
 _ASKS_DATASETS = re.compile(
     r"\b(?:what|which)\b.*\b(?:datasets?|data\s+sets?|benchmarks?|corpora|corpus)\b", re.I
 )
-_DATASET_WORD = re.compile(r"\b(?:datasets?|data\s+sets?|benchmarks?|corpora|corpus|splits?)\b", re.I)
+_DATASET_WORD = re.compile(
+    r"\b(?:datasets?|data\s+sets?|benchmarks?|corpora|corpus|splits?)\b", re.I
+)
 # A dataset's name: a word with a capital inside or in capitals ("NaturalQuestions", "TriviaQA",
 # "SQuAD", "GSM8K", "CIFAR-10"), never the sentence's first word.
 _NAME = re.compile(r"[A-Za-z]*[a-z][A-Z][\w-]*|[A-Z]{2,}[\w-]*")
@@ -803,7 +800,9 @@ _NAME = re.compile(r"[A-Za-z]*[a-z][A-Z][\w-]*|[A-Z]{2,}[\w-]*")
 
 # Datasets others used ("was mostly considered in previous work for datasets such as ..."): not
 # the paper's own.
-_OTHERS_WORK = re.compile(r"\b(?:previous|prior|earlier|related|past)\s+(?:work|studies|methods)\b", re.I)
+_OTHERS_WORK = re.compile(
+    r"\b(?:previous|prior|earlier|related|past)\s+(?:work|studies|methods)\b", re.I
+)
 
 
 # What a model was trained on names a dataset ("… parameters trained on the Pile (Gao et al.,
@@ -818,7 +817,9 @@ _TRAINED_ON = re.compile(
 PROPER_NEAR = 4
 _QUOTED = re.compile(r"“[^“”]*”|\"[^\"]*\"")
 _PROPER = re.compile(r"[A-Z][a-z]{2,}")
-_CITED = re.compile(r"\([^()]*\b(?:19|20)\d\d[a-z]?\)|\b[A-Z][\w-]*(?:\s+(?:and|&)\s+[A-Z][\w-]*)?\s+et\s+al\b\.?")
+_CITED = re.compile(
+    r"\([^()]*\b(?:19|20)\d\d[a-z]?\)|\b[A-Z][\w-]*(?:\s+(?:and|&)\s+[A-Z][\w-]*)?\s+et\s+al\b\.?"
+)
 _NOT_NAMES = frozenset(
     """january february march april may june july august september october november december jan
     feb mar apr jun jul aug sep sept oct nov dec table tables figure figures fig section sections
@@ -1012,7 +1013,9 @@ def _said_heads(lead: _Sentence, topic: str) -> set[str]:
 def _says_what_was_asked(s: _Sentence, request: AnswerRequest, topic: str) -> bool:
     """Whether a sentence shares a word with the question that is no name it gives papers, no
     asking word and no word of any field ("model")."""
-    words = set(stems([w for w in content_words(_without_names(request, topic)) if w not in ASKING]))
+    words = set(
+        stems([w for w in content_words(_without_names(request, topic)) if w not in ASKING])
+    )
     # (A model size the question names is what it asks about, broad as "large" is elsewhere:
     # "Fusion-in-Decoder (large) 51.4 67.6 …" for "What exact match does Fusion-in-Decoder large
     # reach …?".)
@@ -1131,6 +1134,26 @@ def _mentions(s: _Sentence, forms: list[tuple[str, ...]]) -> bool:
     return False
 
 
+def _side_papers(request: AnswerRequest, side: str, forms: list[tuple[str, ...]]) -> set[str]:
+    """The arXiv ids of a comparison side's own papers: the paper the question names by it
+    (chat.retrieval.named), else those whose title names it."""
+    key = name_key(side)
+    named = {
+        p["arxiv_id"]
+        for p in _analysis(request, "named", {}).get("papers", [])
+        if p.get("arxiv_id")
+        and key in (name_key(p.get("asked") or ""), name_key(p.get("name") or ""))
+    }
+    if named:
+        return named
+    return {s.arxiv_id for s in request.sources if s.arxiv_id and _names_in_title(s.title, forms)}
+
+
+def _names_in_title(title: str, forms: list[tuple[str, ...]]) -> bool:
+    words = set(terms(title))
+    return any(set(form) <= words for form in forms)
+
+
 def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] | None:
     a, b = request.intent.subjects
     forms = {side: _acronym_forms(side, request.sources) for side in (a, b)}
@@ -1171,13 +1194,24 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
         used.update(id(s) for s in picked)
         lines.append(T.COMPARE_SIDE.format(side=side))
         lines += [T.QUOTE_ITEM.format(quote=_quote(s)) for s in picked] + [""]
+    # A sentence naming one side sets it beside the other only in the other side's own paper
+    # ("Unlike REALM, our retriever …" in RAG's): in its own paper, or a third one, it compares
+    # that side with something else ("RAG-Token performs better than RAG-Sequence" is RAG beside
+    # RAG, not beside REALM).
+    own = {side: _side_papers(request, side, forms[side]) for side in (a, b)}
     both = [
         s
         for s in scorer.sentences
         if id(s) not in used
         and (
             (_mentions(s, forms[a]) and _mentions(s, forms[b]))
-            or ((_mentions(s, forms[a]) or _mentions(s, forms[b])) and _COMPARISON.search(s.text))
+            or (
+                _COMPARISON.search(s.text)
+                and any(
+                    _mentions(s, forms[side]) and s.source.arxiv_id in own[other]
+                    for side, other in ((a, b), (b, a))
+                )
+            )
         )
     ]
     if both:
