@@ -25,6 +25,7 @@ for lists. `python -m bench.llm_extractive --shapes` measures it (docs/BENCHMARK
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from datetime import date
@@ -62,7 +63,7 @@ from .extractive import (
 )
 from .meaning import similarities
 from .roles import BACKGROUND, BONUS, CONTRIBUTION, RESULT, role
-from .sentences import STOPWORDS, content_words, is_caption, stems, terms
+from .sentences import STOPWORDS, content_words, is_caption, stems, table_cells, terms
 
 # Most sentences embedded for one answer (overview; a comparison embeds half per side, a list
 # only where the rules tie). Each costs ~10 ms on this CPU: 6 keeps the composer near 100 ms.
@@ -643,6 +644,45 @@ def _with_continuations(
     return out
 
 
+LIST_ITEMS = 6  # a bulleted list quoted whole up to this many items
+# An item opened by its name: "Linear Reading: A non-personalized baseline …", "Quora Question
+# Pairs 140K split (QQP 140K): We also use QQP …".
+_ITEM_NAME = re.compile(r"[A-Z0-9][^:.;]{0,60}:\s")
+
+
+def _with_list_items(
+    chosen: list[_Sentence], leads: list[_Sentence], scorer: _Scorer, request: AnswerRequest
+) -> list[_Sentence]:
+    """`chosen` with the body answer (the first of `leads`), when it is an item of a bulleted
+    list of things of the kind a "what/which X" question asks for, quoted with the list's other
+    items in the paper's order: the list is the answer, one item of it a part ("• Quora
+    Question Pairs 50K split …" alone for "Which datasets are used to evaluate RAPT …?", its
+    MSRPC item left out)."""
+    question = request.question
+    if not asked_heads(question) or asks_for_quantity(question):
+        return chosen
+    heads = set(stems(asked_heads(question)))
+    out: list[_Sentence] = []
+    for s in chosen:
+        if s in out:
+            continue
+        items = [o for o in scorer.by_source.get(s.source.number, []) if o.listed == s.listed]
+        # A list of things of the kind asked: its items named ("Linear Reading: …") or saying
+        # the kind ("… a non-personalized baseline …"); a list of the paper's contributions ("We
+        # release pretrained models … trained on the Pile") is not what "which dataset" asks for.
+        kind = [o for o in items if _ITEM_NAME.match(o.text) or heads & set(o.term_counts)]
+        if leads and s is leads[0] and s.listed >= 0 and len(kind) >= 2:
+            items = items[:LIST_ITEMS]
+            if s not in items:
+                items.append(s)
+            for before, after in itertools.pairwise(items):
+                scorer.continues.setdefault(id(after), before)  # the list read in order
+            out += [o for o in items if o not in out]
+            continue
+        out.append(s)
+    return out
+
+
 # How far after a body answer its value may be stated: "… resulting in a 50-layer ResNet (Table
 # 1). We use option B for increasing dimensions. This model has 3.8 billion FLOPs."
 CONTINUATION_REACH = 2
@@ -693,7 +733,10 @@ def _continuation(lead: _Sentence, scorer: _Scorer, request: AnswerRequest) -> _
             continue
         if (
             (things and gives_value(s.text, things, question, lead.term_counts))
-            or (_POINTS_BACK.match(s.text) and gives_value(s.text, pointing, question, None))
+            or (
+                _POINTS_BACK.match(s.text)
+                and gives_value(s.text, pointing, question, None)
+            )
             or _sets_symbol_of(s.text, lead.text)
         ):
             return s
@@ -766,7 +809,9 @@ def _absent(request: AnswerRequest) -> list[str]:
     """Names the question gives a paper by ("GPT-3") that no paper of the catalogue introduces
     and no source found mentions: the catalogue cannot answer about them."""
     unknown = _analysis(request, "named", {}).get("unknown", [])
-    return [name for name in unknown if not any(_mentions_name(name, s) for s in request.sources)]
+    return [
+        name for name in unknown if not any(_mentions_name(name, s) for s in request.sources)
+    ]
 
 
 def _shortlist(
@@ -790,9 +835,7 @@ def _shortlist(
 _ASKS_DATASETS = re.compile(
     r"\b(?:what|which)\b.*\b(?:datasets?|data\s+sets?|benchmarks?|corpora|corpus)\b", re.I
 )
-_DATASET_WORD = re.compile(
-    r"\b(?:datasets?|data\s+sets?|benchmarks?|corpora|corpus|splits?)\b", re.I
-)
+_DATASET_WORD = re.compile(r"\b(?:datasets?|data\s+sets?|benchmarks?|corpora|corpus|splits?)\b", re.I)
 # A dataset's name: a word with a capital inside or in capitals ("NaturalQuestions", "TriviaQA",
 # "SQuAD", "GSM8K", "CIFAR-10"), never the sentence's first word.
 _NAME = re.compile(r"[A-Za-z]*[a-z][A-Z][\w-]*|[A-Z]{2,}[\w-]*")
@@ -800,9 +843,7 @@ _NAME = re.compile(r"[A-Za-z]*[a-z][A-Z][\w-]*|[A-Z]{2,}[\w-]*")
 
 # Datasets others used ("was mostly considered in previous work for datasets such as ..."): not
 # the paper's own.
-_OTHERS_WORK = re.compile(
-    r"\b(?:previous|prior|earlier|related|past)\s+(?:work|studies|methods)\b", re.I
-)
+_OTHERS_WORK = re.compile(r"\b(?:previous|prior|earlier|related|past)\s+(?:work|studies|methods)\b", re.I)
 
 
 # What a model was trained on names a dataset ("… parameters trained on the Pile (Gao et al.,
@@ -817,9 +858,7 @@ _TRAINED_ON = re.compile(
 PROPER_NEAR = 4
 _QUOTED = re.compile(r"“[^“”]*”|\"[^\"]*\"")
 _PROPER = re.compile(r"[A-Z][a-z]{2,}")
-_CITED = re.compile(
-    r"\([^()]*\b(?:19|20)\d\d[a-z]?\)|\b[A-Z][\w-]*(?:\s+(?:and|&)\s+[A-Z][\w-]*)?\s+et\s+al\b\.?"
-)
+_CITED = re.compile(r"\([^()]*\b(?:19|20)\d\d[a-z]?\)|\b[A-Z][\w-]*(?:\s+(?:and|&)\s+[A-Z][\w-]*)?\s+et\s+al\b\.?")
 _NOT_NAMES = frozenset(
     """january february march april may june july august september october november december jan
     feb mar apr jun jul aug sep sept oct nov dec table tables figure figures fig section sections
@@ -840,6 +879,11 @@ def _dataset_names(text: str, asked: str = "") -> set[str]:
     if not _DATASET_WORD.search(text):
         text = _CITED.sub(" ", text)
         return {m[1] for m in _TRAINED_ON.finditer(text) if m[1].lower() not in _NOT_NAMES}
+    # A table's printed cells before its caption: the names are its cells' (DPR's "Natural
+    # Questions 79,168 … TriviaQA …" under "Table 1: Number of questions in each QA dataset"),
+    # the caption's are what was measured ("Table 1: Task accuracy across arithmetic reasoning
+    # datasets for T5 XXL … finetuned on PaLM 540B …" names no dataset).
+    text = table_cells(text) or text
     # A quoted phrase is an example, not a name ("the model predicts “Thatcher” for “ is the
     # prime minister of United Kingdom.” on both corpora" names no corpus).
     text = _QUOTED.sub(" ", _CITED.sub(" ", text))
@@ -970,6 +1014,7 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
             others = [s for s in others if heads & set(s.term_counts)]
         chosen = [*leads, *others][: max(OVERVIEW_SENTENCES, len(leads))]
     chosen = _with_continuations(chosen, leads, scorer, request)
+    chosen = _with_list_items(chosen, leads, scorer, request)
     opening = T.LEAD_IN
     if asks_for_quantity(topic) and not _states_the_number(
         chosen, leads, request, topic, scorer.continues
@@ -1013,9 +1058,7 @@ def _said_heads(lead: _Sentence, topic: str) -> set[str]:
 def _says_what_was_asked(s: _Sentence, request: AnswerRequest, topic: str) -> bool:
     """Whether a sentence shares a word with the question that is no name it gives papers, no
     asking word and no word of any field ("model")."""
-    words = set(
-        stems([w for w in content_words(_without_names(request, topic)) if w not in ASKING])
-    )
+    words = set(stems([w for w in content_words(_without_names(request, topic)) if w not in ASKING]))
     # (A model size the question names is what it asks about, broad as "large" is elsewhere:
     # "Fusion-in-Decoder (large) 51.4 67.6 …" for "What exact match does Fusion-in-Decoder large
     # reach …?".)

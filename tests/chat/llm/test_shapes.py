@@ -463,9 +463,7 @@ def test_a_sentence_names_the_papers_own_datasets_not_earlier_works():
     assert _dataset_names(own) == {"NQ", "TriviaQA", "SQuAD", "TREC", "WQ"}
     others = "It was mostly considered in previous work for datasets such as NarrativeQA or CoQA."
     assert _dataset_names(others) == set()
-    assert (
-        _dataset_names("We focus on datasets where the writers did not know the answer.") == set()
-    )
+    assert _dataset_names("We focus on datasets where the writers did not know the answer.") == set()
     # A quoted example names no corpus: REALM's "Thatcher" sentence opened "What corpus does
     # REALM retrieve from?" for its "United Kingdom" beside "corpora".
     example = (
