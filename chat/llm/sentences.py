@@ -377,7 +377,7 @@ def table_cells(sentence: str) -> str | None:
     datasets.", "Dataset Size 1844 1544 1544 - - Table 1: Task accuracy across arithmetic
     reasoning datasets …"); None for prose."""
     if isinstance(sentence, RowSentence):
-        return sentence.row
+        return sentence.cells
     if "Table" not in sentence:
         return None
     caption = _TABLE_CAPTION.search(sentence)
@@ -399,7 +399,7 @@ def answers_nothing(sentence: str, query_terms, question: str = "") -> bool:
     1544" is no answer to "On which … dataset are the T5 models benchmarked?"."""
     if isinstance(sentence, RowSentence):
         # (Its header names each cell: "Dataset" there is a column's name, not a label.)
-        return not set(query_terms) & set(terms(sentence.row))
+        return not set(query_terms) & set(terms(sentence.cells))
     cells = table_cells(sentence)
     if cells is None:
         return False

@@ -79,3 +79,12 @@ def test_a_tables_cells_naming_what_is_asked_still_answer(text_of):
 def test_prose_pointing_at_a_table_is_no_tables_cells():
     assert table_cells("We report the results of the 3 runs in Table 2: all improve.") is None
     assert table_cells("Table 2: Results on 3 datasets with 4 seeds and 5 runs.") is None
+
+
+def test_a_rows_reference_number_is_none_of_its_cells():
+    # "Maxout [10] 9.38" met "CIFAR-10" by its reference's number.
+    from papers.fulltext.tables import RowSentence
+
+    row = RowSentence("Table 6: method Maxout, error (%) 9.38 (Classification error).", "Maxout [10] 9.38")
+    question = "What test error does the 110-layer ResNet reach on CIFAR-10?"
+    assert answers_nothing(row, terms(question), question)
