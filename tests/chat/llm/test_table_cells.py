@@ -85,6 +85,8 @@ def test_a_rows_reference_number_is_none_of_its_cells():
     # "Maxout [10] 9.38" met "CIFAR-10" by its reference's number.
     from papers.fulltext.tables import RowSentence
 
-    row = RowSentence("Table 6: method Maxout, error (%) 9.38 (Classification error).", "Maxout [10] 9.38")
+    row = RowSentence(
+        "Table 6: method Maxout, error (%) 9.38 (Classification error).", "Maxout [10] 9.38"
+    )
     question = "What test error does the 110-layer ResNet reach on CIFAR-10?"
     assert answers_nothing(row, terms(question), question)
