@@ -23,11 +23,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from chat.understanding.quantity import (
+    DURATION_ASKING,
     asked_things,
+    asks_for_duration,
     asks_for_extreme,
     asks_for_quantity,
     number_weight,
     numbers_in,
+    states_duration,
     states_range,
 )
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
@@ -608,6 +611,14 @@ def answering_scores(
         for sentence, weight in zip(sentences, weights, strict=True):
             if states_range(sentence.text) and not answers_nothing(sentence.text, query):
                 for t in extremes:
+                    weight.setdefault(t, idf[t])
+    # "How long did the CiteSee field deployment last?": no sentence says "long" or "last"; one
+    # giving a duration says both ("… for one to two weeks").
+    if asks_for_duration(question):
+        asking = [t for w, t in zip(words, stems(words), strict=True) if w in DURATION_ASKING]
+        for sentence, weight in zip(sentences, weights, strict=True):
+            if asking and states_duration(sentence.text):
+                for t in asking:
                     weight.setdefault(t, idf[t])
     # The variants the question asks about ("175B" of "OPT-175B"): a table row labelled with one
     # is that variant's own line ("Table 1: Model 175B, …, Batch 2M"), where a sentence on all

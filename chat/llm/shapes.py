@@ -86,7 +86,7 @@ ASKING = frozenset(
     recent find found show shows known approach approaches method methods cheaper costlier
     faster slower better worse larger smaller bigger higher lower easier harder stronger weaker
     simpler largest smallest biggest longest shortest highest lowest maximum minimum true false
-    really""".split()
+    really last lasted lasts""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"
