@@ -23,11 +23,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from chat.understanding.quantity import (
+    DURATION_ASKING,
     asked_things,
+    asks_for_duration,
     asks_for_extreme,
     asks_for_quantity,
     number_weight,
     numbers_in,
+    states_duration,
     states_range,
 )
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
@@ -36,8 +39,10 @@ from papers.fulltext.tables import RowSentence
 from .base import LLM_UNAVAILABLE, AnswerRequest, LLMError, LLMStream, SourceText, Usage
 from .sentences import (
     STOPWORDS,
+    ItemSentence,
     NoteSentence,
     answers_nothing,
+    asked_heads,
     content_words,
     has_final_stop,
     is_caption,
@@ -108,6 +113,9 @@ class _Sentence:
     # Normalization … The initial learning rate was increased by a factor of 5, to 0.0075."),
     # as printed; "" outside a labelled item.
     label: str = ""
+    # For the first sentence of a bulleted list's item, the list's (its first item's position
+    # in the passage); -1 for any other sentence.
+    listed: int = -1
 
     @property
     def length(self) -> int:
@@ -151,10 +159,11 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
     opening: frozenset[str] = frozenset()
     opened_at = -2
     label, labelled_at = "", -2
+    listed, item_at, labelled_item = -1, -ITEM_REACH - 1, False
     for position, text in enumerate(sentences):
         if is_heading(text):
             heading, opening = frozenset(terms(text)), frozenset()
-            label = ""
+            label, item_at = "", -ITEM_REACH - 1
             credits = bool(_CREDITS.match(text))
             continue
         if run_in_heading(text):
@@ -162,7 +171,16 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
             # advancement in AL are …", "Baselines. We compared our method …"): what the
             # paragraph is about, never a quote of its own.
             heading, opening, label = frozenset(terms(text)), frozenset(), ""
+            item_at = -ITEM_REACH - 1
             continue
+        # (A bulleted item's label alone on its line, "• Microsoft Research Paraphrase Corpus
+        # (MSRPC):", opens it: the item's words are the sentence after it.)
+        item = isinstance(text, ItemSentence) or item_at == position - 1 and labelled_item
+        labelled_item = isinstance(text, ItemSentence) and opens_list(text)
+        if item:
+            if position - item_at > ITEM_REACH:
+                listed = position  # a new list
+            item_at = position
         if _PLACEHOLDER.search(text):
             continue  # a printed prompt or template ("Summarize the following paragraph. <The
             # Abstract of this paper goes here> The paper presents …"): a model's words
@@ -194,9 +212,24 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
             if is_caption(text):
                 context = frozenset()
             found.append(
-                _Sentence(source, position, text, Counter(terms(text)), False, context, label)
+                _Sentence(
+                    source,
+                    position,
+                    text,
+                    Counter(terms(text)),
+                    False,
+                    context,
+                    label,
+                    listed if item_at == position else -1,
+                )
             )
     return found
+
+
+# A bulleted list's next item follows its previous one within this many sentences (an item may
+# run on: "• Quora Question Pairs 50K split (QQP 50K): … is a paraphrase detection dataset. We
+# only use the true paraphrase pairs. We use the 50K dataset split …"); further on, a new list.
+ITEM_REACH = 4
 
 
 # The sections that credit people, never an answer about the work ("Bo Peng Original RWKV idea,
@@ -540,6 +573,15 @@ def answering_scores(
         if stem in idf:
             idf[stem] *= NAME_WEIGHT
     weights = _bm25_weights(query, idf, sentences)
+    # A table's printed cells that hold only the name of the paper they are in say nothing of
+    # what was asked: every row of its results names it ("RAPT 90.56 42.83 … Table 5: …" for
+    # "Which datasets are used to evaluate RAPT …?").
+    named = set(stems(content_words(" ".join(names))))
+    unnamed = [t for t in query if t not in named] or query
+    for sentence, weight in zip(sentences, weights, strict=True):
+        if weight and not isinstance(sentence.text, RowSentence):
+            if answers_nothing(sentence.text, unnamed, question):
+                weight.clear()
     # The items the question names by their label ("What learning rate did BN-x5 use?"): an
     # item's sentences say its label's words as context ("… The initial learning rate was
     # increased by a factor of 5, to 0.0075."), and another item's sentence that only mentions
@@ -570,6 +612,14 @@ def answering_scores(
             if states_range(sentence.text) and not answers_nothing(sentence.text, query):
                 for t in extremes:
                     weight.setdefault(t, idf[t])
+    # "How long did the CiteSee field deployment last?": no sentence says "long" or "last"; one
+    # giving a duration says both ("… for one to two weeks").
+    if asks_for_duration(question):
+        asking = [t for w, t in zip(words, stems(words), strict=True) if w in DURATION_ASKING]
+        for sentence, weight in zip(sentences, weights, strict=True):
+            if asking and states_duration(sentence.text):
+                for t in asking:
+                    weight.setdefault(t, idf[t])
     # The variants the question asks about ("175B" of "OPT-175B"): a table row labelled with one
     # is that variant's own line ("Table 1: Model 175B, …, Batch 2M"), where a sentence on all
     # sizes ("Our batch sizes range from 0.5M to 4M depending on the model size") is not.
@@ -598,22 +648,6 @@ def answering_scores(
 
 
 _NUMBER_IN_WORD = re.compile(r"\d+(?:[.,]\d+)*")
-
-
-_ASKED_HEAD = re.compile(r"\b(?:which|what)\s+((?:[\w-]+\s+){1,3})", re.IGNORECASE)
-
-
-def asked_heads(question: str) -> list[str]:
-    """What a "which/what" question asks for: the last of the words after it, up to a function
-    word ("Which Wikipedia dump does …" -> dump; "What is …" -> none)."""
-    match = _ASKED_HEAD.search(question)
-    heads = []
-    for word in match.group(1).lower().split() if match else []:
-        if word in STOPWORDS:
-            break
-        heads.append(word)
-    heads = [w for w in heads if len(w) > 1]
-    return heads[-1:]  # the head noun: "dump" of "Wikipedia dump", "rank" of "LoRA rank r"
 
 
 def asked_value_terms(question: str) -> set[str]:

@@ -37,7 +37,8 @@ _CANDIDATE = re.compile(r"[.!?]+[\"')\]]*(?P<mark>\d{1,2})?\s+")
 # A list's bullet starts an item of its own, whatever ended the one before ("… dependencies.
 # • We release pretrained models …"): the items are sentences, never one run-on.
 _TRAILING_MARK = re.compile(r"(\D[.!?][\"')\]]*)\d{1,2}$")  # the paragraph's last one
-_BULLET = re.compile(r"\s*[•▪◦●]\s+")
+_BULLETS = "•▪◦●"
+_BULLET = re.compile(rf"\s*[{_BULLETS}]\s+")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 
 
@@ -92,11 +93,24 @@ def _ends_sentence(masked: str, start: int, end: int, mark: bool = False) -> boo
     )
 
 
+class ItemSentence(str):
+    """The first sentence of a list's item that a bullet opened ("• Linear Reading: A
+    non-personalized baseline …"): the items of one list are quoted together (chat.llm.shapes)."""
+
+
+_PARAGRAPH_OR_BULLET = re.compile(r"(\n\s*\n|" + _BULLET.pattern + ")")
+
+
 def split_sentences(text: str) -> list[str]:
-    """The sentences of a passage, TeX and abbreviations intact, whitespace collapsed."""
+    """The sentences of a passage, TeX and abbreviations intact, whitespace collapsed; an item's
+    first sentence after a bullet is an ItemSentence."""
     sentences: list[str] = []
     # Blank lines and a list's bullets always separate.
-    for paragraph in re.split(r"\n\s*\n|" + _BULLET.pattern, text):
+    pieces = _PARAGRAPH_OR_BULLET.split(text)
+    for at in range(0, len(pieces), 2):
+        paragraph = pieces[at]
+        bulleted = at > 0 and any(mark in pieces[at - 1] for mark in _BULLETS)
+        first = len(sentences)
         masked, spans = _mask_tex(" ".join(paragraph.split()))
         padded = masked + " "  # so the last stop of the paragraph is a candidate too
         begin = 0
@@ -109,6 +123,8 @@ def split_sentences(text: str) -> list[str]:
                 begin = match.end()
         if rest := _TRAILING_MARK.sub(r"\1", masked[begin:].strip()):
             sentences.append(_unmask(rest, spans))
+        if bulleted and len(sentences) > first:
+            sentences[first] = ItemSentence(sentences[first])
     return sentences
 
 
@@ -331,10 +347,69 @@ def passage_span(passage: str, sentence: str) -> str:
 _NON_SPACE = re.compile(r"\S+")
 
 
-def answers_nothing(sentence: str, query_terms) -> bool:
-    """A table row whose own cells hold none of `query_terms`: only its caption or header meet
-    the question, and those match every row alike."""
-    return isinstance(sentence, RowSentence) and not set(query_terms) & set(terms(sentence.row))
+_ASKED_HEAD = re.compile(r"\b(?:which|what)\s+((?:[\w-]+\s+){1,3})", re.IGNORECASE)
+
+
+def asked_heads(question: str) -> list[str]:
+    """What a "which/what" question asks for: the last of the words after it, up to a function
+    word ("Which Wikipedia dump does …" -> dump; "What is …" -> none)."""
+    match = _ASKED_HEAD.search(question)
+    heads = []
+    for word in match.group(1).lower().split() if match else []:
+        if word in STOPWORDS:
+            break
+        heads.append(word)
+    heads = [w for w in heads if len(w) > 1]
+    return heads[-1:]  # the head noun: "dump" of "Wikipedia dump", "rank" of "LoRA rank r"
+
+
+# A table's label as its caption opens ("Table 5:", "Table 3."), inside a sentence.
+_TABLE_CAPTION = re.compile(r"\bTable\s*\d+[.:]")
+# A printed table's cell that is no number: a dash for a missing value.
+_DASH = frozenset("- – — −".split())
+CELL_SHARE = 0.3  # at least this share of the words before a caption are cells: a table's
+
+
+def table_cells(sentence: str) -> str | None:
+    """A table's own cells in a sentence: a table row's (RowSentence.row), or the printed cells
+    that the PDF's reading order ran together before the table's caption ("RAPT 90.56 42.83 …
+    NC-RAPT (Low) 96.69 … Table 5: Comparison of different approaches … on different
+    datasets.", "Dataset Size 1844 1544 1544 - - Table 1: Task accuracy across arithmetic
+    reasoning datasets …"); None for prose."""
+    if isinstance(sentence, RowSentence):
+        return sentence.cells
+    if "Table" not in sentence:
+        return None
+    caption = _TABLE_CAPTION.search(sentence)
+    if caption is None or caption.start() == 0:
+        return None
+    before = sentence[: caption.start()].split()
+    cells = sum(1 for w in before if _CELL.fullmatch(w.strip("()")) or w in _DASH)
+    if cells < 3 or cells < CELL_SHARE * len(before):
+        return None
+    return " ".join(before)
+
+
+def answers_nothing(sentence: str, query_terms, question: str = "") -> bool:
+    """A table's row, or its cells printed before its caption, whose own cells hold none of
+    `query_terms`: only its caption or header meet the question, and those match every row
+    (every cell) alike: "Table 5: Comparison of … on different datasets" under its cells of
+    scores is no answer to "Which datasets are used to evaluate RAPT …?". What a "which X"
+    `question` asks for (asked_heads) in a cell labels numbers, it names no X: "Dataset Size 1844
+    1544" is no answer to "On which … dataset are the T5 models benchmarked?"."""
+    if isinstance(sentence, RowSentence):
+        # (Its header names each cell: "Dataset" there is a column's name, not a label.)
+        return not set(query_terms) & set(terms(sentence.cells))
+    cells = table_cells(sentence)
+    if cells is None:
+        return False
+    wanted = set(query_terms) - _asked_head_terms(question) if question else set(query_terms)
+    return not wanted & set(terms(cells))
+
+
+@lru_cache(maxsize=256)
+def _asked_head_terms(question: str) -> frozenset[str]:
+    return frozenset(stems(asked_heads(question)))
 
 
 # --- Terms --------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ for lists. `python -m bench.llm_extractive --shapes` measures it (docs/BENCHMARK
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from datetime import date
@@ -62,7 +63,7 @@ from .extractive import (
 )
 from .meaning import similarities
 from .roles import BACKGROUND, BONUS, CONTRIBUTION, RESULT, role
-from .sentences import STOPWORDS, content_words, is_caption, stems, terms
+from .sentences import STOPWORDS, content_words, is_caption, stems, table_cells, terms
 
 # Most sentences embedded for one answer (overview; a comparison embeds half per side, a list
 # only where the rules tie). Each costs ~10 ms on this CPU: 6 keeps the composer near 100 ms.
@@ -85,7 +86,7 @@ ASKING = frozenset(
     recent find found show shows known approach approaches method methods cheaper costlier
     faster slower better worse larger smaller bigger higher lower easier harder stronger weaker
     simpler largest smallest biggest longest shortest highest lowest maximum minimum true false
-    really""".split()
+    really last lasted lasts""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"
@@ -643,6 +644,45 @@ def _with_continuations(
     return out
 
 
+LIST_ITEMS = 6  # a bulleted list quoted whole up to this many items
+# An item opened by its name: "Linear Reading: A non-personalized baseline …", "Quora Question
+# Pairs 140K split (QQP 140K): We also use QQP …".
+_ITEM_NAME = re.compile(r"[A-Z0-9][^:.;]{0,60}:\s")
+
+
+def _with_list_items(
+    chosen: list[_Sentence], leads: list[_Sentence], scorer: _Scorer, request: AnswerRequest
+) -> list[_Sentence]:
+    """`chosen` with the body answer (the first of `leads`), when it is an item of a bulleted
+    list of things of the kind a "what/which X" question asks for, quoted with the list's other
+    items in the paper's order: the list is the answer, one item of it a part ("• Quora
+    Question Pairs 50K split …" alone for "Which datasets are used to evaluate RAPT …?", its
+    MSRPC item left out)."""
+    question = request.question
+    if not asked_heads(question) or asks_for_quantity(question):
+        return chosen
+    heads = set(stems(asked_heads(question)))
+    out: list[_Sentence] = []
+    for s in chosen:
+        if s in out:
+            continue
+        items = [o for o in scorer.by_source.get(s.source.number, []) if o.listed == s.listed]
+        # A list of things of the kind asked: its items named ("Linear Reading: …") or saying
+        # the kind ("… a non-personalized baseline …"); a list of the paper's contributions ("We
+        # release pretrained models … trained on the Pile") is not what "which dataset" asks for.
+        kind = [o for o in items if _ITEM_NAME.match(o.text) or heads & set(o.term_counts)]
+        if leads and s is leads[0] and s.listed >= 0 and len(kind) >= 2:
+            items = items[:LIST_ITEMS]
+            if s not in items:
+                items.append(s)
+            for before, after in itertools.pairwise(items):
+                scorer.continues.setdefault(id(after), before)  # the list read in order
+            out += [o for o in items if o not in out]
+            continue
+        out.append(s)
+    return out
+
+
 # How far after a body answer its value may be stated: "… resulting in a 50-layer ResNet (Table
 # 1). We use option B for increasing dimensions. This model has 3.8 billion FLOPs."
 CONTINUATION_REACH = 2
@@ -839,6 +879,11 @@ def _dataset_names(text: str, asked: str = "") -> set[str]:
     if not _DATASET_WORD.search(text):
         text = _CITED.sub(" ", text)
         return {m[1] for m in _TRAINED_ON.finditer(text) if m[1].lower() not in _NOT_NAMES}
+    # A table's printed cells before its caption: the names are its cells' (DPR's "Natural
+    # Questions 79,168 … TriviaQA …" under "Table 1: Number of questions in each QA dataset"),
+    # the caption's are what was measured ("Table 1: Task accuracy across arithmetic reasoning
+    # datasets for T5 XXL … finetuned on PaLM 540B …" names no dataset).
+    text = table_cells(text) or text
     # A quoted phrase is an example, not a name ("the model predicts “Thatcher” for “ is the
     # prime minister of United Kingdom.” on both corpora" names no corpus).
     text = _QUOTED.sub(" ", _CITED.sub(" ", text))
@@ -969,6 +1014,7 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
             others = [s for s in others if heads & set(s.term_counts)]
         chosen = [*leads, *others][: max(OVERVIEW_SENTENCES, len(leads))]
     chosen = _with_continuations(chosen, leads, scorer, request)
+    chosen = _with_list_items(chosen, leads, scorer, request)
     opening = T.LEAD_IN
     if asks_for_quantity(topic) and not _states_the_number(
         chosen, leads, request, topic, scorer.continues
@@ -1131,6 +1177,26 @@ def _mentions(s: _Sentence, forms: list[tuple[str, ...]]) -> bool:
     return False
 
 
+def _side_papers(request: AnswerRequest, side: str, forms: list[tuple[str, ...]]) -> set[str]:
+    """The arXiv ids of a comparison side's own papers: the paper the question names by it
+    (chat.retrieval.named), else those whose title names it."""
+    key = name_key(side)
+    named = {
+        p["arxiv_id"]
+        for p in _analysis(request, "named", {}).get("papers", [])
+        if p.get("arxiv_id")
+        and key in (name_key(p.get("asked") or ""), name_key(p.get("name") or ""))
+    }
+    if named:
+        return named
+    return {s.arxiv_id for s in request.sources if s.arxiv_id and _names_in_title(s.title, forms)}
+
+
+def _names_in_title(title: str, forms: list[tuple[str, ...]]) -> bool:
+    words = set(terms(title))
+    return any(set(form) <= words for form in forms)
+
+
 def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] | None:
     a, b = request.intent.subjects
     forms = {side: _acronym_forms(side, request.sources) for side in (a, b)}
@@ -1171,13 +1237,24 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
         used.update(id(s) for s in picked)
         lines.append(T.COMPARE_SIDE.format(side=side))
         lines += [T.QUOTE_ITEM.format(quote=_quote(s)) for s in picked] + [""]
+    # A sentence naming one side sets it beside the other only in the other side's own paper
+    # ("Unlike REALM, our retriever …" in RAG's): in its own paper, or a third one, it compares
+    # that side with something else ("RAG-Token performs better than RAG-Sequence" is RAG beside
+    # RAG, not beside REALM).
+    own = {side: _side_papers(request, side, forms[side]) for side in (a, b)}
     both = [
         s
         for s in scorer.sentences
         if id(s) not in used
         and (
             (_mentions(s, forms[a]) and _mentions(s, forms[b]))
-            or ((_mentions(s, forms[a]) or _mentions(s, forms[b])) and _COMPARISON.search(s.text))
+            or (
+                _COMPARISON.search(s.text)
+                and any(
+                    _mentions(s, forms[side]) and s.source.arxiv_id in own[other]
+                    for side, other in ((a, b), (b, a))
+                )
+            )
         )
     ]
     if both:

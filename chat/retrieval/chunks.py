@@ -734,7 +734,7 @@ def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity:
     about another model size than the asked one (chat.understanding.variants)."""
     best = 0.0
     for sentence, words in analysed_sentences(text):
-        if answers_nothing(sentence, idf):
+        if answers_nothing(sentence, idf, question):
             continue
         score = sum(weight for lexeme, weight in idf.items() if lexeme in words)
         if score > 0:

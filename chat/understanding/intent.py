@@ -129,7 +129,7 @@ _LIST = re.compile(
     r"\b(?:papers?|articles?|preprints?|publications?|works?|studies|research)\s+(?:on|about|"
     r"by|in|from|for|using|that|which|regarding|related|concerning|covering|with|of)\b"
     r"|^\s*(?:please\s+)?(?:list|show|find|give|get|recommend|suggest|search|any|which|what)\b"
-    r"(?:\s+\w+){0,3}?\s+(?:papers?|articles?|preprints?|publications?|works?)\b"
+    r"(?:\s+\w+){0,3}?\s+(?<!future\s)(?:papers?|articles?|preprints?|publications?|works?)\b"
     r"|^\s*(?:please\s+)?(?:list|show\s+me|find|recommend|suggest)\b"
     r"|\b(?:latest|recent|newest|new)\s+(?:papers?|work|research|preprints?|articles?|"
     r"publications?|results)\b",

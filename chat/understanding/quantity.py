@@ -87,10 +87,13 @@ def asked_things(question: str) -> list[str]:
 
 # A pointer to a part of the paper is no stated quantity: "in Table 2", "Figure 9", "Fig. 4(b)",
 # "Section 2.5", "Eq. (3)", "Appendix C.1", "Algorithm 1" ("The following section gives …
-# parameter counts in Table 2" does not say how many parameters).
+# parameter counts in Table 2" does not say how many parameters), a user study's name ("In
+# Study 2, we use the winning strategy as part of a field deployment study" says nothing of how
+# long the deployment lasted).
 _POINTER = re.compile(
     r"\b(?:tables?|tab\.|figures?|figs?\.|sections?|secs?\.|§|equations?|eqs?\.|appendix|"
-    r"appendices|algorithms?|alg\.|chapters?|theorems?|lemmas?|definitions?|footnotes?|rq)"
+    r"appendices|algorithms?|alg\.|chapters?|theorems?|lemmas?|definitions?|footnotes?|rq|"
+    r"(?-i:Study|Studies))"
     r"\s*\(?\d+(?:\.\d+)*[a-z]?\)?(?:\s*(?:,|and|-|–)\s*\(?\d+(?:\.\d+)*[a-z]?\)?)*",
     _FLAGS,
 )
@@ -143,6 +146,29 @@ def states_range(sentence: str) -> bool:
     """Whether a sentence gives a range of numbers, whose end answers a question after the
     largest or the smallest ("models ranging in size from 169 million to 14 billion")."""
     return bool(_RANGE.search(sentence))
+
+
+# "How long did the field deployment last?", "How long does training take?": a duration.
+_HOW_LONG = re.compile(r"\bhow\s+long\b", _FLAGS)
+# What a question after a duration says only to ask ("long", "last", "take"): a sentence giving
+# one says them ("… for one to two weeks" answers how long the deployment lasted).
+DURATION_ASKING = ("long", "last", "lasted", "take", "took")
+_DURATION = re.compile(
+    r"(?:\b\d+(?:[.,]\d+)*|\b(?:one|a|an|" + "|".join(sorted(NUMBER_WORDS)) + r"))"
+    r"(?:\s*(?:to|or|-|–)\s*(?:\d+(?:[.,]\d+)*|" + "|".join(sorted(NUMBER_WORDS)) + r"))?"
+    r"[\s-]*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b",
+    _FLAGS,
+)
+
+
+def asks_for_duration(question: str) -> bool:
+    return bool(_HOW_LONG.search(question))
+
+
+def states_duration(sentence: str) -> bool:
+    """Whether a sentence says how long something lasted ("for one to two weeks", "a 60-minute
+    interview", "12 hours")."""
+    return bool(_DURATION.search(sentence))
 
 
 def number_weight_at_most(quantity: bool) -> float:

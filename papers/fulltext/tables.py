@@ -60,6 +60,11 @@ class RowSentence(str):
     def __getnewargs__(self):  # copy and pickle keep the row (cards are deep-copied)
         return str(self), self.row
 
+    @property
+    def cells(self) -> str:
+        """The row without its reference numbers ("Maxout [10] 9.38" -> "Maxout 9.38")."""
+        return _REFERENCE.sub("", self.row)
+
 
 @dataclass(frozen=True, slots=True)
 class Table:

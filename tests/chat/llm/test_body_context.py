@@ -293,3 +293,57 @@ def test_not_limited_to_says_nothing_of_limitations(text_of):
     limits = set(terms("limitations"))
     assert not limits & set(terms(examples))
     assert limits <= set(terms("The linear attention of RWKV may limit the model's performance"))
+
+
+def _overview(question: str, sources: list[SourceText]) -> str:
+    from chat.llm.base import AnswerRequest
+    from chat.llm.shapes import compose_shaped
+    from chat.understanding.intent import Intent
+
+    request = AnswerRequest(
+        question=question, sources=sources, messages=[], intent=Intent("overview"),
+        analysis={"query": question},
+    )  # fmt: skip
+    return compose_shaped(request)
+
+
+def test_a_bulleted_list_answering_which_things_is_quoted_whole_in_order(text_of, settings):
+    # "What baselines was CiteSee compared against …?": each item says only "baseline"; one
+    # quoted alone names one of the three.
+    settings.EMBEDDING_BACKEND = "hashing"
+    text = text_of("2302.07302v1")
+    strategies = _chunk(
+        1, _between(text, "The four strategies are as follows:", "Since different strategies"),
+        "5 STUDY 1: DISCOVER RELEVANT",
+    )  # fmt: skip
+    answer = _overview("What baselines are used?", [strategies])
+    said = [answer.index(item) for item in ("Linear Reading:", "Global Citation Count:",
+                                            "Specter Similarity")]  # fmt: skip
+    assert said == sorted(said)
+
+
+def test_a_bulleted_items_label_alone_on_its_line_opens_the_item(text_of, settings):
+    # "• Microsoft Research Paraphrase Corpus (MSRPC):" then "MSRPC (Dolan, Quirk, and Brockett
+    # 2004) is another paraphrase detection corpus." on the next line: that sentence is the item.
+    settings.EMBEDDING_BACKEND = "hashing"
+    text = text_of("2202.00535v1")
+    datasets = _chunk(
+        1, _between(text, "We use four datasets", "Evaluation Metrics"), "Experiments", page=4
+    )
+    answer = _overview("Which datasets are used to evaluate paraphrase generation?", [datasets])
+    for item in ("(QQP 50K)", "(QQP 140K)", "MSRPC (Dolan", "ParaSCI-ACL (Dong"):
+        assert item in answer, answer
+
+
+def test_a_list_of_the_papers_contributions_is_not_quoted_whole(text_of, settings):
+    # RWKV's contributions are bulleted; one of them answers "On which dataset …" ("We release
+    # pretrained model … trained on the Pile"), the others are no datasets.
+    settings.EMBEDDING_BACKEND = "hashing"
+    text = text_of("2305.13048v1")
+    at = text.index("We release pretrained model")
+    contributions = _chunk(
+        1, text[text.rindex("•", 0, text.rindex("•", 0, at)) - 200 : at + 200], "1 Introduction"
+    )
+    answer = _overview("On which dataset were RWKV models trained?", [contributions])
+    assert "trained on the Pile" in answer
+    assert "We propose a new attention mechanism" not in answer

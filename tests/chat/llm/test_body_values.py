@@ -289,3 +289,29 @@ def test_a_metric_is_a_quantity_and_the_asked_size_is_what_was_asked(settings, t
     assert asks_for_quantity(question) and asked_value_terms(question) == {"match"}
     assert asks_for_quantity("What BLEU score does the big Transformer reach?")
     assert not asks_for_quantity("Which papers match my reading list?")
+
+
+def test_a_question_after_how_long_is_answered_by_a_duration(settings, text_of):
+    # "How long did the CiteSee field deployment last?" opened "In Study 2, we use the winning
+    # strategy as part of a field deployment study" (its "2" names the study) and said no paper
+    # mentions "last".
+    from chat.understanding.quantity import numbers_in, states_duration
+
+    settings.EMBEDDING_BACKEND = "hashing"
+    assert numbers_in("In Study 2, we use the winning strategy") == set()
+    assert numbers_in("a study of 24 participants") == {"24"}
+    assert states_duration("… on their personal and work computers for one to two weeks.")
+    assert not states_duration("In the week-long deployment, one of the two strategies won.")
+    text = text_of("2302.07302v1")
+    study = _chunk(
+        1, _between(text, "In Study 2, we use the winning strategy", "After completing"),
+        "5 STUDY 1: DISCOVER RELEVANT", "2302.07302", page=9,
+    )  # fmt: skip
+    deployment = _chunk(
+        2, _between(text, "We conducted a field deployment by recruiting", "Before\nthe study"),
+        "6 STUDY 2: FIELD DEPLOYMENT", "2302.07302", page=11,
+    )  # fmt: skip
+    question = "How long did the CiteSee field deployment last?"
+    best = max(answering_scores(question, [study, deployment], ["CiteSee"]).values())[1]
+    assert states_duration(best)
+    assert "“last”" not in _answer(question, [study, deployment])

@@ -509,6 +509,48 @@ def test_a_side_named_only_beside_the_other_is_not_called_missing(settings):
     assert T.COMPARE_SIDE_MISSING.format(side="QLoRA") in compose_shaped(request)
 
 
+def test_a_side_beside_its_own_variants_is_not_set_beside_the_other_side(settings, text_of):
+    # "compare RAG and REALM" quoted, where the papers set them side by side, "Table 2 shows that
+    # RAG-Token performs better than RAG-Sequence …": RAG beside RAG (and BART), never REALM.
+    settings.EMBEDDING_BACKEND = "hashing"
+    rag, realm = text_of("2005.11401v4"), text_of("2002.08909v1")
+    at = rag.index("4.3 Jeopardy Question Generation")
+    jeopardy = rag[at : rag.index("4.4", at)]
+    at = realm.index("REALM achieves new state-of-the-art")
+    results = realm[at : realm.index("modularity.", at) + len("modularity.")]
+    # (REALM's paper predates RAG: a sentence as it would set RAG beside its own method.)
+    beside = "Unlike RAG, our retriever is pre-trained without any labelled question."
+    sources = [
+        SourceText(1, "Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks",
+                   "P. Lewis", "2020-05-22", jeopardy, "2005.11401", where="p. 6",
+                   section="4.3 Jeopardy Question Generation"),
+        SourceText(2, "REALM: Retrieval-Augmented Language Model Pre-Training", "K. Guu",
+                   "2020-02-10", f"{results}\n\n{beside}", "2002.08909", where="p. 2",
+                   section="1. Introduction"),
+    ]  # fmt: skip
+    question = "compare RAG and REALM"
+    named = {
+        "papers": [
+            {"arxiv_id": "2005.11401", "name": "RAG", "asked": "RAG"},
+            {"arxiv_id": "2002.08909", "name": "REALM", "asked": "REALM"},
+        ],
+        "unknown": [],
+        "about": True,
+    }
+    request = AnswerRequest(
+        question=question, sources=sources, messages=[],
+        intent=Intent("compare", subjects=("RAG", "REALM")),
+        analysis={"query": question, "named": named},
+    )  # fmt: skip
+    answer = compose_shaped(request)
+    side_by_side = answer.split(T.COMPARE_DIFFERENCE)[-1] if T.COMPARE_DIFFERENCE in answer else ""
+
+    assert "RAG-Token performs better than RAG-Sequence" not in side_by_side
+    # In the other side's own paper, a sentence naming one side does set the two side by side.
+    assert "Unlike RAG, our retriever" in side_by_side
+    assert "**On REALM:**" in answer
+
+
 def test_a_side_is_named_by_its_words_as_a_name_not_by_them_anywhere(settings):
     # "LoRA compared with prompt tuning" quoted, on prompt tuning, "… reducing the impact of
     # prompt-set-specific tuning" (bench_answers compare-5): "prompt" there qualifies "set".
@@ -593,7 +635,6 @@ def test_a_sentence_the_paper_repeats_in_another_chunk_is_quoted_once(settings):
     answer = compose_shaped(request)
 
     assert answer.count("T5-11B") == 1, answer
-
 
 
 def _records(shared_data, ids: set[str]) -> dict[str, dict]:

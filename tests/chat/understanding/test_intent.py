@@ -58,6 +58,12 @@ CASES = [
     ("What is RLHF?", "overview", False),
     ("why does dropout work", "overview", False),
     ("what did people think about GANs in 2021?", "overview", False),
+    # The authors' own plans, not a request for papers ("future work").
+    (
+        "What future work do the authors of the SWAP-free QAOA framework suggest?",
+        "overview",
+        False,
+    ),
     ("What is the state of the art in image segmentation?", "overview", True),
     ("How are LLM agents evaluated these days?", "overview", True),
     # A window that ended long ago is not "the latest".

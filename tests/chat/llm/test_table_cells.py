@@ -1,0 +1,92 @@
+"""A table's cells read as a sentence (its printed cells run together before its caption, as a
+PDF's reading order gives them) answer only by what the cells themselves say, on the text of the
+shared arXiv PDFs as papers.fulltext.parse reads it: the caption's words meet the question for
+every cell alike, and the paper's own name is in every row of its results."""
+
+from chat.llm.base import SourceText
+from chat.llm.extractive import answering_scores
+from chat.llm.sentences import answers_nothing, passage_sentences, table_cells, terms
+
+
+def _chunk(number: int, text: str, arxiv_id: str, section: str, page: int) -> SourceText:
+    return SourceText(
+        number=number, title="A paper", authors="A. Author", published="2022-02-01", text=text,
+        arxiv_id=arxiv_id, where=f"p. {page}, {section}", section=section,
+    )  # fmt: skip
+
+
+def _between(text: str, start: str, end: str) -> str:
+    at = text.index(start)
+    return text[at : text.index(end, at) + len(end)]
+
+
+def _best(question: str, sources: list[SourceText], names=()) -> str:
+    return max(answering_scores(question, sources, names).values())[1]
+
+
+def test_a_results_tables_cells_do_not_answer_which_datasets(text_of):
+    text = text_of("2202.00535v1")
+    table = _chunk(
+        1, _between(text, "RAPT 90.56", "excluding Copy and Ground Truth."), "2202.00535",
+        "Experiments", 6,
+    )  # fmt: skip
+    cells = next(s for s in passage_sentences(table.text) if "Table 5:" in s)
+    assert table_cells(cells).startswith("RAPT 90.56 42.83")
+    assert "Comparison of different approaches" not in table_cells(cells)
+    datasets = _chunk(
+        2, _between(text, "We use four datasets", "another\nparaphrase detection corpus."),
+        "2202.00535", "Experiments", 4,
+    )  # fmt: skip
+    question = "Which datasets are used to evaluate RAPT paraphrase generation?"
+    # Table 5's caption says "paraphrase generation on different datasets", its cells only
+    # "RAPT", the paper's own name: before, the wall of its numbers opened the answer.
+    best = _best(question, [table, datasets], ["RAPT"])
+    assert "90.56" not in best
+    assert "dataset" in best or "corpus" in best
+
+
+def test_a_cell_saying_what_is_asked_for_labels_numbers(text_of):
+    text = text_of("2212.08410v3")
+    table = _chunk(
+        1, _between(text, "Baseline\nT5 XXL", "(CoT)."), "2212.08410",
+        "5.1 Arithmetic reasoning", 3,
+    )  # fmt: skip
+    commonsense = _chunk(
+        2, _between(text, "4.1.2 Commonsense Reasoning", "previously mentioned."), "2212.08410",
+        "4.1.2 Commonsense Reasoning", 3,
+    )  # fmt: skip
+    question = (
+        "On which commonsense reasoning dataset are the T5 models distilled from chains of "
+        "thought benchmarked?"
+    )
+    cells = next(s for s in passage_sentences(table.text) if "Table 1:" in s)
+    assert "Dataset Size" in table_cells(cells)
+    assert answers_nothing(cells, terms(question), question)
+    best = _best(question, [table, commonsense])
+    assert "StrategyQA dataset" in best
+
+
+def test_a_tables_cells_naming_what_is_asked_still_answer(text_of):
+    # DPR's Table 1 is how its body names the QA datasets it is evaluated on.
+    text = text_of("2004.04906v3")
+    table = _between(text, "Dataset Train Dev Test", "QA dataset.")
+    cells = next(s for s in passage_sentences(table) if "Table 1:" in s)
+    assert "CuratedTREC" in table_cells(cells)
+    question = "Which question answering datasets is DPR evaluated on?"
+    assert not answers_nothing(cells, terms(question), question)
+
+
+def test_prose_pointing_at_a_table_is_no_tables_cells():
+    assert table_cells("We report the results of the 3 runs in Table 2: all improve.") is None
+    assert table_cells("Table 2: Results on 3 datasets with 4 seeds and 5 runs.") is None
+
+
+def test_a_rows_reference_number_is_none_of_its_cells():
+    # "Maxout [10] 9.38" met "CIFAR-10" by its reference's number.
+    from papers.fulltext.tables import RowSentence
+
+    row = RowSentence(
+        "Table 6: method Maxout, error (%) 9.38 (Classification error).", "Maxout [10] 9.38"
+    )
+    question = "What test error does the 110-layer ResNet reach on CIFAR-10?"
+    assert answers_nothing(row, terms(question), question)
