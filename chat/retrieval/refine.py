@@ -37,6 +37,9 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from papers.indexing.lexical import K1
+from papers.text import american_spelling, tex_to_plain
+
 from .dense import DenseHit, DenseResult, vector_literal
 from .fulltext import LexicalResult, QueryTerm, idf, rank_terms
 from .fusion import Ranked
@@ -49,8 +52,16 @@ ROCCHIO_BETA = 0.5
 GAP_RANK = 10
 LENGTH_PIVOT = 8
 LENGTH_SLOPE = 0.05
+# Term proximity (session 15): query terms within PROXIMITY_WINDOW word positions of each other
+# in the query and in a paper, either order; the bonus of each such pair, its IDFs' mean times
+# its saturated count (BM25's k1), scaled by PROXIMITY_WEIGHT, is added to the paper's BM25 score.
+PROXIMITY_WINDOW = 3
+PROXIMITY_WEIGHT = 0.25
 
-NAMES = ("prf-bm25", "prf-dense", "fusion-gap", "fusion-length", "passage-sum", "passage-top2")
+NAMES = (
+    "prf-bm25", "prf-dense", "fusion-gap", "fusion-length", "passage-sum", "passage-top2",
+    "proximity",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,7 @@ class Refinements:
     prf_dense: int = 0  # feedback papers for the query vector (0: off)
     fusion: str = ""  # "", "gap" or "length"
     passages: str = "max"  # "max", "sum" or "top2"
+    proximity: bool = False  # BM25 scores plus a bonus for query terms found near each other
 
     @property
     def any(self) -> bool:
@@ -88,6 +100,8 @@ def parse(value: str) -> Refinements:
             found = replace(found, prf_bm25=int(count or PRF_DOCS))
         elif name == "prf-dense":
             found = replace(found, prf_dense=int(count or ROCCHIO_DOCS))
+        elif name == "proximity":
+            found = replace(found, proximity=True)
         elif name.startswith("fusion-"):
             found = replace(found, fusion=name.removeprefix("fusion-"))
         else:
@@ -253,3 +267,73 @@ def adapt_weights(lists: list[Ranked], how: str, query_terms: int) -> list[Ranke
         return lists
     scale = total / sum(raw)
     return [replace(r, weight=w * scale) for r, w in zip(lists, raw, strict=True)]
+
+
+# --- term proximity -------------------------------------------------------------------------------
+
+_QUERY_POSITIONS = "SELECT lexeme, positions::int[] FROM unnest(to_tsvector('english', %s))"
+_PAPER_POSITIONS = """
+SELECT p.id, u.lexeme, u.positions::int[] FROM papers_paper p
+CROSS JOIN LATERAL unnest(p.search_vector) AS u
+WHERE p.id = ANY(%s) AND u.lexeme = ANY(%s)
+"""
+
+
+def near_pairs(positions: dict[str, Sequence[int]], window: int = PROXIMITY_WINDOW) -> list:
+    """The pairs of distinct query lexemes that stand within `window` positions of each other in
+    the query (stopwords keep their positions in a tsvector), in query order, each once."""
+    sequence = sorted((p, lexeme) for lexeme, ps in positions.items() for p in ps or ())
+    pairs: dict[tuple[str, str], None] = {}
+    for i, (p, a) in enumerate(sequence):
+        for q, b in sequence[i + 1 :]:
+            if q - p > window:
+                break
+            if a != b:
+                pairs[(a, b)] = None
+    return list(pairs)
+
+
+def near_count(first: Sequence[int], second: Sequence[int], window: int = PROXIMITY_WINDOW) -> int:
+    """How many occurrences of the first lexeme have the second within `window` positions."""
+    others = set(second)
+    return sum(
+        1 for p in first if any(p + d in others or p - d in others for d in range(1, window + 1))
+    )
+
+
+def proximity_scores(query: dict[str, Sequence[int]], papers: dict, idfs: dict[str, float]):
+    """paper -> sum over the query's near pairs found near each other in the paper of
+    mean IDF x count (k1 + 1) / (count + k1). `papers`: paper -> lexeme -> positions."""
+    bonus: dict[int, float] = defaultdict(float)
+    pairs = [(a, b) for a, b in near_pairs(query) if a in idfs and b in idfs]
+    for paper_id, lexemes in papers.items():
+        for a, b in pairs:
+            if a in lexemes and b in lexemes:
+                count = near_count(lexemes[a], lexemes[b])
+                if count:
+                    weight = (idfs[a] + idfs[b]) / 2
+                    bonus[paper_id] += weight * count * (K1 + 1) / (count + K1)
+    return bonus
+
+
+def add_proximity(cursor, lexical: LexicalResult, text: str) -> LexicalResult:
+    """The BM25 list re-ranked by score + PROXIMITY_WEIGHT x the proximity bonus: one read of
+    the positions of the query's lexemes in the listed papers (their `search_vector`)."""
+    if len(lexical.terms) < 2 or not lexical.hits:
+        return lexical
+    cursor.execute(_QUERY_POSITIONS, [american_spelling(tex_to_plain(text))])
+    query = {lexeme: positions for lexeme, positions in cursor.fetchall()}
+    idfs = {t.lexeme: t.idf for t in lexical.terms}
+    cursor.execute(_PAPER_POSITIONS, [[h.paper_id for h in lexical.hits], list(idfs)])
+    papers: dict[int, dict[str, list[int]]] = defaultdict(dict)
+    for paper_id, lexeme, positions in cursor.fetchall():
+        papers[paper_id][lexeme] = positions or []
+    bonus = proximity_scores(query, papers, idfs)
+    if not bonus:
+        return lexical
+    hits = [
+        replace(h, score=h.score + PROXIMITY_WEIGHT * bonus.get(h.paper_id, 0.0))
+        for h in lexical.hits
+    ]
+    hits.sort(key=lambda h: (-h.score, h.paper_id))
+    return replace(lexical, hits=hits)

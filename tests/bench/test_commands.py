@@ -79,17 +79,22 @@ def test_bench_retrieval_compares_variants_with_the_default_in_one_run(beir, tmp
     call_command(
         "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(tmp_path / "cache"),
         "--database", scratch_name("bench_beir_v"), "--variant", "prf-bm25:2,fusion-gap",
-        "--variant", "prf-bm25:2+passage-top2,bm25f:2", "--corpus-limit", "4", stdout=out,
+        "--variant", "prf-bm25:2+passage-top2,bm25f:2,bm25:1.2/0.75,proximity",
+        "--corpus-limit", "4", stdout=out,
     )  # fmt: skip
 
     data = json.loads(out.getvalue())
     # d5 is judged for q1 but is not among the first 4 documents: only q2 is asked.
     assert data["dataset"]["documents"] == 4 and data["dataset"]["queries"] == 1
     assert list(data["refinements"]) == [
-        "prf-bm25:2", "fusion-gap", "prf-bm25:2+passage-top2", "bm25f:2"
+        "prf-bm25:2", "fusion-gap", "prf-bm25:2+passage-top2", "bm25f:2", "bm25:1.2/0.75",
+        "proximity",
     ]  # fmt: skip
     assert data["refinements"]["bm25f:2"]["time_ratio"] is None  # index-time: not timed
     assert data["refinements"]["bm25f:2"]["ndcg@10"] > 0.5
+    # Today's constants recomputed in memory: the index's own ranking, so the default's score.
+    assert data["refinements"]["bm25:1.2/0.75"]["time_ratio"] is None
+    assert data["refinements"]["bm25:1.2/0.75"]["diff"] == 0
     for variant in data["refinements"].values():
         assert set(variant) == {
             "ndcg@10", "recall@100", "diff", "ci95", "odd", "even", "time_ratio"
@@ -130,6 +135,11 @@ def test_bench_retrieval_resumes_from_the_vectors_of_an_earlier_prefix_run(
 def test_bench_retrieval_rejects_an_unknown_variant(beir):
     with pytest.raises(CommandError, match="unknown refinement 'rm4'"):
         call_command("bench_retrieval", "--beir", str(beir), "--variant", "fusion-gap,rm4")
+
+
+def test_bench_retrieval_rejects_a_bad_bm25_variant(beir):
+    with pytest.raises(CommandError, match="bm25:K1/B"):
+        call_command("bench_retrieval", "--beir", str(beir), "--variant", "bm25:1.2")
 
 
 def test_bench_retrieval_reports_a_missing_folder(tmp_path):

@@ -239,8 +239,9 @@ class Command(BaseCommand):
         variants: dict[str, list[list[str]]] = {}
         latencies, exact_bm25 = [], 0
         refined: dict[str, list[list[str]]] = {name: [] for name in refinements}
-        # BM25F variants re-rank the same dense list with another BM25 list (index-time: untimed).
-        fields = {n: w for n in refinements if (w := _bm25f_weight(n)) is not None}
+        # BM25F and BM25 k1/b variants re-rank the same dense list with another BM25 list
+        # (index-time: untimed).
+        fields = {n: w for n in refinements if (w := _index_time(n)) is not None}
         timed = [name for name in refinements if name not in fields]
         seconds: dict[str, float] = dict.fromkeys(["", *timed], 0.0)
         field_index = None
@@ -265,9 +266,13 @@ class Command(BaseCommand):
                 query=text, original=text, is_temporal=False, start=None, end=None, year=None,
                 recency_weight=0.0, phrase="",
             )  # fmt: skip
-            for name, title_weight in fields.items():
-                ids, scores_ = bm25f.rank(field_index, lexical.terms, CANDIDATES,
-                                          title_weight=title_weight)  # fmt: skip
+            for name, how in fields.items():
+                if isinstance(how, tuple):  # "bm25:K1/B"
+                    ids, scores_ = bm25f.rank_bm25(field_index, lexical.terms, CANDIDATES,
+                                                   k1=how[0], b=how[1])  # fmt: skip
+                else:
+                    ids, scores_ = bm25f.rank(field_index, lexical.terms, CANDIDATES,
+                                              title_weight=how)  # fmt: skip
                 fused = convex_fusion([
                     Ranked("dense", [h.paper_id for h in dense.hits],
                            [h.similarity for h in dense.hits], list_weight("dense")),
@@ -422,7 +427,7 @@ def _variants(values: list[str]) -> list[str]:
             if not name:
                 continue
             for one in VARIANTS if name == "all" else (name,):
-                if _bm25f_weight(one) is not None:
+                if _index_time(one) is not None:
                     names.append(one)
                     continue
                 try:
@@ -432,6 +437,19 @@ def _variants(values: list[str]) -> list[str]:
                 if one not in names:
                     names.append(one)
     return names
+
+
+def _index_time(name: str) -> float | tuple[float, float] | None:
+    """An index-time variant's parameters: the title weight of "bm25f:W", (k1, b) of
+    "bm25:K1/B"; None for any other name."""
+    prefix, _, values = name.partition(":")
+    if prefix != "bm25":
+        return _bm25f_weight(name)
+    try:
+        k1, b = (float(v) for v in values.split("/"))
+    except ValueError:
+        raise CommandError(f"--variant: write bm25:K1/B, not {name!r}") from None
+    return k1, b
 
 
 def _bm25f_weight(name: str) -> float | None:
