@@ -57,10 +57,14 @@ LENGTH_SLOPE = 0.05
 # its saturated count (BM25's k1), scaled by PROXIMITY_WEIGHT, is added to the paper's BM25 score.
 PROXIMITY_WINDOW = 3
 PROXIMITY_WEIGHT = 0.25
+# Sentence vectors (session 15): a third list, each candidate paper scored by its sentence most
+# similar to the query (settings.SENTENCE_VECTORS), fused at this convex weight beside dense and
+# BM25 (0.5 each).
+SENTENCE_WEIGHT = 0.5
 
 NAMES = (
     "prf-bm25", "prf-dense", "fusion-gap", "fusion-length", "passage-sum", "passage-top2",
-    "proximity",
+    "proximity", "sentences",
 )  # fmt: skip
 
 
@@ -73,6 +77,7 @@ class Refinements:
     fusion: str = ""  # "", "gap" or "length"
     passages: str = "max"  # "max", "sum" or "top2"
     proximity: bool = False  # BM25 scores plus a bonus for query terms found near each other
+    sentences: bool = False  # a third list: the candidates by their best sentence's vector
 
     @property
     def any(self) -> bool:
@@ -102,6 +107,8 @@ def parse(value: str) -> Refinements:
             found = replace(found, prf_dense=int(count or ROCCHIO_DOCS))
         elif name == "proximity":
             found = replace(found, proximity=True)
+        elif name == "sentences":
+            found = replace(found, sentences=True)
         elif name.startswith("fusion-"):
             found = replace(found, fusion=name.removeprefix("fusion-"))
         else:
@@ -337,3 +344,22 @@ def add_proximity(cursor, lexical: LexicalResult, text: str) -> LexicalResult:
     ]
     hits.sort(key=lambda h: (-h.score, h.paper_id))
     return replace(lexical, hits=hits)
+
+
+# --- sentence vectors -----------------------------------------------------------------------------
+
+_BEST_SENTENCES = """
+SELECT paper_id, max(1 - (embedding <=> %s::vector)) AS similarity FROM papers_passage
+WHERE paper_id = ANY(%s) AND model = %s AND kind = 'sentence'
+GROUP BY paper_id ORDER BY similarity DESC, paper_id
+"""
+
+
+def sentence_list(cursor, vector, model: str, paper_ids: Sequence[int]) -> Ranked:
+    """The candidates (`paper_ids`: those of the dense and BM25 lists) ranked by their sentence
+    closest to the query: one read of their sentence vectors by paper id (~10 a paper, no
+    index walk). A paper without sentence vectors is left out, as a list leaves out a paper
+    it did not find."""
+    cursor.execute(_BEST_SENTENCES, [vector_literal(vector), list(paper_ids), model])
+    rows = cursor.fetchall()
+    return Ranked("sentences", [r[0] for r in rows], [float(r[1]) for r in rows], SENTENCE_WEIGHT)

@@ -657,6 +657,9 @@ async def _refine(q: _Query, lists: list[Ranked], r: refine.Refinements) -> list
         await asyncio.gather(*jobs)
     fresh = {r.name: r for r in _lists(q.dense, q.lexical, "")}  # rewrites' lists unchanged
     refined = [fresh.get(r.name, r) for r in lists]
+    if r.sentences and q.vector is not None:
+        candidates = sorted({i for ranked in refined for i in ranked.ids})
+        refined.append(await run_search_sql(_sentence_stage, q, candidates, parallel=q.parallel))
     return refine.adapt_weights(refined, r.fusion, len(q.lexical.terms))
 
 
@@ -664,6 +667,11 @@ def _expanded_bm25_stage(q: _Query, feedback: dict[int, float]) -> None:
     with connection.cursor() as cursor:
         q.lexical = refine.expand_bm25(cursor, q.lexical, feedback, q.filters, q.candidates)
     q.published.update({h.paper_id: h.published for h in q.lexical.hits})
+
+
+def _sentence_stage(q: _Query, candidates: list[int]) -> Ranked:
+    with connection.cursor() as cursor:
+        return refine.sentence_list(cursor, q.vector, q.model, candidates)
 
 
 def _proximity_stage(q: _Query) -> None:

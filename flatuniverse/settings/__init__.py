@@ -401,6 +401,10 @@ LEXICAL_WORK_MEM = envstr("LEXICAL_WORK_MEM", "64MB")
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused
 # Ranking refinements, comma-separated (chat/retrieval/refine.py): none by default, none won.
 SEARCH_REFINE = envstr("SEARCH_REFINE", "")
+# A vector per sentence of each title + abstract too (Passage kind "sentence"), embedded by the
+# indexing job after the abstracts: what SEARCH_REFINE "sentences" reads. About as much
+# embedding again as the abstracts, ~10 vectors a paper (docs/BENCHMARKS.md, session 15).
+SENTENCE_VECTORS = envbool("SENTENCE_VECTORS", False)
 SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 beside dense
 # How full-text chunks join the search (chat/retrieval/chunks.py): fused | papers_first | direct
 # | off; measured with `manage.py bench_fulltext` (docs/BENCHMARKS.md).

@@ -16,14 +16,15 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from django.conf import settings
+
 from papers.embeddings import Embedder, get_embedder
 from papers.indexing.lexical import has_stale, index_missing
-from papers.indexing.vectors import EmbedResult, embed_missing
+from papers.indexing.vectors import EmbedResult, embed_missing, embed_sentences
 from papers.ingest.runs import RunBusy, RunRecorder, exclusive
 from papers.models import IngestRun, Paper
 
 log = logging.getLogger("papers.indexing")
-
 
 
 @dataclass
@@ -133,6 +134,8 @@ def _one_run(embedder: Embedder, batch_size, progress: bool, result: IndexingRes
             # Papers that arrived during this pass get another pass, still under our lock.
             if part.papers == 0 or not (missing or has_stale()):
                 break
+        if settings.SENTENCE_VECTORS:  # after the abstracts: those make papers findable
+            passages += embed_sentences(embedder=embedder, batch_size=batch_size).passages
     except BaseException as exc:
         recorder.error(f"{type(exc).__name__}: {exc}")
         recorder.save_progress(progress={"stage": "failed", "done": done, "total": done + missing})

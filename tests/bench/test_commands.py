@@ -92,9 +92,11 @@ def test_bench_retrieval_compares_variants_with_the_default_in_one_run(beir, tmp
     ]  # fmt: skip
     assert data["refinements"]["bm25f:2"]["time_ratio"] is None  # index-time: not timed
     assert data["refinements"]["bm25f:2"]["ndcg@10"] > 0.5
-    # Today's constants recomputed in memory: the index's own ranking, so the default's score.
+    # Index-time variants are compared with today's lists fused in memory, the same way: today's
+    # constants recomputed in memory give the index's own ranking, so no difference at all.
     assert data["refinements"]["bm25:1.2/0.75"]["time_ratio"] is None
     assert data["refinements"]["bm25:1.2/0.75"]["diff"] == 0
+    assert data["refinements"]["bm25:1.2/0.75"]["ndcg@10"] == data["index_time_control"]["ndcg@10"]
     for variant in data["refinements"].values():
         assert set(variant) == {
             "ndcg@10", "recall@100", "diff", "ci95", "odd", "even", "time_ratio"
@@ -135,6 +137,30 @@ def test_bench_retrieval_resumes_from_the_vectors_of_an_earlier_prefix_run(
 def test_bench_retrieval_rejects_an_unknown_variant(beir):
     with pytest.raises(CommandError, match="unknown refinement 'rm4'"):
         call_command("bench_retrieval", "--beir", str(beir), "--variant", "fusion-gap,rm4")
+
+
+def test_bench_retrieval_embeds_and_caches_sentences_for_the_sentences_variant(
+    beir, tmp_path, settings
+):
+    settings.EMBEDDING_BACKEND = "hashing"
+    cache = tmp_path / "cache"
+    args = [
+        "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(cache),
+        "--database", scratch_name("bench_beir_s"), "--variant", "sentences",
+    ]  # fmt: skip
+    out = StringIO()
+
+    call_command(*args, stdout=out)
+
+    data = json.loads(out.getvalue())
+    assert data["refinements"]["sentences"]["time_ratio"] > 0
+    (sentences,) = cache.glob("*-sentences-hashing-test.npz")
+    (abstracts,) = (p for p in cache.glob("*-hashing-test.npz") if "-sentences-" not in p.name)
+    assert len(np.load(sentences)["doc_ids"]) > len(np.load(abstracts)["doc_ids"])
+    again = StringIO()
+    call_command(*args, stdout=again)  # from both caches: the same vectors, the same ranking
+    second = json.loads(again.getvalue())["refinements"]["sentences"]
+    assert second["ndcg@10"] == data["refinements"]["sentences"]["ndcg@10"]
 
 
 def test_bench_retrieval_rejects_a_bad_bm25_variant(beir):

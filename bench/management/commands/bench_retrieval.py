@@ -61,7 +61,7 @@ from chat.retrieval.search import search
 from chat.understanding.analysis import QueryAnalysis
 from papers.embeddings import get_embedder
 from papers.indexing.lexical import index_missing
-from papers.indexing.vectors import embed_missing
+from papers.indexing.vectors import embed_missing, embed_sentences
 from papers.ingest.upsert import PaperRecord, upsert_papers
 from papers.models import Paper, Passage
 
@@ -144,8 +144,9 @@ class Command(BaseCommand):
         variants = _variants(options["variant"])
         cache_dir = options["cache_dir"] or Path(settings.DATA_DIR) / "bench"
 
+        sentences = any(_needs_sentences(name) for name in variants)
         with scratch_database(options["database"], keep=options["keep_db"]):
-            load_seconds = self.load(data, cache_dir)
+            load_seconds = self.load(data, cache_dir, sentences=sentences)
             result = self.evaluate(data, query_ids, variants)
         result["setup_seconds"] = round(load_seconds, 1)
         result["dataset"] = {
@@ -165,7 +166,7 @@ class Command(BaseCommand):
         if not self.quiet:
             self.stderr.write(message)
 
-    def load(self, data, cache_dir: Path) -> float:
+    def load(self, data, cache_dir: Path, *, sentences: bool = False) -> float:
         started = time.perf_counter()
         if Paper.objects.count() != len(data.corpus):
             self.say(f"writing {len(data.corpus)} documents into the scratch database")
@@ -190,12 +191,15 @@ class Command(BaseCommand):
         part = f"-first{len(data.corpus)}" if data.partial else ""
         cache = cache_dir / f"{_fingerprint(data.corpus_path)}{part}-{embedder.name}.npz"
         self.ensure_vectors(embedder, cache)
+        if sentences:
+            self.ensure_sentences(embedder, cache.with_name(cache.name.replace(
+                f"-{embedder.name}.npz", f"-sentences-{embedder.name}.npz")))  # fmt: skip
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
         return time.perf_counter() - started
 
     def ensure_vectors(self, embedder, cache: Path) -> None:
-        if Passage.objects.filter(model=embedder.name).exists():
+        if Passage.objects.abstracts().filter(model=embedder.name).exists():
             return
         if cache.is_file():
             self.say(f"vectors from {cache}")
@@ -222,6 +226,32 @@ class Command(BaseCommand):
         embed_missing(progress=True, on_batch=checkpoint_now)  # bars on stderr, even with --json
         _save_vectors(cache, embedder.name)
 
+    def ensure_sentences(self, embedder, cache: Path) -> None:
+        """The corpus's sentence vectors (SEARCH_REFINE "sentences"): from `cache`, or embedded
+        through the product's embed_sentences, resuming from and saving a checkpoint."""
+        sentence = Passage.Kind.SENTENCE
+        if Passage.objects.sentences().filter(model=embedder.name).exists():
+            return
+        if cache.is_file():
+            self.say(f"sentence vectors from {cache}")
+            _load_vectors(cache, embedder.name, sentence)
+            return
+        checkpoint = cache.with_name(cache.name.replace("-sentences-", "-sentences-partial-"))
+        if checkpoint.is_file():
+            self.say(f"resuming from {checkpoint}")
+            _load_vectors(checkpoint, embedder.name, sentence)
+        self.say(f"embedding the corpus's sentences with {embedder.name} (once; cached in {cache})")
+        saved_at = time.monotonic()
+
+        def checkpoint_now(result) -> None:
+            nonlocal saved_at
+            if time.monotonic() - saved_at >= CHECKPOINT_SECONDS:
+                _save_vectors(checkpoint, embedder.name, sentence)
+                saved_at = time.monotonic()
+
+        embed_sentences(progress=True, on_batch=checkpoint_now)
+        _save_vectors(cache, embedder.name, sentence)
+
     # --- evaluation ------------------------------------------------------------------------
 
     def evaluate(self, data, query_ids: list[str], refinements: list[str]) -> dict:
@@ -239,6 +269,7 @@ class Command(BaseCommand):
         variants: dict[str, list[list[str]]] = {}
         latencies, exact_bm25 = [], 0
         refined: dict[str, list[list[str]]] = {name: [] for name in refinements}
+        in_memory: list[list[str]] = []  # the index-time variants' control (below)
         # BM25F and BM25 k1/b variants re-rank the same dense list with another BM25 list
         # (index-time: untimed).
         fields = {n: w for n in refinements if (w := _index_time(n)) is not None}
@@ -266,6 +297,17 @@ class Command(BaseCommand):
                 query=text, original=text, is_temporal=False, start=None, end=None, year=None,
                 recency_weight=0.0, phrase="",
             )  # fmt: skip
+            if fields:
+                # Their control: today's BM25 list fused the same way, in memory. search()'s own
+                # hybrid is not: it also puts papers the claim names first (chat.retrieval.named),
+                # which moved nDCG@10 by ~0.002 on SciFact train (docs/BENCHMARKS.md, session 15).
+                fused = convex_fusion([
+                    Ranked("dense", [h.paper_id for h in dense.hits],
+                           [h.similarity for h in dense.hits], list_weight("dense")),
+                    Ranked("fulltext", [h.paper_id for h in lexical.hits],
+                           [h.score for h in lexical.hits], list_weight("fulltext")),
+                ])  # fmt: skip
+                in_memory.append([arxiv_of[f.paper_id] for f in fused[:CANDIDATES]])
             for name, how in fields.items():
                 if isinstance(how, tuple):  # "bm25:K1/B"
                     ids, scores_ = bm25f.rank_bm25(field_index, lexical.terms, CANDIDATES,
@@ -322,6 +364,8 @@ class Command(BaseCommand):
         result = {name: scores(lists) for name, lists in runs.items()}
         result["variants"] = {name: scores(lists) for name, lists in variants.items()}
 
+        if in_memory:
+            result["index_time_control"] = scores(in_memory)
         search_module._embedders.pop(settings.EMBEDDING_BACKEND, None)  # the real one again
 
         def per_query(rankings):
@@ -329,10 +373,11 @@ class Command(BaseCommand):
             return [ndcg_at(r, data.qrels[q], 10) for q, r in pairs]
 
         baseline = per_query(runs["hybrid"])
+        control = per_query(in_memory) if in_memory else baseline
         result["refinements"] = {
             name: dict(
                 scores(refined[name]),
-                **_compared(per_query(refined[name]), baseline),
+                **_compared(per_query(refined[name]), control if name in fields else baseline),
                 time_ratio=(
                     round(seconds[name] / seconds[""], 3)
                     if seconds.get(name) and seconds[""]
@@ -371,6 +416,11 @@ class Command(BaseCommand):
                 f"ranking variants vs the default hybrid ({result['hybrid']['ndcg@10']:.4f}), "
                 "same process:"
             )
+            if "index_time_control" in result:
+                out(
+                    "  (index-time variants, untimed, vs the same fusion in memory of today's "
+                    f"lists: {result['index_time_control']['ndcg@10']:.4f})"
+                )
             out(
                 f"  {'variant':22s} {'nDCG@10':>8s} {'diff':>8s} {'95% CI':>17s} {'odd':>7s} "
                 f"{'even':>7s} {'R@100':>7s} {'time':>6s}  wins?"
@@ -382,7 +432,7 @@ class Command(BaseCommand):
                     f"[{low:+.4f}, {high:+.4f}] {s['odd']:+7.4f} {s['even']:+7.4f} "
                     f"{s['recall@100']:7.4f} "
                     + (f"{s['time_ratio']:5.2f}x  " if s["time_ratio"] else " index  ")
-                    + ("yes" if _wins(s, result["hybrid"]) else "no")
+                    + ("yes" if _wins(s, _control(result, s)) else "no")
                 )
         out(
             f"BM25 exact for {result['bm25_exact_share']:.1%} of queries; search() k=100 "
@@ -475,6 +525,14 @@ def _compared(variant: list[float], baseline: list[float]) -> dict:
     }
 
 
+def _control(result: dict, variant: dict) -> dict:
+    """What a variant was compared with: an index-time one (untimed) with the in-memory fusion
+    of today's lists, the others with search()'s hybrid."""
+    if variant["time_ratio"] is None and "index_time_control" in result:
+        return result["index_time_control"]
+    return result["hybrid"]
+
+
 def _wins(variant: dict, baseline: dict, max_time_ratio: float = 1.2) -> bool:
     """More than noise (CI above 0, both halves better), < 20% more time, recall not lower."""
     return (
@@ -501,15 +559,20 @@ def _largest_earlier_cache(cache: Path, model: str) -> Path | None:
     earlier = [
         path
         for path in cache.parent.glob(f"{fingerprint}-*-{model}.npz")
-        if path != cache and path.is_file()
+        if path != cache and path.is_file() and "-sentences-" not in path.name
     ]
     return max(earlier, key=lambda path: path.stat().st_size, default=None)
 
 
-def _save_vectors(cache: Path, model: str) -> None:
-    """Every passage of `model` (by document id, span) and its vector, to a .npz file."""
+def _needs_sentences(name: str) -> bool:
+    """Whether a --variant reads sentence vectors (SEARCH_REFINE "sentences")."""
+    return _index_time(name) is None and parse_refinements(name.replace("+", ",")).sentences
+
+
+def _save_vectors(cache: Path, model: str, kind: str = Passage.Kind.ABSTRACT) -> None:
+    """Every passage of `model` and `kind` (by document id, span) and its vector, to a .npz."""
     rows = list(
-        Passage.objects.filter(model=model)
+        Passage.objects.filter(model=model, kind=kind)
         .order_by("paper__arxiv_id", "position")
         .values_list("paper__arxiv_id", "position", "start", "end", "embedding")
     )
@@ -522,7 +585,7 @@ def _save_vectors(cache: Path, model: str) -> None:
     )
 
 
-def _load_vectors(cache: Path, model: str) -> None:
+def _load_vectors(cache: Path, model: str, kind: str = Passage.Kind.ABSTRACT) -> None:
     saved = np.load(cache)
     paper_of = dict(Paper.objects.values_list("arxiv_id", "id"))
     published = dict(Paper.objects.values_list("id", "published"))
@@ -537,6 +600,7 @@ def _load_vectors(cache: Path, model: str) -> None:
             Passage(
                 paper_id=paper_id,
                 model=model,
+                kind=kind,
                 position=int(position),
                 start=int(start),
                 end=int(end),

@@ -11,7 +11,9 @@ from chat.retrieval.filters import SearchFilters
 from chat.retrieval.fulltext import QueryTerm, lexical_search
 from chat.retrieval.fusion import Ranked
 from chat.retrieval.search import search
+from papers.embeddings import get_embedder
 from papers.indexing.lexical import index_missing
+from papers.indexing.vectors import embed_sentences
 from papers.ingest.upsert import PaperRecord, upsert_papers
 from papers.models import Paper
 
@@ -144,3 +146,44 @@ def test_every_refinement_still_finds_the_topic(db, settings, value):
     assert {hit.arxiv_id for hit in response.hits} == {"1805.00009", "2202.00010", "2508.00011"}
     assert "refine" in response.timings
     assert any("<mark>" in hit.snippet_html for hit in response.hits)
+
+
+def test_sentence_list_ranks_candidates_by_their_closest_sentence(db, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    ids = build_corpus()
+    embed_sentences()
+    embedder = get_embedder()
+    # The graph papers' second sentence, word for word: both hold it, the quantum papers do not.
+    vector = embedder.embed_query("Message passing on molecular graphs predicts chemistry.")
+    candidates = [ids["1805.00009"], ids["2009.00012"], ids["2411.00013"]]
+
+    with connection.cursor() as cursor:
+        ranked = refine.sentence_list(cursor, vector, embedder.name, candidates)
+
+    assert ranked.name == "sentences" and ranked.weight == refine.SENTENCE_WEIGHT
+    assert set(ranked.ids[:2]) == {ids["2009.00012"], ids["2411.00013"]}
+    assert ranked.ids[2] == ids["1805.00009"]
+    assert ranked.scores[0] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_sentences_refinement_fuses_a_third_list(db, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    build_corpus()
+    embed_sentences()
+    settings.SEARCH_REFINE = "sentences"
+
+    response = run("quantum error correction surface codes", k=3, now=NOW)
+
+    assert {hit.arxiv_id for hit in response.hits} == {"1805.00009", "2202.00010", "2508.00011"}
+    assert "refine" in response.timings
+
+
+def test_sentences_refinement_without_sentence_vectors_changes_nothing(db, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    build_corpus()
+    before = [h.arxiv_id for h in run("diffusion models for images", k=5, now=NOW).hits]
+    settings.SEARCH_REFINE = "sentences"
+
+    after = [h.arxiv_id for h in run("diffusion models for images", k=5, now=NOW).hits]
+
+    assert after == before
