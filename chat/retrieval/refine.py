@@ -18,9 +18,16 @@ measured on SciFact train by `manage.py bench_retrieval --variant ...` (docs/BEN
 - "passage-sum" / "passage-top2": a paper's dense score from all its passages (their sum, the
   mean of its best two) instead of its best passage only (the default, "max").
 
-Result (283 claims on the first 1,472 SciFact documents, docs/BENCHMARKS.md): none beat the
-default by more than noise, so none is on; "passage-sum" was clearly worse (-0.038 nDCG@10) and
-Rocchio raised recall@100 (+0.011) without helping the top 10.
+- "proximity": the BM25 list re-scored with a bonus for query terms that stand within
+  PROXIMITY_WINDOW positions of each other in the query and in the paper (session 15).
+- "sentences": a third list, the candidates of the other lists by their sentence closest to
+  the query (Passage kind "sentence", settings.SENTENCE_VECTORS), fused at SENTENCE_WEIGHT.
+
+Result (809 SciFact train claims, docs/BENCHMARKS.md, "Ranking variants"): "sentences" is the
+one that beat the default by more than noise, +0.0085 nDCG@10 at 1.00x the search time (its
+cost is at index time: ~10 sentence vectors a paper), so it is on by default; none of the
+others did ("passage-sum" was clearly worse, -0.038; Rocchio raised recall@100 without helping
+the top 10; proximity is noise at 1.11x).
 
 Feedback comes from the first *fused* ranking (better than either list alone), so PRF costs a
 second BM25 and/or dense query. The gate on absolute relevance (chat.retrieval.relevance) still

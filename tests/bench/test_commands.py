@@ -79,7 +79,7 @@ def test_bench_retrieval_compares_variants_with_the_default_in_one_run(beir, tmp
     call_command(
         "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(tmp_path / "cache"),
         "--database", scratch_name("bench_beir_v"), "--variant", "prf-bm25:2,fusion-gap",
-        "--variant", "prf-bm25:2+passage-top2,bm25f:2,bm25:1.2/0.75,proximity",
+        "--variant", "prf-bm25:2+passage-top2,bm25f:2,bm25:1.2/0.75,proximity,none",
         "--corpus-limit", "4", stdout=out,
     )  # fmt: skip
 
@@ -88,8 +88,11 @@ def test_bench_retrieval_compares_variants_with_the_default_in_one_run(beir, tmp
     assert data["dataset"]["documents"] == 4 and data["dataset"]["queries"] == 1
     assert list(data["refinements"]) == [
         "prf-bm25:2", "fusion-gap", "prf-bm25:2+passage-top2", "bm25f:2", "bm25:1.2/0.75",
-        "proximity",
+        "proximity", "none",
     ]  # fmt: skip
+    # The default is the configured refinement ("sentences"); "none" measures what it adds.
+    assert data["settings"]["refine"] == "sentences"
+    assert data["refinements"]["none"]["time_ratio"] > 0
     assert data["refinements"]["bm25f:2"]["time_ratio"] is None  # index-time: not timed
     assert data["refinements"]["bm25f:2"]["ndcg@10"] > 0.5
     # Index-time variants are compared with today's lists fused in memory, the same way: today's
@@ -127,7 +130,10 @@ def test_bench_retrieval_resumes_from_the_vectors_of_an_earlier_prefix_run(
         "--database", scratch_name("bench_beir_r"), stdout=StringIO(), stderr=err,
     )  # fmt: skip
 
-    full = np.load(next(p for p in cache.glob("*-hashing-test.npz") if "-first" not in p.name))
+    full = np.load(next(
+        p for p in cache.glob("*-hashing-test.npz")
+        if "-first" not in p.name and "-sentences-" not in p.name
+    ))  # fmt: skip
     assert sorted(set(full["doc_ids"])) == ["d1", "d2", "d3", "d4", "d5"]
     np.testing.assert_allclose(
         full["vectors"][full["doc_ids"] == "d1"], saved["vectors"][marked], atol=1e-6

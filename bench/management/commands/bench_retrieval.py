@@ -14,7 +14,8 @@ Also reported, from the same run: PostgreSQL's own `ts_rank` over an OR of the q
 (the baseline BM25 replaces) and other fusion settings computed from the same two lists.
 
 `--variant` (repeatable, or a comma list; "all" for every one in VARIANTS) names ranking
-refinements (a settings.SEARCH_REFINE value, "+" joining several: chat/retrieval/refine.py). Each
+refinements (a settings.SEARCH_REFINE value, "+" joining several: chat/retrieval/refine.py;
+"none" for no refinement at all, to measure what the configured default's add). Each
 claim runs through `search()` with the default settings and with every variant, in an order that
 rotates from claim to claim, so machine noise falls on all alike. For each variant: nDCG@10 and
 recall@100, the difference in nDCG@10 with a paired bootstrap 95% interval (claims resampled),
@@ -83,6 +84,13 @@ VARIANTS = (
     "bm25f:1",
     "bm25f:2",
     "bm25f:3",
+    # Session 15: term proximity, sentence vectors (the default since), BM25 k1/b (index-time).
+    "none",
+    "proximity",
+    "sentences+proximity",
+    "bm25:0.9/0.4",
+    "bm25:0.9/0.5",
+    "bm25:1.2/0.3",
 )
 
 _TS_RANK = """
@@ -144,7 +152,9 @@ class Command(BaseCommand):
         variants = _variants(options["variant"])
         cache_dir = options["cache_dir"] or Path(settings.DATA_DIR) / "bench"
 
-        sentences = any(_needs_sentences(name) for name in variants)
+        sentences = any(_needs_sentences(name) for name in variants) or _needs_sentences(
+            settings.SEARCH_REFINE.replace(",", "+")
+        )
         with scratch_database(options["database"], keep=options["keep_db"]):
             load_seconds = self.load(data, cache_dir, sentences=sentences)
             result = self.evaluate(data, query_ids, variants)
@@ -256,6 +266,7 @@ class Command(BaseCommand):
 
     def evaluate(self, data, query_ids: list[str], refinements: list[str]) -> dict:
         embedder = get_embedder()
+        default_refine = settings.SEARCH_REFINE  # what "the default" searches with
         arxiv_of = dict(Paper.objects.values_list("id", "arxiv_id"))
         run_search = async_to_sync(search)
         if refinements:
@@ -324,7 +335,7 @@ class Command(BaseCommand):
             order = ["", *timed]  # "": the default; rotated so no variant always runs first
             shift = number % len(order)
             for name in order[shift:] + order[:shift]:
-                with override_settings(SEARCH_REFINE=name.replace("+", ",")):
+                with override_settings(SEARCH_REFINE=_refine_value(name, default_refine)):
                     started = time.perf_counter()
                     response = run_search(text, k=CANDIDATES, analysis=analysis)
                     elapsed = time.perf_counter() - started
@@ -390,6 +401,7 @@ class Command(BaseCommand):
             "embedder": embedder.name,
             "fusion": settings.SEARCH_FUSION,
             "rrf_k": settings.RRF_K,
+            "refine": default_refine,
             "candidates": CANDIDATES,
         }
         result["bm25_exact_share"] = round(exact_bm25 / max(len(query_ids), 1), 4)
@@ -481,7 +493,7 @@ def _variants(values: list[str]) -> list[str]:
                     names.append(one)
                     continue
                 try:
-                    parse_refinements(one.replace("+", ","))
+                    parse_refinements(_refine_value(one, ""))
                 except ImproperlyConfigured as exc:
                     raise CommandError(f"--variant: {exc}") from None
                 if one not in names:
@@ -566,7 +578,15 @@ def _largest_earlier_cache(cache: Path, model: str) -> Path | None:
 
 def _needs_sentences(name: str) -> bool:
     """Whether a --variant reads sentence vectors (SEARCH_REFINE "sentences")."""
-    return _index_time(name) is None and parse_refinements(name.replace("+", ",")).sentences
+    return _index_time(name) is None and parse_refinements(_refine_value(name, "")).sentences
+
+
+def _refine_value(name: str, default: str) -> str:
+    """The SEARCH_REFINE value of a --variant ("+" joins refinements; "none": no refinement at
+    all, to measure what the default's refinements add), `default` for the default ("")."""
+    if not name:
+        return default
+    return "" if name == "none" else name.replace("+", ",")
 
 
 def _save_vectors(cache: Path, model: str, kind: str = Passage.Kind.ABSTRACT) -> None:

@@ -20,10 +20,13 @@ from papers.models import Paper
 from .search_corpus import NOW, build_corpus
 
 run = async_to_sync(search)
+# The sentence tests write ~10 passage rows a paper: later modules must not plan for them.
+pytestmark = pytest.mark.usefixtures("tidy_passage_statistics")
 
 
-def test_nothing_is_refined_by_default(settings):
-    assert not refine.active().any
+def test_the_sentence_list_is_the_one_refinement_on_by_default(settings):
+    assert refine.active() == refine.Refinements(sentences=True)
+    assert settings.SENTENCE_VECTORS  # what it reads
     assert refine.parse("prf-bm25:3, fusion-gap") == refine.Refinements(prf_bm25=3, fusion="gap")
     assert refine.parse("prf-dense,passage-top2").feedback == refine.ROCCHIO_DOCS
 
