@@ -63,15 +63,22 @@ def embed_missing(
     embedder: Embedder | None = None,
     shard: tuple[int, int] | None = None,
     on_batch: Callable[[EmbedResult], None] | None = None,
+    kind: str = Passage.Kind.ABSTRACT,
 ) -> EmbedResult:
-    """Embed every paper lacking passages for the embedder's model (at most `limit` papers).
+    """Embed every paper lacking passages for the embedder's model (at most `limit` papers);
+    with kind "sentence", each sentence of every paper whose abstract is embedded and whose
+    sentences are not (settings.SENTENCE_VECTORS).
 
     `shard=(i, n)` takes only papers whose id is i modulo n, so n runs on n machines share a
     backfill without claiming rows (the embedding itself runs outside any transaction).
     `on_batch(result so far)` is called after each committed batch (progress reports).
     """
     embedder = embedder or get_embedder()
-    candidates = Paper.objects.not_embedded_with(embedder.name)  # hidden ones too
+    sentences = kind == Passage.Kind.SENTENCE
+    if sentences:
+        candidates = Paper.objects.without_sentences(embedder.name)
+    else:
+        candidates = Paper.objects.not_embedded_with(embedder.name)  # hidden ones too
     if shard is not None:
         index, count = shard
         if count < 1 or not 0 <= index < count:
@@ -84,33 +91,15 @@ def embed_missing(
         limit=limit,
         progress=progress,
         replace=False,
-        action="embed_missing",
+        action="embed_sentences" if sentences else "embed_missing",
         on_batch=on_batch,
+        kind=kind,
     )
 
 
-def embed_sentences(
-    *,
-    batch_size: int | None = None,
-    limit: int | None = None,
-    progress: bool = False,
-    embedder: Embedder | None = None,
-    on_batch: Callable[[EmbedResult], None] | None = None,
-) -> EmbedResult:
-    """Embed each sentence of every paper whose abstract is embedded with the embedder's model
-    and whose sentences are not (Passage kind "sentence": settings.SENTENCE_VECTORS)."""
-    embedder = embedder or get_embedder()
-    return _embed_in_batches(
-        Paper.objects.without_sentences(embedder.name),
-        embedder=embedder,
-        batch_size=batch_size,
-        limit=limit,
-        progress=progress,
-        replace=False,
-        action="embed_sentences",
-        on_batch=on_batch,
-        kind=Passage.Kind.SENTENCE,
-    )
+def embed_sentences(**options) -> EmbedResult:
+    """`embed_missing` for the sentences (Passage kind "sentence")."""
+    return embed_missing(kind=Passage.Kind.SENTENCE, **options)
 
 
 def reembed(paper_ids: Iterable[int], embedder: Embedder | None = None) -> EmbedResult:
