@@ -404,8 +404,9 @@ SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformula
 SEARCH_REFINE = envstr("SEARCH_REFINE", "sentences")
 # A vector per sentence of each title + abstract too (Passage kind "sentence"), embedded by the
 # indexing job after the abstracts: what SEARCH_REFINE "sentences" reads. Costs ~0.8x the
-# abstracts' embedding again and ~5x their vector rows (~10 a paper; docs/BENCHMARKS.md,
-# session 15); off (0) stops embedding them, and "sentences" then changes nothing.
+# abstracts' embedding again and ~5x their vector rows (~10 a paper, ~23 KB on disk;
+# docs/BENCHMARKS.md, session 15); off (0) stops embedding them, and "sentences" then changes
+# nothing.
 SENTENCE_VECTORS = envbool("SENTENCE_VECTORS", True)
 SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 beside dense
 # How full-text chunks join the search (chat/retrieval/chunks.py): fused | papers_first | direct
