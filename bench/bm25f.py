@@ -75,3 +75,21 @@ def rank(
             scores[paper_id] += term.idf * tf * (K1 + 1) / (tf + K1)
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:n]
     return [p for p, _ in best], [s for _, s in best]
+
+
+def rank_bm25(
+    index: FieldIndex, terms, n: int, *, k1: float, b: float, title_weight: float = 2
+) -> tuple[list[int], list[float]]:
+    """The n best papers by today's index formula (papers/indexing/lexical.py: title
+    occurrences counted `title_weight` times, one length) at other `k1` and `b`: the ranking
+    a rebuild with those constants would give (ids, scores), ties by id."""
+    lengths = {p: title_weight * t + a for p, (t, a) in index.lengths.items()}
+    average = max(sum(lengths.values()) / max(len(lengths), 1), 1e-9)
+    scores: dict[int, float] = defaultdict(float)
+    for term in terms:
+        for paper_id, title_tf, abstract_tf in index.postings.get(term.lexeme, ()):
+            tf = title_weight * title_tf + abstract_tf
+            norm = k1 * (1 - b + b * lengths[paper_id] / average)
+            scores[paper_id] += term.idf * tf * (k1 + 1) / (tf + norm)
+    best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:n]
+    return [p for p, _ in best], [s for _, s in best]

@@ -66,6 +66,12 @@ class PaperQuerySet(models.QuerySet):
             ~Exists(Passage.objects.abstracts().filter(paper_id=OuterRef("pk"), model=model))
         )
 
+    def without_sentences(self, model: str):
+        """Papers embedded with `model` whose sentences are not (settings.SENTENCE_VECTORS)."""
+        return self.embedded_with(model).filter(
+            ~Exists(Passage.objects.sentences().filter(paper_id=OuterRef("pk"), model=model))
+        )
+
     def similar_to(self, paper: "Paper", model: str, limit: int = 5) -> list["Paper"]:
         """Nearest papers to `paper`'s first passage among vectors of `model` (never mixing
         models), itself excluded; [] when the paper has no vector for that model yet."""
@@ -225,14 +231,20 @@ class PassageQuerySet(models.QuerySet):
     def chunks(self):
         return self.filter(kind=Passage.Kind.FULLTEXT)
 
+    def sentences(self):
+        return self.filter(kind=Passage.Kind.SENTENCE)
+
 
 class Passage(models.Model):
     """One embedded piece of a paper: its title + abstract (split when longer than the model
-    window), or a chunk of its full text (kind "fulltext", read from the PDF, with its pages)."""
+    window), a chunk of its full text (kind "fulltext", read from the PDF, with its pages), or
+    one sentence of its title + abstract (kind "sentence", with settings.SENTENCE_VECTORS:
+    chat.retrieval.refine's "sentences" ranking; in no HNSW index, read by paper id)."""
 
     class Kind(models.TextChoices):
         ABSTRACT = "abstract", "Title and abstract"
         FULLTEXT = "fulltext", "Full text"
+        SENTENCE = "sentence", "Sentence of the title and abstract"
 
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="passages")
     model = models.CharField(max_length=100, help_text="Name of the model that made the vector")

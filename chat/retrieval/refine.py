@@ -18,9 +18,16 @@ measured on SciFact train by `manage.py bench_retrieval --variant ...` (docs/BEN
 - "passage-sum" / "passage-top2": a paper's dense score from all its passages (their sum, the
   mean of its best two) instead of its best passage only (the default, "max").
 
-Result (283 claims on the first 1,472 SciFact documents, docs/BENCHMARKS.md): none beat the
-default by more than noise, so none is on; "passage-sum" was clearly worse (-0.038 nDCG@10) and
-Rocchio raised recall@100 (+0.011) without helping the top 10.
+- "proximity": the BM25 list re-scored with a bonus for query terms that stand within
+  PROXIMITY_WINDOW positions of each other in the query and in the paper (session 15).
+- "sentences": a third list, the candidates of the other lists by their sentence closest to
+  the query (Passage kind "sentence", settings.SENTENCE_VECTORS), fused at SENTENCE_WEIGHT.
+
+Result (809 SciFact train claims, docs/BENCHMARKS.md, "Ranking variants"): "sentences" is the
+one that beat the default by more than noise, +0.0085 nDCG@10 at 1.00x the search time (its
+cost is at index time: ~10 sentence vectors a paper), so it is on by default; none of the
+others did ("passage-sum" was clearly worse, -0.038; Rocchio raised recall@100 without helping
+the top 10; proximity is noise at 1.11x).
 
 Feedback comes from the first *fused* ranking (better than either list alone), so PRF costs a
 second BM25 and/or dense query. The gate on absolute relevance (chat.retrieval.relevance) still
@@ -37,6 +44,9 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from papers.indexing.lexical import K1
+from papers.text import american_spelling, tex_to_plain
+
 from .dense import DenseHit, DenseResult, vector_literal
 from .fulltext import LexicalResult, QueryTerm, idf, rank_terms
 from .fusion import Ranked
@@ -49,8 +59,20 @@ ROCCHIO_BETA = 0.5
 GAP_RANK = 10
 LENGTH_PIVOT = 8
 LENGTH_SLOPE = 0.05
+# Term proximity (session 15): query terms within PROXIMITY_WINDOW word positions of each other
+# in the query and in a paper, either order; the bonus of each such pair, its IDFs' mean times
+# its saturated count (BM25's k1), scaled by PROXIMITY_WEIGHT, is added to the paper's BM25 score.
+PROXIMITY_WINDOW = 3
+PROXIMITY_WEIGHT = 0.25
+# Sentence vectors (session 15): a third list, each candidate paper scored by its sentence most
+# similar to the query (settings.SENTENCE_VECTORS), fused at this convex weight beside dense and
+# BM25 (0.5 each).
+SENTENCE_WEIGHT = 0.5
 
-NAMES = ("prf-bm25", "prf-dense", "fusion-gap", "fusion-length", "passage-sum", "passage-top2")
+NAMES = (
+    "prf-bm25", "prf-dense", "fusion-gap", "fusion-length", "passage-sum", "passage-top2",
+    "proximity", "sentences",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -61,6 +83,8 @@ class Refinements:
     prf_dense: int = 0  # feedback papers for the query vector (0: off)
     fusion: str = ""  # "", "gap" or "length"
     passages: str = "max"  # "max", "sum" or "top2"
+    proximity: bool = False  # BM25 scores plus a bonus for query terms found near each other
+    sentences: bool = False  # a third list: the candidates by their best sentence's vector
 
     @property
     def any(self) -> bool:
@@ -88,6 +112,10 @@ def parse(value: str) -> Refinements:
             found = replace(found, prf_bm25=int(count or PRF_DOCS))
         elif name == "prf-dense":
             found = replace(found, prf_dense=int(count or ROCCHIO_DOCS))
+        elif name == "proximity":
+            found = replace(found, proximity=True)
+        elif name == "sentences":
+            found = replace(found, sentences=True)
         elif name.startswith("fusion-"):
             found = replace(found, fusion=name.removeprefix("fusion-"))
         else:
@@ -253,3 +281,92 @@ def adapt_weights(lists: list[Ranked], how: str, query_terms: int) -> list[Ranke
         return lists
     scale = total / sum(raw)
     return [replace(r, weight=w * scale) for r, w in zip(lists, raw, strict=True)]
+
+
+# --- term proximity -------------------------------------------------------------------------------
+
+_QUERY_POSITIONS = "SELECT lexeme, positions::int[] FROM unnest(to_tsvector('english', %s))"
+_PAPER_POSITIONS = """
+SELECT p.id, u.lexeme, u.positions::int[] FROM papers_paper p
+CROSS JOIN LATERAL unnest(p.search_vector) AS u
+WHERE p.id = ANY(%s) AND u.lexeme = ANY(%s)
+"""
+
+
+def near_pairs(positions: dict[str, Sequence[int]], window: int = PROXIMITY_WINDOW) -> list:
+    """The pairs of distinct query lexemes that stand within `window` positions of each other in
+    the query (stopwords keep their positions in a tsvector), in query order, each once."""
+    sequence = sorted((p, lexeme) for lexeme, ps in positions.items() for p in ps or ())
+    pairs: dict[tuple[str, str], None] = {}
+    for i, (p, a) in enumerate(sequence):
+        for q, b in sequence[i + 1 :]:
+            if q - p > window:
+                break
+            if a != b:
+                pairs[(a, b)] = None
+    return list(pairs)
+
+
+def near_count(first: Sequence[int], second: Sequence[int], window: int = PROXIMITY_WINDOW) -> int:
+    """How many occurrences of the first lexeme have the second within `window` positions."""
+    others = set(second)
+    return sum(
+        1 for p in first if any(p + d in others or p - d in others for d in range(1, window + 1))
+    )
+
+
+def proximity_scores(query: dict[str, Sequence[int]], papers: dict, idfs: dict[str, float]):
+    """paper -> sum over the query's near pairs found near each other in the paper of
+    mean IDF x count (k1 + 1) / (count + k1). `papers`: paper -> lexeme -> positions."""
+    bonus: dict[int, float] = defaultdict(float)
+    pairs = [(a, b) for a, b in near_pairs(query) if a in idfs and b in idfs]
+    for paper_id, lexemes in papers.items():
+        for a, b in pairs:
+            if a in lexemes and b in lexemes:
+                count = near_count(lexemes[a], lexemes[b])
+                if count:
+                    weight = (idfs[a] + idfs[b]) / 2
+                    bonus[paper_id] += weight * count * (K1 + 1) / (count + K1)
+    return bonus
+
+
+def add_proximity(cursor, lexical: LexicalResult, text: str) -> LexicalResult:
+    """The BM25 list re-ranked by score + PROXIMITY_WEIGHT x the proximity bonus: one read of
+    the positions of the query's lexemes in the listed papers (their `search_vector`)."""
+    if len(lexical.terms) < 2 or not lexical.hits:
+        return lexical
+    cursor.execute(_QUERY_POSITIONS, [american_spelling(tex_to_plain(text))])
+    query = {lexeme: positions for lexeme, positions in cursor.fetchall()}
+    idfs = {t.lexeme: t.idf for t in lexical.terms}
+    cursor.execute(_PAPER_POSITIONS, [[h.paper_id for h in lexical.hits], list(idfs)])
+    papers: dict[int, dict[str, list[int]]] = defaultdict(dict)
+    for paper_id, lexeme, positions in cursor.fetchall():
+        papers[paper_id][lexeme] = positions or []
+    bonus = proximity_scores(query, papers, idfs)
+    if not bonus:
+        return lexical
+    hits = [
+        replace(h, score=h.score + PROXIMITY_WEIGHT * bonus.get(h.paper_id, 0.0))
+        for h in lexical.hits
+    ]
+    hits.sort(key=lambda h: (-h.score, h.paper_id))
+    return replace(lexical, hits=hits)
+
+
+# --- sentence vectors -----------------------------------------------------------------------------
+
+_BEST_SENTENCES = """
+SELECT paper_id, max(1 - (embedding <=> %s::vector)) AS similarity FROM papers_passage
+WHERE paper_id = ANY(%s) AND model = %s AND kind = 'sentence'
+GROUP BY paper_id ORDER BY similarity DESC, paper_id
+"""
+
+
+def sentence_list(cursor, vector, model: str, paper_ids: Sequence[int]) -> Ranked:
+    """The candidates (`paper_ids`: those of the dense and BM25 lists) ranked by their sentence
+    closest to the query: one read of their sentence vectors by paper id (~10 a paper, no
+    index walk). A paper without sentence vectors is left out, as a list leaves out a paper
+    it did not find."""
+    cursor.execute(_BEST_SENTENCES, [vector_literal(vector), list(paper_ids), model])
+    rows = cursor.fetchall()
+    return Ranked("sentences", [r[0] for r in rows], [float(r[1]) for r in rows], SENTENCE_WEIGHT)

@@ -648,6 +648,8 @@ async def _refine(q: _Query, lists: list[Ranked], r: refine.Refinements) -> list
     if r.prf_bm25:
         top = dict(list(feedback.items())[: r.prf_bm25])
         jobs.append(run_search_sql(_expanded_bm25_stage, q, top, parallel=q.parallel))
+    if r.proximity:
+        jobs.append(run_search_sql(_proximity_stage, q, parallel=q.parallel))
     if q.vector is not None and (r.prf_dense or r.passages != "max"):
         top = list(feedback)[: r.prf_dense]
         jobs.append(run_search_sql(_refined_dense_stage, q, top, r, parallel=q.parallel))
@@ -655,6 +657,9 @@ async def _refine(q: _Query, lists: list[Ranked], r: refine.Refinements) -> list
         await asyncio.gather(*jobs)
     fresh = {r.name: r for r in _lists(q.dense, q.lexical, "")}  # rewrites' lists unchanged
     refined = [fresh.get(r.name, r) for r in lists]
+    if r.sentences and q.vector is not None:
+        candidates = sorted({i for ranked in refined for i in ranked.ids})
+        refined.append(await run_search_sql(_sentence_stage, q, candidates, parallel=q.parallel))
     return refine.adapt_weights(refined, r.fusion, len(q.lexical.terms))
 
 
@@ -662,6 +667,16 @@ def _expanded_bm25_stage(q: _Query, feedback: dict[int, float]) -> None:
     with connection.cursor() as cursor:
         q.lexical = refine.expand_bm25(cursor, q.lexical, feedback, q.filters, q.candidates)
     q.published.update({h.paper_id: h.published for h in q.lexical.hits})
+
+
+def _sentence_stage(q: _Query, candidates: list[int]) -> Ranked:
+    with connection.cursor() as cursor:
+        return refine.sentence_list(cursor, q.vector, q.model, candidates)
+
+
+def _proximity_stage(q: _Query) -> None:
+    with connection.cursor() as cursor:
+        q.lexical = refine.add_proximity(cursor, q.lexical, q.text_for_bm25 or q.text)
 
 
 def _refined_dense_stage(q: _Query, feedback: list[int], r: refine.Refinements) -> None:

@@ -49,6 +49,19 @@ def passage_text(paper, passage) -> str:
     return document_text(paper.title, paper.abstract)[passage.start : passage.end]
 
 
+def sentence_spans(text: str, count_tokens: Callable[[str], int], max_tokens: int) -> list[Span]:
+    """Each sentence of `text` (the title is one: a blank line ends it), a sentence longer than
+    the window cut into runs of words that fit, as `split_passages` cuts its pieces."""
+    start, end = _strip(text, 0, len(text))
+    if start == end:
+        return []
+
+    def fits(a: int, b: int) -> bool:
+        return count_tokens(text[a:b]) <= max_tokens
+
+    return [Span(i, a, b) for i, (a, b) in enumerate(_pieces(text, start, end, fits))]
+
+
 def split_passages(
     text: str,
     count_tokens: Callable[[str], int],

@@ -16,14 +16,18 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from django.conf import settings
+
 from papers.embeddings import Embedder, get_embedder
 from papers.indexing.lexical import has_stale, index_missing
-from papers.indexing.vectors import EmbedResult, embed_missing
+from papers.indexing.vectors import EmbedResult, embed_missing, embed_sentences
 from papers.ingest.runs import RunBusy, RunRecorder, exclusive
 from papers.models import IngestRun, Paper
 
 log = logging.getLogger("papers.indexing")
-
+# Papers whose sentences (settings.SENTENCE_VECTORS) one pass embeds before the abstracts of
+# papers that arrived meanwhile get theirs: about a minute of embedding.
+SENTENCE_PASS_PAPERS = 1000
 
 
 @dataclass
@@ -129,9 +133,18 @@ def _one_run(embedder: Embedder, batch_size, progress: bool, result: IndexingRes
             passages += part.passages
             recorder.counts.new = done
             recorder.counts.skipped += part.skipped
+            more_sentences = False
+            if settings.SENTENCE_VECTORS:
+                # After each pass of abstracts (they make papers findable) and bounded: papers
+                # arriving meanwhile come first, a backfill of a large catalogue goes on behind.
+                sentences = embed_sentences(
+                    embedder=embedder, batch_size=batch_size, limit=SENTENCE_PASS_PAPERS
+                )
+                passages += sentences.passages
+                more_sentences = sentences.papers >= SENTENCE_PASS_PAPERS
             missing = pending_papers(embedder.name).count()
             # Papers that arrived during this pass get another pass, still under our lock.
-            if part.papers == 0 or not (missing or has_stale()):
+            if not more_sentences and (part.papers == 0 or not (missing or has_stale())):
                 break
     except BaseException as exc:
         recorder.error(f"{type(exc).__name__}: {exc}")

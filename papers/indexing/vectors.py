@@ -20,7 +20,7 @@ from django.db.models import F, QuerySet
 from tqdm import tqdm
 
 from papers.embeddings import Embedder, get_embedder
-from papers.indexing.passages import document_text, split_passages
+from papers.indexing.passages import document_text, sentence_spans, split_passages
 from papers.models import Paper, Passage
 
 log = logging.getLogger("papers.indexing.vectors")
@@ -63,15 +63,22 @@ def embed_missing(
     embedder: Embedder | None = None,
     shard: tuple[int, int] | None = None,
     on_batch: Callable[[EmbedResult], None] | None = None,
+    kind: str = Passage.Kind.ABSTRACT,
 ) -> EmbedResult:
-    """Embed every paper lacking passages for the embedder's model (at most `limit` papers).
+    """Embed every paper lacking passages for the embedder's model (at most `limit` papers);
+    with kind "sentence", each sentence of every paper whose abstract is embedded and whose
+    sentences are not (settings.SENTENCE_VECTORS).
 
     `shard=(i, n)` takes only papers whose id is i modulo n, so n runs on n machines share a
     backfill without claiming rows (the embedding itself runs outside any transaction).
     `on_batch(result so far)` is called after each committed batch (progress reports).
     """
     embedder = embedder or get_embedder()
-    candidates = Paper.objects.not_embedded_with(embedder.name)  # hidden ones too
+    sentences = kind == Passage.Kind.SENTENCE
+    if sentences:
+        candidates = Paper.objects.without_sentences(embedder.name)
+    else:
+        candidates = Paper.objects.not_embedded_with(embedder.name)  # hidden ones too
     if shard is not None:
         index, count = shard
         if count < 1 or not 0 <= index < count:
@@ -84,9 +91,15 @@ def embed_missing(
         limit=limit,
         progress=progress,
         replace=False,
-        action="embed_missing",
+        action="embed_sentences" if sentences else "embed_missing",
         on_batch=on_batch,
+        kind=kind,
     )
+
+
+def embed_sentences(**options) -> EmbedResult:
+    """`embed_missing` for the sentences (Passage kind "sentence")."""
+    return embed_missing(kind=Passage.Kind.SENTENCE, **options)
 
 
 def reembed(paper_ids: Iterable[int], embedder: Embedder | None = None) -> EmbedResult:
@@ -133,6 +146,7 @@ def _embed_in_batches(
     replace: bool,
     action: str,
     on_batch: Callable[[EmbedResult], None] | None = None,
+    kind: str = Passage.Kind.ABSTRACT,
 ) -> EmbedResult:
     batch_size = settings.EMBEDDING_BATCH_SIZE if batch_size is None else batch_size
     if batch_size < 1:
@@ -169,7 +183,7 @@ def _embed_in_batches(
             if not batch:
                 break
             last_pk = batch[-1][0]
-            _embed_batch(batch, embedder, replace, result)
+            _embed_batch(batch, embedder, replace, result, kind)
             bar.update(len(batch))
             bar.set_postfix(passages=result.passages, refresh=False)
             if on_batch is not None:
@@ -197,14 +211,22 @@ def _embed_in_batches(
     return result
 
 
-def _embed_batch(batch: list[tuple], embedder: Embedder, replace: bool, result: EmbedResult):
-    """Split, embed and store one batch of (pk, title, abstract, published) rows."""
+def _embed_batch(
+    batch: list[tuple],
+    embedder: Embedder,
+    replace: bool,
+    result: EmbedResult,
+    kind: str = Passage.Kind.ABSTRACT,
+):
+    """Split (into passages, or sentences for kind "sentence"), embed and store one batch of
+    (pk, title, abstract, published) rows."""
+    split = split_passages if kind == Passage.Kind.ABSTRACT else sentence_spans
     t0 = time.perf_counter()
     texts: list[str] = []
     owners: list[tuple] = []  # (paper pk, published, span) per text
     for pk, title, abstract, published in batch:
         document = document_text(title, abstract)
-        spans = split_passages(document, embedder.count_tokens, embedder.max_tokens)
+        spans = split(document, embedder.count_tokens, embedder.max_tokens)
         if not spans:
             result.skipped += 1
         for span in spans:
@@ -217,6 +239,7 @@ def _embed_batch(batch: list[tuple], embedder: Embedder, replace: bool, result: 
         Passage(
             paper_id=pk,
             model=embedder.name,
+            kind=kind,
             position=span.position,
             start=span.start,
             end=span.end,
@@ -227,8 +250,11 @@ def _embed_batch(batch: list[tuple], embedder: Embedder, replace: bool, result: 
     ]
     with transaction.atomic():
         if replace:
-            Passage.objects.abstracts().filter(
-                paper_id__in=[row[0] for row in batch], model=embedder.name
+            # New abstract passages: its sentences go too, the next embed_sentences embeds them
+            # from the new text.
+            kinds = {kind, Passage.Kind.SENTENCE} if kind == Passage.Kind.ABSTRACT else {kind}
+            Passage.objects.filter(
+                paper_id__in=[row[0] for row in batch], model=embedder.name, kind__in=kinds
             ).delete()
         # A concurrent run may have embedded the same paper meanwhile (same model, same text):
         # keep its rows rather than fail the batch.

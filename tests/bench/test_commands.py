@@ -79,17 +79,27 @@ def test_bench_retrieval_compares_variants_with_the_default_in_one_run(beir, tmp
     call_command(
         "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(tmp_path / "cache"),
         "--database", scratch_name("bench_beir_v"), "--variant", "prf-bm25:2,fusion-gap",
-        "--variant", "prf-bm25:2+passage-top2,bm25f:2", "--corpus-limit", "4", stdout=out,
+        "--variant", "prf-bm25:2+passage-top2,bm25f:2,bm25:1.2/0.75,proximity,none",
+        "--corpus-limit", "4", stdout=out,
     )  # fmt: skip
 
     data = json.loads(out.getvalue())
     # d5 is judged for q1 but is not among the first 4 documents: only q2 is asked.
     assert data["dataset"]["documents"] == 4 and data["dataset"]["queries"] == 1
     assert list(data["refinements"]) == [
-        "prf-bm25:2", "fusion-gap", "prf-bm25:2+passage-top2", "bm25f:2"
+        "prf-bm25:2", "fusion-gap", "prf-bm25:2+passage-top2", "bm25f:2", "bm25:1.2/0.75",
+        "proximity", "none",
     ]  # fmt: skip
+    # The default is the configured refinement ("sentences"); "none" measures what it adds.
+    assert data["settings"]["refine"] == "sentences"
+    assert data["refinements"]["none"]["time_ratio"] > 0
     assert data["refinements"]["bm25f:2"]["time_ratio"] is None  # index-time: not timed
     assert data["refinements"]["bm25f:2"]["ndcg@10"] > 0.5
+    # Index-time variants are compared with today's lists fused in memory, the same way: today's
+    # constants recomputed in memory give the index's own ranking, so no difference at all.
+    assert data["refinements"]["bm25:1.2/0.75"]["time_ratio"] is None
+    assert data["refinements"]["bm25:1.2/0.75"]["diff"] == 0
+    assert data["refinements"]["bm25:1.2/0.75"]["ndcg@10"] == data["index_time_control"]["ndcg@10"]
     for variant in data["refinements"].values():
         assert set(variant) == {
             "ndcg@10", "recall@100", "diff", "ci95", "odd", "even", "time_ratio"
@@ -120,7 +130,10 @@ def test_bench_retrieval_resumes_from_the_vectors_of_an_earlier_prefix_run(
         "--database", scratch_name("bench_beir_r"), stdout=StringIO(), stderr=err,
     )  # fmt: skip
 
-    full = np.load(next(p for p in cache.glob("*-hashing-test.npz") if "-first" not in p.name))
+    full = np.load(next(
+        p for p in cache.glob("*-hashing-test.npz")
+        if "-first" not in p.name and "-sentences-" not in p.name
+    ))  # fmt: skip
     assert sorted(set(full["doc_ids"])) == ["d1", "d2", "d3", "d4", "d5"]
     np.testing.assert_allclose(
         full["vectors"][full["doc_ids"] == "d1"], saved["vectors"][marked], atol=1e-6
@@ -130,6 +143,35 @@ def test_bench_retrieval_resumes_from_the_vectors_of_an_earlier_prefix_run(
 def test_bench_retrieval_rejects_an_unknown_variant(beir):
     with pytest.raises(CommandError, match="unknown refinement 'rm4'"):
         call_command("bench_retrieval", "--beir", str(beir), "--variant", "fusion-gap,rm4")
+
+
+def test_bench_retrieval_embeds_and_caches_sentences_for_the_sentences_variant(
+    beir, tmp_path, settings
+):
+    settings.EMBEDDING_BACKEND = "hashing"
+    cache = tmp_path / "cache"
+    args = [
+        "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(cache),
+        "--database", scratch_name("bench_beir_s"), "--variant", "sentences",
+    ]  # fmt: skip
+    out = StringIO()
+
+    call_command(*args, stdout=out)
+
+    data = json.loads(out.getvalue())
+    assert data["refinements"]["sentences"]["time_ratio"] > 0
+    (sentences,) = cache.glob("*-sentences-hashing-test.npz")
+    (abstracts,) = (p for p in cache.glob("*-hashing-test.npz") if "-sentences-" not in p.name)
+    assert len(np.load(sentences)["doc_ids"]) > len(np.load(abstracts)["doc_ids"])
+    again = StringIO()
+    call_command(*args, stdout=again)  # from both caches: the same vectors, the same ranking
+    second = json.loads(again.getvalue())["refinements"]["sentences"]
+    assert second["ndcg@10"] == data["refinements"]["sentences"]["ndcg@10"]
+
+
+def test_bench_retrieval_rejects_a_bad_bm25_variant(beir):
+    with pytest.raises(CommandError, match="bm25:K1/B"):
+        call_command("bench_retrieval", "--beir", str(beir), "--variant", "bm25:1.2")
 
 
 def test_bench_retrieval_reports_a_missing_folder(tmp_path):

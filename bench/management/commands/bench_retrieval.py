@@ -14,7 +14,8 @@ Also reported, from the same run: PostgreSQL's own `ts_rank` over an OR of the q
 (the baseline BM25 replaces) and other fusion settings computed from the same two lists.
 
 `--variant` (repeatable, or a comma list; "all" for every one in VARIANTS) names ranking
-refinements (a settings.SEARCH_REFINE value, "+" joining several: chat/retrieval/refine.py). Each
+refinements (a settings.SEARCH_REFINE value, "+" joining several: chat/retrieval/refine.py;
+"none" for no refinement at all, to measure what the configured default's add). Each
 claim runs through `search()` with the default settings and with every variant, in an order that
 rotates from claim to claim, so machine noise falls on all alike. For each variant: nDCG@10 and
 recall@100, the difference in nDCG@10 with a paired bootstrap 95% interval (claims resampled),
@@ -61,7 +62,7 @@ from chat.retrieval.search import search
 from chat.understanding.analysis import QueryAnalysis
 from papers.embeddings import get_embedder
 from papers.indexing.lexical import index_missing
-from papers.indexing.vectors import embed_missing
+from papers.indexing.vectors import embed_missing, embed_sentences
 from papers.ingest.upsert import PaperRecord, upsert_papers
 from papers.models import Paper, Passage
 
@@ -83,6 +84,13 @@ VARIANTS = (
     "bm25f:1",
     "bm25f:2",
     "bm25f:3",
+    # Session 15: term proximity, sentence vectors (the default since), BM25 k1/b (index-time).
+    "none",
+    "proximity",
+    "sentences+proximity",
+    "bm25:0.9/0.4",
+    "bm25:0.9/0.5",
+    "bm25:1.2/0.3",
 )
 
 _TS_RANK = """
@@ -144,8 +152,11 @@ class Command(BaseCommand):
         variants = _variants(options["variant"])
         cache_dir = options["cache_dir"] or Path(settings.DATA_DIR) / "bench"
 
+        sentences = any(_needs_sentences(name) for name in variants) or _needs_sentences(
+            settings.SEARCH_REFINE.replace(",", "+")
+        )
         with scratch_database(options["database"], keep=options["keep_db"]):
-            load_seconds = self.load(data, cache_dir)
+            load_seconds = self.load(data, cache_dir, sentences=sentences)
             result = self.evaluate(data, query_ids, variants)
         result["setup_seconds"] = round(load_seconds, 1)
         result["dataset"] = {
@@ -165,7 +176,7 @@ class Command(BaseCommand):
         if not self.quiet:
             self.stderr.write(message)
 
-    def load(self, data, cache_dir: Path) -> float:
+    def load(self, data, cache_dir: Path, *, sentences: bool = False) -> float:
         started = time.perf_counter()
         if Paper.objects.count() != len(data.corpus):
             self.say(f"writing {len(data.corpus)} documents into the scratch database")
@@ -190,12 +201,15 @@ class Command(BaseCommand):
         part = f"-first{len(data.corpus)}" if data.partial else ""
         cache = cache_dir / f"{_fingerprint(data.corpus_path)}{part}-{embedder.name}.npz"
         self.ensure_vectors(embedder, cache)
+        if sentences:
+            self.ensure_sentences(embedder, cache.with_name(cache.name.replace(
+                f"-{embedder.name}.npz", f"-sentences-{embedder.name}.npz")))  # fmt: skip
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
         return time.perf_counter() - started
 
     def ensure_vectors(self, embedder, cache: Path) -> None:
-        if Passage.objects.filter(model=embedder.name).exists():
+        if Passage.objects.abstracts().filter(model=embedder.name).exists():
             return
         if cache.is_file():
             self.say(f"vectors from {cache}")
@@ -222,10 +236,37 @@ class Command(BaseCommand):
         embed_missing(progress=True, on_batch=checkpoint_now)  # bars on stderr, even with --json
         _save_vectors(cache, embedder.name)
 
+    def ensure_sentences(self, embedder, cache: Path) -> None:
+        """The corpus's sentence vectors (SEARCH_REFINE "sentences"): from `cache`, or embedded
+        through the product's embed_sentences, resuming from and saving a checkpoint."""
+        sentence = Passage.Kind.SENTENCE
+        if Passage.objects.sentences().filter(model=embedder.name).exists():
+            return
+        if cache.is_file():
+            self.say(f"sentence vectors from {cache}")
+            _load_vectors(cache, embedder.name, sentence)
+            return
+        checkpoint = cache.with_name(cache.name.replace("-sentences-", "-sentences-partial-"))
+        if checkpoint.is_file():
+            self.say(f"resuming from {checkpoint}")
+            _load_vectors(checkpoint, embedder.name, sentence)
+        self.say(f"embedding the corpus's sentences with {embedder.name} (once; cached in {cache})")
+        saved_at = time.monotonic()
+
+        def checkpoint_now(result) -> None:
+            nonlocal saved_at
+            if time.monotonic() - saved_at >= CHECKPOINT_SECONDS:
+                _save_vectors(checkpoint, embedder.name, sentence)
+                saved_at = time.monotonic()
+
+        embed_sentences(progress=True, on_batch=checkpoint_now)
+        _save_vectors(cache, embedder.name, sentence)
+
     # --- evaluation ------------------------------------------------------------------------
 
     def evaluate(self, data, query_ids: list[str], refinements: list[str]) -> dict:
         embedder = get_embedder()
+        default_refine = settings.SEARCH_REFINE  # what "the default" searches with
         arxiv_of = dict(Paper.objects.values_list("id", "arxiv_id"))
         run_search = async_to_sync(search)
         if refinements:
@@ -239,8 +280,10 @@ class Command(BaseCommand):
         variants: dict[str, list[list[str]]] = {}
         latencies, exact_bm25 = [], 0
         refined: dict[str, list[list[str]]] = {name: [] for name in refinements}
-        # BM25F variants re-rank the same dense list with another BM25 list (index-time: untimed).
-        fields = {n: w for n in refinements if (w := _bm25f_weight(n)) is not None}
+        in_memory: list[list[str]] = []  # the index-time variants' control (below)
+        # BM25F and BM25 k1/b variants re-rank the same dense list with another BM25 list
+        # (index-time: untimed).
+        fields = {n: w for n in refinements if (w := _index_time(n)) is not None}
         timed = [name for name in refinements if name not in fields]
         seconds: dict[str, float] = dict.fromkeys(["", *timed], 0.0)
         field_index = None
@@ -265,9 +308,24 @@ class Command(BaseCommand):
                 query=text, original=text, is_temporal=False, start=None, end=None, year=None,
                 recency_weight=0.0, phrase="",
             )  # fmt: skip
-            for name, title_weight in fields.items():
-                ids, scores_ = bm25f.rank(field_index, lexical.terms, CANDIDATES,
-                                          title_weight=title_weight)  # fmt: skip
+            if fields:
+                # Their control: today's BM25 list fused the same way, in memory. search()'s own
+                # hybrid is not: it also puts papers the claim names first (chat.retrieval.named),
+                # which moved nDCG@10 by ~0.002 on SciFact train (docs/BENCHMARKS.md, session 15).
+                fused = convex_fusion([
+                    Ranked("dense", [h.paper_id for h in dense.hits],
+                           [h.similarity for h in dense.hits], list_weight("dense")),
+                    Ranked("fulltext", [h.paper_id for h in lexical.hits],
+                           [h.score for h in lexical.hits], list_weight("fulltext")),
+                ])  # fmt: skip
+                in_memory.append([arxiv_of[f.paper_id] for f in fused[:CANDIDATES]])
+            for name, how in fields.items():
+                if isinstance(how, tuple):  # "bm25:K1/B"
+                    ids, scores_ = bm25f.rank_bm25(field_index, lexical.terms, CANDIDATES,
+                                                   k1=how[0], b=how[1])  # fmt: skip
+                else:
+                    ids, scores_ = bm25f.rank(field_index, lexical.terms, CANDIDATES,
+                                              title_weight=how)  # fmt: skip
                 fused = convex_fusion([
                     Ranked("dense", [h.paper_id for h in dense.hits],
                            [h.similarity for h in dense.hits], list_weight("dense")),
@@ -277,7 +335,7 @@ class Command(BaseCommand):
             order = ["", *timed]  # "": the default; rotated so no variant always runs first
             shift = number % len(order)
             for name in order[shift:] + order[:shift]:
-                with override_settings(SEARCH_REFINE=name.replace("+", ",")):
+                with override_settings(SEARCH_REFINE=_refine_value(name, default_refine)):
                     started = time.perf_counter()
                     response = run_search(text, k=CANDIDATES, analysis=analysis)
                     elapsed = time.perf_counter() - started
@@ -317,6 +375,8 @@ class Command(BaseCommand):
         result = {name: scores(lists) for name, lists in runs.items()}
         result["variants"] = {name: scores(lists) for name, lists in variants.items()}
 
+        if in_memory:
+            result["index_time_control"] = scores(in_memory)
         search_module._embedders.pop(settings.EMBEDDING_BACKEND, None)  # the real one again
 
         def per_query(rankings):
@@ -324,10 +384,11 @@ class Command(BaseCommand):
             return [ndcg_at(r, data.qrels[q], 10) for q, r in pairs]
 
         baseline = per_query(runs["hybrid"])
+        control = per_query(in_memory) if in_memory else baseline
         result["refinements"] = {
             name: dict(
                 scores(refined[name]),
-                **_compared(per_query(refined[name]), baseline),
+                **_compared(per_query(refined[name]), control if name in fields else baseline),
                 time_ratio=(
                     round(seconds[name] / seconds[""], 3)
                     if seconds.get(name) and seconds[""]
@@ -340,6 +401,7 @@ class Command(BaseCommand):
             "embedder": embedder.name,
             "fusion": settings.SEARCH_FUSION,
             "rrf_k": settings.RRF_K,
+            "refine": default_refine,
             "candidates": CANDIDATES,
         }
         result["bm25_exact_share"] = round(exact_bm25 / max(len(query_ids), 1), 4)
@@ -366,6 +428,11 @@ class Command(BaseCommand):
                 f"ranking variants vs the default hybrid ({result['hybrid']['ndcg@10']:.4f}), "
                 "same process:"
             )
+            if "index_time_control" in result:
+                out(
+                    "  (index-time variants, untimed, vs the same fusion in memory of today's "
+                    f"lists: {result['index_time_control']['ndcg@10']:.4f})"
+                )
             out(
                 f"  {'variant':22s} {'nDCG@10':>8s} {'diff':>8s} {'95% CI':>17s} {'odd':>7s} "
                 f"{'even':>7s} {'R@100':>7s} {'time':>6s}  wins?"
@@ -377,7 +444,7 @@ class Command(BaseCommand):
                     f"[{low:+.4f}, {high:+.4f}] {s['odd']:+7.4f} {s['even']:+7.4f} "
                     f"{s['recall@100']:7.4f} "
                     + (f"{s['time_ratio']:5.2f}x  " if s["time_ratio"] else " index  ")
-                    + ("yes" if _wins(s, result["hybrid"]) else "no")
+                    + ("yes" if _wins(s, _control(result, s)) else "no")
                 )
         out(
             f"BM25 exact for {result['bm25_exact_share']:.1%} of queries; search() k=100 "
@@ -422,16 +489,29 @@ def _variants(values: list[str]) -> list[str]:
             if not name:
                 continue
             for one in VARIANTS if name == "all" else (name,):
-                if _bm25f_weight(one) is not None:
+                if _index_time(one) is not None:
                     names.append(one)
                     continue
                 try:
-                    parse_refinements(one.replace("+", ","))
+                    parse_refinements(_refine_value(one, ""))
                 except ImproperlyConfigured as exc:
                     raise CommandError(f"--variant: {exc}") from None
                 if one not in names:
                     names.append(one)
     return names
+
+
+def _index_time(name: str) -> float | tuple[float, float] | None:
+    """An index-time variant's parameters: the title weight of "bm25f:W", (k1, b) of
+    "bm25:K1/B"; None for any other name."""
+    prefix, _, values = name.partition(":")
+    if prefix != "bm25":
+        return _bm25f_weight(name)
+    try:
+        k1, b = (float(v) for v in values.split("/"))
+    except ValueError:
+        raise CommandError(f"--variant: write bm25:K1/B, not {name!r}") from None
+    return k1, b
 
 
 def _bm25f_weight(name: str) -> float | None:
@@ -455,6 +535,14 @@ def _compared(variant: list[float], baseline: list[float]) -> dict:
         "odd": round(mean(diffs[1::2]), 4),
         "even": round(mean(diffs[0::2]), 4),
     }
+
+
+def _control(result: dict, variant: dict) -> dict:
+    """What a variant was compared with: an index-time one (untimed) with the in-memory fusion
+    of today's lists, the others with search()'s hybrid."""
+    if variant["time_ratio"] is None and "index_time_control" in result:
+        return result["index_time_control"]
+    return result["hybrid"]
 
 
 def _wins(variant: dict, baseline: dict, max_time_ratio: float = 1.2) -> bool:
@@ -483,15 +571,28 @@ def _largest_earlier_cache(cache: Path, model: str) -> Path | None:
     earlier = [
         path
         for path in cache.parent.glob(f"{fingerprint}-*-{model}.npz")
-        if path != cache and path.is_file()
+        if path != cache and path.is_file() and "-sentences-" not in path.name
     ]
     return max(earlier, key=lambda path: path.stat().st_size, default=None)
 
 
-def _save_vectors(cache: Path, model: str) -> None:
-    """Every passage of `model` (by document id, span) and its vector, to a .npz file."""
+def _needs_sentences(name: str) -> bool:
+    """Whether a --variant reads sentence vectors (SEARCH_REFINE "sentences")."""
+    return _index_time(name) is None and parse_refinements(_refine_value(name, "")).sentences
+
+
+def _refine_value(name: str, default: str) -> str:
+    """The SEARCH_REFINE value of a --variant ("+" joins refinements; "none": no refinement at
+    all, to measure what the default's refinements add), `default` for the default ("")."""
+    if not name:
+        return default
+    return "" if name == "none" else name.replace("+", ",")
+
+
+def _save_vectors(cache: Path, model: str, kind: str = Passage.Kind.ABSTRACT) -> None:
+    """Every passage of `model` and `kind` (by document id, span) and its vector, to a .npz."""
     rows = list(
-        Passage.objects.filter(model=model)
+        Passage.objects.filter(model=model, kind=kind)
         .order_by("paper__arxiv_id", "position")
         .values_list("paper__arxiv_id", "position", "start", "end", "embedding")
     )
@@ -504,7 +605,7 @@ def _save_vectors(cache: Path, model: str) -> None:
     )
 
 
-def _load_vectors(cache: Path, model: str) -> None:
+def _load_vectors(cache: Path, model: str, kind: str = Passage.Kind.ABSTRACT) -> None:
     saved = np.load(cache)
     paper_of = dict(Paper.objects.values_list("arxiv_id", "id"))
     published = dict(Paper.objects.values_list("id", "published"))
@@ -519,6 +620,7 @@ def _load_vectors(cache: Path, model: str) -> None:
             Passage(
                 paper_id=paper_id,
                 model=model,
+                kind=kind,
                 position=int(position),
                 start=int(start),
                 end=int(end),

@@ -4,19 +4,29 @@ ranking the way it says, and every one of them still a valid search on a real ca
 import pytest
 from asgiref.sync import async_to_sync
 from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
 
 from chat.retrieval import refine
-from chat.retrieval.fulltext import QueryTerm
+from chat.retrieval.filters import SearchFilters
+from chat.retrieval.fulltext import QueryTerm, lexical_search
 from chat.retrieval.fusion import Ranked
 from chat.retrieval.search import search
+from papers.embeddings import get_embedder
+from papers.indexing.lexical import index_missing
+from papers.indexing.vectors import embed_sentences
+from papers.ingest.upsert import PaperRecord, upsert_papers
+from papers.models import Paper
 
 from .search_corpus import NOW, build_corpus
 
 run = async_to_sync(search)
+# The sentence tests write ~10 passage rows a paper: later modules must not plan for them.
+pytestmark = pytest.mark.usefixtures("tidy_passage_statistics")
 
 
-def test_nothing_is_refined_by_default(settings):
-    assert not refine.active().any
+def test_the_sentence_list_is_the_one_refinement_on_by_default(settings):
+    assert refine.active() == refine.Refinements(sentences=True)
+    assert settings.SENTENCE_VECTORS  # what it reads
     assert refine.parse("prf-bm25:3, fusion-gap") == refine.Refinements(prf_bm25=3, fusion="gap")
     assert refine.parse("prf-dense,passage-top2").feedback == refine.ROCCHIO_DOCS
 
@@ -71,9 +81,63 @@ def test_length_fusion_leans_on_dense_for_long_queries():
     assert short[0].weight == pytest.approx(0.3) and long[0].weight == pytest.approx(0.7)
 
 
+def test_proximity_pairs_the_query_terms_that_stand_near_each_other():
+    # "surface codes protect logical qubits": stopwords keep their positions in a tsvector.
+    query = {"surfac": [1], "code": [2], "protect": [3], "logic": [4], "qubit": [5]}
+
+    pairs = refine.near_pairs(query, window=1)
+
+    assert pairs == [("surfac", "code"), ("code", "protect"), ("protect", "logic"),
+                     ("logic", "qubit")]  # fmt: skip
+    assert refine.near_count([1, 40], [2, 90], window=3) == 1
+    assert refine.near_count([5], [2], window=3) == 1  # either order
+    assert refine.near_count([1], [9], window=3) == 0
+
+
+def test_proximity_favours_the_paper_holding_the_phrase():
+    query = {"surfac": [1], "code": [2]}
+    papers = {
+        1: {"surfac": [3], "code": [4]},  # "surface codes"
+        2: {"surfac": [3], "code": [30]},  # both words, far apart
+    }
+
+    bonus = refine.proximity_scores(query, papers, {"surfac": 2.0, "code": 1.0})
+
+    assert set(bonus) == {1}
+    assert bonus[1] == pytest.approx(1.5 * 1 * (refine.K1 + 1) / (1 + refine.K1))
+
+
+def test_proximity_lifts_the_paper_whose_words_stand_together(db, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    records = [
+        PaperRecord(arxiv_id=arxiv_id, version=1, title=title, abstract=abstract, authors=[],
+                    primary_category="cs.LG", categories=["cs.LG"], published=NOW, updated=NOW)
+        for arxiv_id, title, abstract in [
+            ("2601.00001", "Notes",
+             "Networks of roads are studied. The brain holds neural tissue. We recall graph theory."),
+            ("2601.00002", "Notes",
+             "Graph neural networks for roads, tissue and models, studied at length here, in many "
+             "other settings and over many more words than the other paper uses."),
+        ]
+    ]  # fmt: skip
+    upsert_papers(records)
+    index_missing()
+    text = "graph neural networks"
+    with connection.cursor() as cursor:
+        lexical = lexical_search(cursor, text, SearchFilters(), 10)
+        assert {h.paper_id for h in lexical.hits} == set(Paper.objects.values_list("id", flat=True))
+        refined = refine.add_proximity(cursor, lexical, text)
+
+    ids = [Paper.objects.get(pk=h.paper_id).arxiv_id for h in refined.hits]
+    # BM25 alone prefers the shorter paper; its three words stand apart, the other's together.
+    assert Paper.objects.get(pk=lexical.hits[0].paper_id).arxiv_id == "2601.00001"
+    assert ids == ["2601.00002", "2601.00001"]
+    assert refined.hits[1].score == lexical.hits[0].score
+
+
 @pytest.mark.parametrize(
     "value", ["prf-bm25:2", "prf-dense:2", "prf-bm25:2,prf-dense:2", "fusion-gap",
-              "fusion-length", "passage-sum", "passage-top2"],
+              "fusion-length", "passage-sum", "passage-top2", "proximity"],
 )  # fmt: skip
 def test_every_refinement_still_finds_the_topic(db, settings, value):
     settings.EMBEDDING_BACKEND = "hashing"
@@ -85,3 +149,44 @@ def test_every_refinement_still_finds_the_topic(db, settings, value):
     assert {hit.arxiv_id for hit in response.hits} == {"1805.00009", "2202.00010", "2508.00011"}
     assert "refine" in response.timings
     assert any("<mark>" in hit.snippet_html for hit in response.hits)
+
+
+def test_sentence_list_ranks_candidates_by_their_closest_sentence(db, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    ids = build_corpus()
+    embed_sentences()
+    embedder = get_embedder()
+    # The graph papers' second sentence, word for word: both hold it, the quantum papers do not.
+    vector = embedder.embed_query("Message passing on molecular graphs predicts chemistry.")
+    candidates = [ids["1805.00009"], ids["2009.00012"], ids["2411.00013"]]
+
+    with connection.cursor() as cursor:
+        ranked = refine.sentence_list(cursor, vector, embedder.name, candidates)
+
+    assert ranked.name == "sentences" and ranked.weight == refine.SENTENCE_WEIGHT
+    assert set(ranked.ids[:2]) == {ids["2009.00012"], ids["2411.00013"]}
+    assert ranked.ids[2] == ids["1805.00009"]
+    assert ranked.scores[0] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_sentences_refinement_fuses_a_third_list(db, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    build_corpus()
+    embed_sentences()
+    settings.SEARCH_REFINE = "sentences"
+
+    response = run("quantum error correction surface codes", k=3, now=NOW)
+
+    assert {hit.arxiv_id for hit in response.hits} == {"1805.00009", "2202.00010", "2508.00011"}
+    assert "refine" in response.timings
+
+
+def test_sentences_refinement_without_sentence_vectors_changes_nothing(db, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    build_corpus()
+    before = [h.arxiv_id for h in run("diffusion models for images", k=5, now=NOW).hits]
+    settings.SEARCH_REFINE = "sentences"
+
+    after = [h.arxiv_id for h in run("diffusion models for images", k=5, now=NOW).hits]
+
+    assert after == before
