@@ -151,38 +151,16 @@ def test_the_words_that_only_ask_are_no_evidence_in_a_chunk():
 def test_sentences_are_read_only_while_a_chunk_could_reach_the_kept_ones(monkeypatch):
     """Asked for the first `kept` chunks, _by_sentences gives the same ones, in the same order
     and with the same scores, as reading every chunk's sentences, and reads fewer chunks."""
-    import random
-
-    from chat.llm.sentences import stems, term_set
     from chat.retrieval import chunks as module
+    from tests.chat.retrieval.random_pools import random_pools
 
-    draw = random.Random(7)
-    asked = ["optimizer", "warmup", "schedule", "dropout", "label", "smoothing", "batch", "gpus"]
-    vocabulary = asked + [f"filler{i}" for i in range(40)]
     read = []
     real = module.sentence_evidence
     monkeypatch.setattr(
         module, "sentence_evidence", lambda *args: read.append(1) or real(*args)
     )
     read_all = read_kept = 0
-    for _ in range(400):
-        words = draw.sample(asked, 3)
-        question = f"Which {' '.join(words)} was used?"
-        quantity = draw.random() < 0.5
-        idf = {stem: draw.uniform(0.3, 3.0) for stem in stems(words)}
-        pool = []
-        for pid in range(1, draw.randint(2, 16) + 1):
-            sentences = [
-                " ".join(draw.choice(vocabulary) for _ in range(draw.randint(4, 12)))
-                + (f" of {draw.randint(2, 512)}" if draw.random() < 0.3 else "")
-                + "."
-                for _ in range(draw.randint(2, 8))
-            ]
-            text = " ".join(s.capitalize() for s in sentences)
-            counts = tuple((t, 1) for t in idf if t in term_set(text))
-            pool.append(Chunk(pid, 1, text, 1, 1, "", pid * 100, pid * 100 + 99, 0.5, 0.0,
-                              counts=counts))  # fmt: skip
-        kept = draw.choice([1, 2, 4, 8])
+    for question, quantity, idf, pool, kept in random_pools(seed=7, count=400):
         read.clear()
         every = _by_sentences(pool, idf, question, quantity)[:kept]
         read_all += len(read)

@@ -19,19 +19,7 @@ from chat.retrieval.fulltext import query_terms
 from papers.embeddings import get_embedder
 from papers.models import FullText, Paper
 from tests.chat.fulltext_helpers import add_fulltext
-
-ASKED = ["optimizer", "warmup", "schedule", "dropout", "label", "smoothing", "batch", "gpus"]
-VOCABULARY = ASKED + [f"filler{i}" for i in range(40)]
-
-
-def _text(draw: random.Random) -> str:
-    sentences = [
-        " ".join(draw.choice(VOCABULARY) for _ in range(draw.randint(4, 12)))
-        + (f" of {draw.randint(2, 512)}" if draw.random() < 0.3 else "")
-        + "."
-        for _ in range(draw.randint(2, 8))
-    ]
-    return " ".join(s.capitalize() for s in sentences)
+from tests.chat.retrieval.random_pools import ASKED, random_pools, random_text
 
 
 def _masks(idf: dict[str, float]) -> list[tuple[int, float]]:
@@ -53,7 +41,7 @@ def test_a_sketch_bounds_each_sentence_and_is_tighter_than_the_chunks_words():
     draw = random.Random(3)
     tighter = 0
     for _ in range(300):
-        text = _text(draw)
+        text = random_text(draw)
         idf = {stem: draw.uniform(0.3, 3.0) for stem in stems(draw.sample(ASKED, 3))}
         filters = sentence_sketch.sentence_filters(text)
         analysed = sentence_sketch.analysed_sentences(text)
@@ -69,25 +57,13 @@ def test_a_sketch_bounds_each_sentence_and_is_tighter_than_the_chunks_words():
 def test_with_sketches_the_same_chunks_are_kept_and_fewer_are_read(monkeypatch):
     """The randomised check of test_chunk_ranking, each chunk with and without its sketch: the
     same first `kept` chunks with the same scores as reading every chunk, fewer chunks read."""
-    draw = random.Random(7)
     read = []
     real = module.sentence_evidence
     monkeypatch.setattr(module, "sentence_evidence", lambda *args: read.append(1) or real(*args))
     without = with_sketch = 0
-    for _ in range(400):
-        words = draw.sample(ASKED, 3)
-        question = f"Which {' '.join(words)} was used?"
-        quantity = draw.random() < 0.5
-        idf = {stem: draw.uniform(0.3, 3.0) for stem in stems(words)}
-        pool = []
-        for pid in range(1, draw.randint(2, 16) + 1):
-            text = _text(draw)
-            counts = tuple((t, 1) for t in idf if t in term_set(text))
-            pool.append(Chunk(pid, 1, text, 1, 1, "", pid * 100, pid * 100 + 99, 0.5, 0.0,
-                              counts=counts))  # fmt: skip
+    for question, quantity, idf, pool, kept in random_pools(seed=7, count=400):
         sketched = [module._changed(c, filters=sentence_sketch.sentence_filters(c.text))
                     for c in pool]  # fmt: skip
-        kept = draw.choice([1, 2, 4, 8])
         every = _by_sentences(pool, idf, question, quantity)[:kept]
         read.clear()
         plain = _by_sentences(pool, idf, question, quantity, kept)
