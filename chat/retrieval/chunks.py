@@ -454,6 +454,19 @@ def _visible_head(cursor, ranked: list[WordHit], filters: SearchFilters, n: int)
 # summing it here was ~4.6 of _CHUNKS' ~7 ms at 1M chunks: it is summed only for the chunks of
 # papers without a current sketch.
 LENGTH_SQL = "(SELECT coalesce(sum(array_length(a.positions, 1)), 0)::int FROM unnest(w.words) a)"
+# A chunk's words, `w.words`, as the catalogue's BM25 index tokenises them: those stored with it
+# (Passage.lexemes), else its span of the text tokenised now (`ps` the chunk, `ft` its FullText).
+_WORDS_SQL = """CROSS JOIN LATERAL (
+    SELECT coalesce(
+        ps.lexemes, to_tsvector('english', substr(ft.text, ps.start + 1, ps."end" - ps.start))
+    ) AS words
+) w"""
+
+
+def chunk_sql(sql: str) -> str:
+    """`sql` with its {words} (_WORDS_SQL) and {length} (LENGTH_SQL) written out."""
+    return sql.replace("{words}", _WORDS_SQL).replace("{length}", LENGTH_SQL)
+
 
 # Exact over the chunks of a few papers (tens of rows each): no index needed. Beside the cosine,
 # what BM25 needs of each chunk: its length and the occurrences of the query's lexemes, tokenised
@@ -466,23 +479,19 @@ LENGTH_SQL = "(SELECT coalesce(sum(array_length(a.positions, 1)), 0)::int FROM u
 # aggregates over every word of every chunk were half of this query (bench_fulltext pages of
 # 10 papers, ~740 chunks: 102-113 -> 49 ms at load 11). (The distinct words, `length()`, would
 # cost 18 ms, but as BM25's length they ranked worse: bench_fulltext 74 -> 71 answered.)
-_CHUNKS = """
+_CHUNKS = chunk_sql("""
 SELECT ps.id, ps.paper_id, ps.page, ps.page_end, ps.section, ps.start, ps."end",
        1 - (ps.embedding <=> %(q)s::vector) AS similarity, t.length, t.lexemes, t.counts
 FROM papers_passage ps
 JOIN papers_fulltext ft ON ft.paper_id = ps.paper_id AND ft.status = 'ok'
-CROSS JOIN LATERAL (
-    SELECT coalesce(
-        ps.lexemes, to_tsvector('english', substr(ft.text, ps.start + 1, ps."end" - ps.start))
-    ) AS words
-) w
+{words}
 CROSS JOIN LATERAL (
     SELECT CASE WHEN ps.paper_id = ANY(%(sketched)s::bigint[]) THEN NULL ELSE {length} END AS length,
            array_agg(u.lexeme) AS lexemes, array_agg(array_length(u.positions, 1)) AS counts
     FROM unnest(ts_filter(setweight(w.words, 'A', %(words)s::text[]), '{a}')) AS u
 ) t
 WHERE ps.kind = 'fulltext' AND ps.model = %(model)s AND ps.paper_id = ANY(%(ids)s)
-""".replace("{length}", LENGTH_SQL)
+""")
 # A chunk's text is its span of FullText.text, never stored twice. Each paper's text is read once
 # and cut here: `substr` per chunk decompressed the TOASTed text from its start to the chunk's
 # end for every chunk (a paper's chunks read it ~n/2 times over), and only the chunks that the
@@ -491,17 +500,13 @@ _TEXTS = """
 SELECT paper_id, text FROM papers_fulltext WHERE paper_id = ANY(%s) AND status = 'ok'
 """
 # The lengths of chunks whose paper's sketch lacks them (see LENGTH_SQL).
-_LENGTHS = """
+_LENGTHS = chunk_sql("""
 SELECT ps.id, {length}
 FROM papers_passage ps
 JOIN papers_fulltext ft ON ft.paper_id = ps.paper_id
-CROSS JOIN LATERAL (
-    SELECT coalesce(
-        ps.lexemes, to_tsvector('english', substr(ft.text, ps.start + 1, ps."end" - ps.start))
-    ) AS words
-) w
+{words}
 WHERE ps.id = ANY(%s)
-""".replace("{length}", LENGTH_SQL)
+""")
 _OVERLAP = """
 SELECT ts_rank_cd(to_tsvector('english', body), to_tsquery('simple', %(tsquery)s), 1)
 FROM unnest(%(bodies)s::text[]) AS body
@@ -509,7 +514,7 @@ FROM unnest(%(bodies)s::text[]) AS body
 
 
 # The same counts for texts that are not chunks (the abstracts of papers never read).
-_COUNTS = """
+_COUNTS = chunk_sql("""
 SELECT t.length, t.lexemes, t.counts
 FROM unnest(%(bodies)s::text[]) WITH ORDINALITY AS b(body, i)
 CROSS JOIN LATERAL (SELECT to_tsvector('english', b.body) AS words) w
@@ -519,7 +524,7 @@ CROSS JOIN LATERAL (
     FROM unnest(ts_filter(setweight(w.words, 'A', %(words)s::text[]), '{a}')) AS u
 ) t
 ORDER BY b.i
-""".replace("{length}", LENGTH_SQL)
+""")
 
 
 @dataclass

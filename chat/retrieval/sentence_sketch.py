@@ -191,10 +191,7 @@ CROSS JOIN LATERAL (
     FROM (
         SELECT DISTINCT ON (ps.start, ps."end") ps.start, ps."end", {length} AS length
         FROM papers_passage ps
-        CROSS JOIN LATERAL (
-            SELECT coalesce(ps.lexemes, to_tsvector('english', substr(ft.text, ps.start + 1,
-                                                                      ps."end" - ps.start))) AS words
-        ) w
+        {words}
         WHERE ps.paper_id = ft.paper_id AND ps.kind = 'fulltext'
     ) d
 ) s
@@ -214,10 +211,10 @@ def sketch_papers(paper_ids: Iterable[int]) -> int:
     ids = sorted({int(i) for i in paper_ids})
     if not ids:
         return 0
-    from chat.retrieval.chunks import LENGTH_SQL  # (chunks reads the sketches)
+    from chat.retrieval.chunks import chunk_sql  # (chunks reads the sketches)
 
     with connection.cursor() as cursor:
-        cursor.execute(_SPANS.replace("{length}", LENGTH_SQL), [ids])
+        cursor.execute(chunk_sql(_SPANS), [ids])
         rows = cursor.fetchall()
     papers, data = [], []
     for paper_id, text, spans in rows:
