@@ -31,6 +31,7 @@ CASES = [
     ("which of these use transformers?", LIST_ANSWER, SOURCES, ALL),
     ("Which of them mention RLHF", LIST_ANSWER, SOURCES, ALL),
     ("which of those are from 2024?", LIST_ANSWER, SOURCES, ALL),
+    ("which of these were published in the last 2 years?", LIST_ANSWER, SOURCES, ALL),
     ("any of these about protein design?", LIST_ANSWER, SOURCES, ALL),
     ("compare them", LIST_ANSWER, SOURCES, ALL),
     ("summarize these papers", LIST_ANSWER, SOURCES, ALL),
