@@ -436,6 +436,25 @@ def _list_words(words: list[str]) -> str:
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
+# A word of the question is "mentioned" when a source has a term beginning with its stem, for
+# stems this long: "knowing" is said by "without any knowledge of the game rules".
+_PREFIX_STEM = 4
+
+
+def unmentioned(words: list[str], mentioned: list[set[str]]) -> list[str]:
+    """The `words` that no source's terms (`mentioned`, one set a source) say in any form: for
+    the caveat that the papers answer the question only in part."""
+    vocabulary = set().union(*mentioned)
+    missing = []
+    for word, stem in zip(words, stems(words), strict=True):
+        if stem in vocabulary:
+            continue
+        if len(stem) >= _PREFIX_STEM and any(term.startswith(stem) for term in vocabulary):
+            continue
+        missing.append(word)
+    return missing
+
+
 def compose_answer(question: str, sources: list[SourceText], max_words: int = 300) -> str:
     """The whole extractive answer as markdown (a pure function; `stream` only paces it)."""
     if not sources:
@@ -470,7 +489,7 @@ def compose_answer(question: str, sources: list[SourceText], max_words: int = 30
     else:
         chosen = []
 
-    missing = [display[t] for t in query if not any(t in words_of for words_of in mentioned)]
+    missing = unmentioned([display[t] for t in query], mentioned)
     if not chosen:
         return NOT_ENOUGH.format(words=_list_words(missing or words or ["the question's topic"]))
 

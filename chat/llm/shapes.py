@@ -59,6 +59,7 @@ from .extractive import (
     gives_value,
     item_label,
     other_item,
+    unmentioned,
     values_another,
 )
 from .meaning import similarities
@@ -86,7 +87,8 @@ ASKING = frozenset(
     recent find found show shows known approach approaches method methods cheaper costlier
     faster slower better worse larger smaller bigger higher lower easier harder stronger weaker
     simpler largest smallest biggest longest shortest highest lowest maximum minimum true false
-    really last lasted lasts""".split()
+    really last lasted lasts recommend recommends recommended suggest suggests suggested know
+    knows knowing""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"
@@ -1114,10 +1116,7 @@ def _enough(sources, topic, scorer: _Scorer, scored) -> bool:
 
 def _missing_words(sources: list[SourceText], topic: str) -> list[str]:
     words = [w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]
-    mentioned = [set(terms(f"{s.title} {s.text}")) for s in sources]
-    return [
-        w for w, t in zip(words, stems(words), strict=True) if not any(t in m for m in mentioned)
-    ]
+    return unmentioned(words, [set(terms(f"{s.title} {s.text}")) for s in sources])
 
 
 def _acronym_forms(side: str, sources: list[SourceText]) -> list[tuple[str, ...]]:

@@ -150,6 +150,19 @@ def test_question_terms_no_source_mentions_are_named():
     )
 
 
+def test_a_question_word_the_papers_say_in_another_form_is_not_named_missing():
+    muzero = SourceText(
+        7, "MuZero", "A. B.", "2019-11-01",
+        "MuZero plans without any knowledge of the game rules. It learns a model of the dynamics.",
+    )  # fmt: skip
+
+    answer = compose_answer("planning without knowing the game rules or the weather", [muzero])
+
+    assert answer.splitlines()[-1] == (
+        "None of these papers mentions “weather”, so they answer the question only in part."
+    )
+
+
 def test_no_sources_says_so():
     answer = compose_answer("diffusion models", [])
 
