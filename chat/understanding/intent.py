@@ -49,6 +49,13 @@ class Intent:
 
 _FLAGS = re.IGNORECASE
 _END = r"\s*[?.!]*\s*$"
+# How long a summary should be, after what it is of: "summarize <title> in three sentences".
+_HOW_LONG = (
+    r"(?:,?\s+(?:in|within|using)\s+(?:one|two|three|four|five|six|a\s+few|a|\d{1,3})\s+"
+    r"(?:short\s+)?(?:sentences?|words|lines?|paragraphs?|bullet\s+points?|bullets|points)"
+    r"|,?\s+(?:briefly|in\s+(?:short|brief|simple\s+terms|plain\s+(?:english|language))|for\s+"
+    r"(?:a\s+)?(?:beginners?|layperson|non-?experts?)))?"
+)
 
 # "compare A and B", "A vs B", "difference(s) between A and B", "how does A differ from B".
 _COMPARE = [
@@ -91,7 +98,7 @@ _NAMED = [
         r"propose|report|claim|conclude|contribute|achieve|introduce|demonstrate|discover)\b",
         r"^\s*(?:please\s+)?(?:summari[sz]e|tl;?dr(?:\s+of)?|give\s+me\s+(?:a\s+)?summary\s+of"
         r"|(?:a\s+)?summary\s+of|what\s+are\s+the\s+(?:main\s+)?(?:findings|results|"
-        r"contributions)\s+of)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _END,
+        r"contributions)\s+of)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _HOW_LONG + _END,
         r"\bthe\s+paper\s+[\"“'‘](?P<t>[^\"”'’]{8,})[\"”'’]",
         # Unquoted: "what is the paper DeVRF: Fast Deformable … about?" was a list of 8 papers.
         r"^\s*(?:what\s+is|what's|tell\s+me\s+(?:more\s+)?about|explain|describe)\s+the\s+paper\s+"

@@ -153,3 +153,18 @@ def test_a_comparison_keeps_what_it_compares_its_sides_in(question, context):
     subjects = classify(question).subjects
     assert len(subjects) == 2
     assert compare_context(question, subjects) == context
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Summarize Constitutional AI in three sentences",
+        "summarize Constitutional AI briefly",
+        "give me a summary of Constitutional AI in 100 words.",
+        "Summarize Constitutional AI, in plain English",
+    ],
+)
+def test_how_long_a_summary_should_be_is_not_part_of_the_title(question):
+    intent = classify(question, analyse(question, NOW), NOW.date())
+
+    assert (intent.kind, intent.title) == ("named_paper", "Constitutional AI")
