@@ -1202,6 +1202,16 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
     # Words both sides share ("models" in "diffusion models vs autoregressive models") tell
     # nothing apart.
     shared = set().union(*forms[a]) & set().union(*forms[b])
+    # Without them, a side's words are said by its own papers only: "token" names RAG-Token
+    # beside RAG-Sequence in RAG's paper, not in OPT's "Our final corpus contains 180B tokens".
+    naming = {
+        side: {
+            source.number
+            for source in request.sources
+            if any(set(f) <= set(terms(f"{source.title} {source.text}")) for f in fs)
+        }
+        for side, fs in forms.items()
+    }
     forms = {
         side: [tuple(t for t in f if t not in shared) or f for f in fs]
         for side, fs in forms.items()
@@ -1211,7 +1221,9 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
         side: [
             s
             for s in scorer.sentences
-            if _mentions(s, forms[side]) and not _mentions(s, forms[other])
+            if s.source.number in naming[side]
+            and _mentions(s, forms[side])
+            and not _mentions(s, forms[other])
         ]
         for side, other in ((a, b), (b, a))
     }
@@ -1221,18 +1233,20 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
     used: set[int] = set()
     for side, other in ((a, b), (b, a)):
         mine = [s for s in mentioning[side] if id(s) not in used]
-        if not mine:
+        picked = []
+        if mine:
+            lex = scorer.lexical(f"{side} {topic}")
+            shortlist = sorted(mine, key=lambda s: scorer.prelim(s, lex), reverse=True)
+            shortlist = shortlist[: SHORTLIST // 2]
+            scores = scorer.by_meaning(f"{side} {topic}", shortlist, lex)
+            picked = _greedy([(scores[id(s)], s) for s in shortlist], 2)
+        if not picked:
             # "None mentions it" only when no sentence names it at all: a sentence naming both
             # sides is quoted below, and would contradict it.
             beside = any(_mentions(s, forms[side]) for s in scorer.sentences)
             missing = T.COMPARE_SIDE_ONLY_BESIDE if beside else T.COMPARE_SIDE_MISSING
             lines += [missing.format(side=side, other=other), ""]
             continue
-        lex = scorer.lexical(f"{side} {topic}")
-        shortlist = sorted(mine, key=lambda s: scorer.prelim(s, lex), reverse=True)
-        shortlist = shortlist[: SHORTLIST // 2]
-        scores = scorer.by_meaning(f"{side} {topic}", shortlist, lex)
-        picked = _greedy([(scores[id(s)], s) for s in shortlist], 2)
         used.update(id(s) for s in picked)
         lines.append(T.COMPARE_SIDE.format(side=side))
         lines += [T.QUOTE_ITEM.format(quote=_quote(s)) for s in picked] + [""]

@@ -551,6 +551,37 @@ def test_a_side_beside_its_own_variants_is_not_set_beside_the_other_side(setting
     assert "**On REALM:**" in answer
 
 
+def test_a_sides_own_word_names_it_only_in_papers_that_name_the_side(settings):
+    # "What is the difference between RAG-Sequence and RAG-Token?" quoted, on RAG-Token, OPT's
+    # "Our final corpus contains roughly 180B tokens": without the shared "RAG", "token" is
+    # RAG-Token's word only in a paper that names RAG-Token.
+    settings.EMBEDDING_BACKEND = "hashing"
+    rag = SourceText(
+        1, "Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks", "P. Lewis",
+        "2020-05-22", "The RAG-Sequence model uses the same retrieved document to generate the "
+        "complete sequence. Unlike RAG-Sequence, RAG-Token can draw a different latent document "
+        "for each target token.", "2005.11401",
+    )  # fmt: skip
+    opt = SourceText(
+        2, "OPT: Open Pre-trained Transformer Language Models", "S. Zhang", "2022-05-02",
+        "Our final corpus contains roughly 180B tokens.", "2205.01068",
+    )  # fmt: skip
+    question = "What is the difference between RAG-Sequence and RAG-Token?"
+    request = AnswerRequest(
+        question=question, sources=[rag, opt], messages=[],
+        intent=Intent("compare", subjects=("RAG-Sequence", "RAG-Token")),
+        analysis={"query": question},
+    )  # fmt: skip
+
+    answer = compose_shaped(request)
+
+    assert "180B tokens" not in answer
+    said_beside = T.COMPARE_SIDE_ONLY_BESIDE.format(side="RAG-Token", other="RAG-Sequence")
+    assert said_beside in answer
+    assert "Unlike RAG-Sequence, RAG-Token can draw" in answer.split(T.COMPARE_DIFFERENCE)[-1]
+    assert T.COMPARE_SIDE.format(side="RAG-Token") not in answer.splitlines()  # over nothing
+
+
 def test_a_side_is_named_by_its_words_as_a_name_not_by_them_anywhere(settings):
     # "LoRA compared with prompt tuning" quoted, on prompt tuning, "… reducing the impact of
     # prompt-set-specific tuning" (bench_answers compare-5): "prompt" there qualifies "set".
