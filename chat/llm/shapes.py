@@ -261,10 +261,13 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     newest_first = intent.latest or (intent.by_filter and not topic)
     if newest_first:
         sources.sort(key=lambda s: s.published or "", reverse=True)
+    papers = "paper" if len(sources) == 1 else "papers"
     if intent.by_filter and not topic and authors:
-        lead = T.LIST_LEAD_AUTHORS.format(count=len(sources), authors=_join(authors))
+        lead = T.LIST_LEAD_AUTHORS.format(count=len(sources), papers=papers, authors=_join(authors))
     elif intent.by_filter and not topic and categories:
-        lead = T.LIST_LEAD_CATEGORIES.format(count=len(sources), categories=_join(categories))
+        lead = T.LIST_LEAD_CATEGORIES.format(
+            count=len(sources), papers=papers, categories=_join(categories)
+        )
     elif len(sources) == 1:
         lead = T.LIST_LEAD_ONE
     elif newest_first:

@@ -152,7 +152,9 @@ async def test_papers_by_an_author_are_listed_never_refused(sample_catalogue, no
     assert sources and all(author.name in s["authors"] for s in sources)
     assert "not enough" not in done["content"] and "mentions" not in done["content"]
     lines = done["content"].splitlines()
-    assert lines[0] == T.LIST_LEAD_AUTHORS.format(count=len(sources), authors=author.name)
+    assert lines[0] == T.LIST_LEAD_AUTHORS.format(
+        count=len(sources), papers="papers", authors=author.name
+    )
     # One numbered line per paper, newest first, each citing its paper.
     items = [line for line in lines if re.match(r"\d+\. ", line)]
     assert len(items) == len(sources)
@@ -160,6 +162,19 @@ async def test_papers_by_an_author_are_listed_never_refused(sample_catalogue, no
     assert dates == sorted(dates, reverse=True)
     assert sorted(done["citations"]) == [s["number"] for s in sources]
     assert_composed_from_sources(done["content"], sources)
+
+
+async def test_one_paper_by_an_author_is_one_paper(sample_catalogue, now):
+    # "1 papers by Kaiming He in the catalogue" (seen in Chromium).
+    author = await (
+        Author.objects.annotate(n=Count("papers")).filter(n=1).order_by("name").afirst()
+    )
+    analysis, sources, done = await _ask(f"papers by {author.name}", now)
+
+    assert len(sources) == 1
+    assert done["content"].splitlines()[0] == T.LIST_LEAD_AUTHORS.format(
+        count=1, papers="paper", authors=author.name
+    )
 
 
 async def test_papers_like_an_id_name_the_seed_first(sample_catalogue, now):
