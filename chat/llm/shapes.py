@@ -521,6 +521,65 @@ def _named(
     return lines + [T.QUOTE_ITEM.format(quote=_quote(s)) for s in said]
 
 
+def _record_source(request: AnswerRequest) -> SourceText | None:
+    """The paper a question about a record names: by its id or title, else by what it introduced
+    (chat.retrieval.named: "the Adam paper", "the Transformer")."""
+    if found := _named_source(request):
+        return found
+    named = _named_papers(request)
+    return next((s for s in request.sources if s.arxiv_id in named), None)
+
+
+MAX_AUTHORS_NAMED = 8  # a longer author list names the first few and counts the others
+
+
+def _authors(source: SourceText) -> str:
+    names = [n.strip() for n in source.authors.split(",") if n.strip()]
+    if len(names) > MAX_AUTHORS_NAMED:
+        shown = MAX_AUTHORS_NAMED - 2
+        return f"{', '.join(names[:shown])} and {len(names) - shown} others"
+    return _join(names) if names else "authors the catalogue does not list"
+
+
+def _posted(source: SourceText) -> str:
+    """ "on 2017-06-12", or "in June 2017" when the catalogue knows only the month: a date on
+    the first of the month its arXiv id was given (YYMM) came from the id, not from arXiv."""
+    day = source.published[:10]
+    yymm = re.match(r"(\d{2})(\d{2})\.\d{4,5}", source.arxiv_id or "")
+    if day.endswith("-01") and yymm and day[2:4] == yymm[1] and day[5:7] == yymm[2]:
+        return f"in {_month(day)}"
+    return f"on {day}"
+
+
+def _record(
+    request: AnswerRequest, scorer: _Scorer, source: SourceText | None
+) -> list[str] | None:
+    """Who wrote a paper, when it appeared, or which paper introduced a name: from the
+    catalogue's record of it, then one sentence of what it reports (for a name, the sentence
+    that introduces it)."""
+    if source is None:
+        return None  # no paper of the catalogue answers to it: the overview says what was found
+    intent = request.intent
+    fields = {"title": _title(source), "arxiv_id": source.arxiv_id, "number": source.number}
+    if intent.asks == intents.AUTHORS:
+        lead = T.RECORD_AUTHORS.format(authors=_authors(source), **fields)
+    elif intent.asks == intents.DATE:
+        lead = T.RECORD_DATE.format(when=_posted(source), **fields)
+    else:
+        lead = T.RECORD_ORIGIN.format(
+            name=intent.title[:1].upper() + intent.title[1:], published=source.published,
+            authors=_authors(source), **fields,
+        )  # fmt: skip
+    own = scorer.by_source.get(source.number, [])
+    name = set(terms(intent.title))
+    naming = [s for s in own if intent.asks == intents.ORIGIN and name <= set(s.term_counts)]
+    said = [s for s in naming or own if scorer.role_of(s) in (CONTRIBUTION, RESULT)]
+    quote = (said or naming or own)[:1]
+    if not quote:
+        return [lead]
+    return [lead, "", T.RECORD_CONTEXT, T.QUOTE_ITEM.format(quote=_quote(quote[0]))]
+
+
 def _greedy(scored: list[tuple[float, _Sentence]], limit: int) -> list[_Sentence]:
     """The best sentences, a source already quoted counting less, near-repeats left out."""
     chosen: list[_Sentence] = []
@@ -1350,6 +1409,8 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
         body = _side_by_side(request, scorer)
     elif previous and not previous.get("question") and len(_one_per_paper(sources)) == 1:
         body = _named(request, scorer, sources[0])  # "tell me more about [3]": that paper
+    elif kind == intents.NAMED_PAPER and intent.asks:
+        body = _record(request, scorer, _record_source(request))
     elif kind == intents.NAMED_PAPER:
         named = _named_source(request)
         body = _named(request, scorer, named) if named else None
