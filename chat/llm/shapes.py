@@ -526,7 +526,7 @@ def _record_source(request: AnswerRequest) -> SourceText | None:
     (chat.retrieval.named: "the Adam paper", "the Transformer")."""
     if found := _named_source(request):
         return found
-    named = _named_papers(request)
+    named = asked_papers(request.intent, _analysis(request, "named", {}))
     return next((s for s in request.sources if s.arxiv_id in named), None)
 
 
@@ -841,6 +841,15 @@ def _answered_by_heading(s: _Sentence, request: AnswerRequest) -> bool:
 
 def _named_papers(request: AnswerRequest) -> set[str]:
     return named_about(_analysis(request, "named", {}))
+
+
+def asked_papers(intent, named: dict) -> set[str]:
+    """The arXiv ids of the papers an answer is about: those the question names and asks about,
+    and for a question about a paper's record ("which paper introduced the Transformer?") every
+    paper it names, in whatever place."""
+    if intent.kind == intents.NAMED_PAPER and intent.asks:
+        return {p["arxiv_id"] for p in named.get("papers", []) if p.get("arxiv_id")}
+    return named_about(named)
 
 
 def named_about(named: dict) -> set[str]:

@@ -28,7 +28,13 @@ from chat.llm.base import LLM_BAD_OUTPUT, AnswerRequest, LLMError, SourceText
 from chat.llm.extractive import answering_sentences, quoted_sentences
 from chat.llm.repetition import trim_loop
 from chat.llm.sentences import passage_span
-from chat.llm.shapes import NAMED_TITLE_MATCH, asked_names, named_about, on_topic, title_match
+from chat.llm.shapes import (
+    NAMED_TITLE_MATCH,
+    asked_names,
+    asked_papers,
+    on_topic,
+    title_match,
+)
 from chat.pipeline import progress, prompts
 from chat.pipeline.citations import CitationStream, check_citations, only_citations
 from chat.pipeline.direct import catalogue_coverage, chat_reply, nothing_relevant_reply
@@ -392,8 +398,10 @@ async def answer_events(
         topic_words = intents.timeline_topic(analysis["query"])
         hits = [h for h in hits if on_topic(h.title, h.abstract, topic_words)] or hits
     elif intent.kind == intents.NAMED_PAPER and not evidence:
+        record = asked_papers(intent, analysis.get("named", {})) if intent.asks else set()
         hits = [
-            abstract_first(hit) if title_match(intent.title, hit.title) >= NAMED_TITLE_MATCH
+            abstract_first(hit)
+            if hit.arxiv_id in record or title_match(intent.title, hit.title) >= NAMED_TITLE_MATCH
             else hit
             for hit in hits
         ]  # fmt: skip
@@ -408,7 +416,9 @@ async def answer_events(
     # "summarize <id>": the paper itself is source [1] (search only found papers like it).
     first = [{**seed, "number": 1}] if seed and intent.kind == intents.NAMED_PAPER else []
     named = analysis.get("named", {})
-    cards = source_cards(hits, first, wanted=settings.CHAT_SOURCES, asked_about=named_about(named))
+    cards = source_cards(
+        hits, first, wanted=settings.CHAT_SOURCES, asked_about=asked_papers(intent, named)
+    )
     cards = with_quotes(cards, topic, asked_names(named))
     if reference.kind == SOURCES and analysis.get("previous", {}).get("filtered"):
         for card in cards:  # "which of these…": the sentence that says so, or none

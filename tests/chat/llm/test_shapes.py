@@ -726,3 +726,72 @@ def test_a_paper_sharing_a_topics_words_but_not_its_head_is_off_topic(shared_dat
         if json.loads(line)["id"] == "2007.01282"
     )  # "Passage Retrieval with Generative Models": no "augmented", still on the topic
     assert on_topic(fid["title"], fid["abstract"], "retrieval-augmented generation")
+
+
+def _record_request(question: str, sources: list, named: list | None = None) -> AnswerRequest:
+    from chat.understanding.analysis import analyse
+    from chat.understanding.intent import classify
+
+    now = datetime(2026, 11, 29, tzinfo=UTC)
+    intent = classify(question, analyse(question, now), now.date())
+    papers = [{"arxiv_id": a, "name": n, "asked": n} for a, n in (named or [])]
+    analysis = {"query": question, "named": {"papers": papers, "unknown": [], "about": False}}
+    return AnswerRequest(
+        question=question, sources=sources, messages=[], intent=intent, analysis=analysis
+    )
+
+
+ATTENTION = SourceText(
+    1, "Attention Is All You Need", "Ashish Vaswani, Noam Shazeer, Niki Parmar, Jakob "
+    "Uszkoreit, Llion Jones, Aidan N. Gomez, Łukasz Kaiser, Illia Polosukhin", "2017-06-01",
+    "The dominant sequence transduction models are based on complex recurrent networks. We "
+    "propose a new simple network architecture, the Transformer, based solely on attention "
+    "mechanisms.", "1706.03762",
+)  # fmt: skip
+RWKV = SourceText(
+    2, "RWKV: Reinventing RNNs for the Transformer Era", "Bo Peng, Eric Alcaide", "2023-05-22",
+    "We propose a novel model architecture that combines Transformers with RNNs.", "2305.13048",
+)  # fmt: skip
+
+
+def test_who_wrote_a_paper_named_by_what_it_introduced_is_its_record(settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    request = _record_request(
+        "Who wrote the Transformer paper?", [RWKV, ATTENTION], [("1706.03762", "Transformer")]
+    )
+    lines = compose_shaped(request).splitlines()
+
+    assert lines[0] == (
+        "**Attention Is All You Need** (arXiv 1706.03762) is by Ashish Vaswani, Noam Shazeer, "
+        "Niki Parmar, Jakob Uszkoreit, Llion Jones, Aidan N. Gomez, Łukasz Kaiser and Illia "
+        "Polosukhin [1]"
+    )
+    assert "We propose a new simple network architecture, the Transformer" in lines[-1]
+
+
+def test_when_a_paper_appeared_says_only_what_the_catalogue_knows(settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    # The first of the month its id was given: a date the catalogue had from the id alone.
+    asked = compose_shaped(_record_request("When was Attention Is All You Need published?",
+                                           [ATTENTION, RWKV]))  # fmt: skip
+    assert asked.splitlines()[0].endswith("was first posted to arXiv in June 2017 [1]")
+    asked = compose_shaped(_record_request("when did RWKV come out?", [RWKV], [("2305.13048", "RWKV")]))
+    assert asked.splitlines()[0].endswith("was first posted to arXiv on 2023-05-22 [2]")
+
+
+def test_which_paper_introduced_a_name_quotes_where_it_does(settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    request = _record_request(
+        "Which paper introduced the Transformer?", [RWKV, ATTENTION], [("1706.03762", "Transformer")]
+    )
+    lines = compose_shaped(request).splitlines()
+
+    assert lines[0].startswith("Transformer was introduced by **Attention Is All You Need** "
+                               "(2017-06-01, arXiv 1706.03762), by Ashish Vaswani")  # fmt: skip
+    assert lines[-1] == (
+        "- We propose a new simple network architecture, the Transformer, based solely on "
+        "attention mechanisms [1]."
+    )
+    # No paper of the catalogue answers to the name: not a record of another paper.
+    unknown = _record_request("Which paper introduced BERT?", [RWKV, ATTENTION])
+    assert "was introduced by" not in compose_shaped(unknown)
