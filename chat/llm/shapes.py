@@ -527,7 +527,12 @@ def _record_source(request: AnswerRequest) -> SourceText | None:
     if found := _named_source(request):
         return found
     named = asked_papers(request.intent, _analysis(request, "named", {}))
-    return next((s for s in request.sources if s.arxiv_id in named), None)
+    key = name_key(request.intent.title)
+    return next(
+        (s for s in request.sources if s.arxiv_id in named),
+        # "who proposed batch normalization?": the paper whose title, before its colon, is it
+        next((s for s in request.sources if name_key(s.title.split(":")[0]) == key), None),
+    )
 
 
 MAX_AUTHORS_NAMED = 8  # a longer author list names the first few and counts the others

@@ -792,6 +792,14 @@ def test_which_paper_introduced_a_name_quotes_where_it_does(settings):
         "- We propose a new simple network architecture, the Transformer, based solely on "
         "attention mechanisms [1]."
     )
+    # A name in lower case the catalogue's names do not hold: the paper titled by it.
+    batch_norm = SourceText(
+        3, "Batch Normalization: Accelerating Deep Network Training", "Sergey Ioffe, Christian "
+        "Szegedy", "2015-02-01", "We propose a new mechanism, which we call Batch Normalization.",
+        "1502.03167",
+    )  # fmt: skip
+    asked = compose_shaped(_record_request("who proposed batch normalization?", [RWKV, batch_norm]))
+    assert asked.startswith("Batch normalization was introduced by **Batch Normalization: ")
     # No paper of the catalogue answers to the name: not a record of another paper.
     unknown = _record_request("Which paper introduced BERT?", [RWKV, ATTENTION])
     assert "was introduced by" not in compose_shaped(unknown)
