@@ -90,6 +90,21 @@ def as_abstract(hit):
     )  # fmt: skip
 
 
+def said_in_body_only(hit, topic: str) -> bool:
+    """A read paper that a list's topic fits by its best chunk, not by its abstract (MuZero's
+    abstract never says "reinforcement learning"; its body does): listed with that chunk."""
+    return (
+        bool(topic)
+        and hit.kind == "fulltext"
+        and not on_topic(hit.title, hit.abstract, topic)
+        and on_topic(hit.title, hit.passage_text, topic)
+    )
+
+
+def _listed_text(hit) -> str:
+    return hit.passage_text if hit.kind == "fulltext" else hit.abstract
+
+
 def abstract_first(hit):
     """ "summarize <title>": the named paper's abstract says what it reports; the chunk that
     matched the words comes next, as a card of its own."""
@@ -384,14 +399,20 @@ async def answer_events(
         analysis["filters"] = dict(filters)
     intent = intents.classify(query, understood, now.date())
     analysis["intent"] = intent.kind
-    if intent.kind in ABSTRACT_SHAPES and not evidence:
-        hits = [as_abstract(hit) for hit in hits]
     searched = reference.kind != SOURCES
-    if intent.kind == intents.LIST and searched and not intent.by_filter and analysis.get("query"):
+    listing = intent.kind == intents.LIST and searched and not intent.by_filter
+    if intent.kind in ABSTRACT_SHAPES and not evidence:
+        hits = [
+            replace(hit, more_chunks=[])
+            if listing and said_in_body_only(hit, analysis.get("query") or "")
+            else as_abstract(hit)
+            for hit in hits
+        ]  # fmt: skip
+    if listing and analysis.get("query"):
         # The search's tail is no list item (chat.llm.shapes.on_topic); left out of the cards
         # too, so the list's numbers are its cards' ([2] is the second line).
         topic_words = analysis["query"]
-        hits = [h for h in hits if on_topic(h.title, h.abstract, topic_words)] or hits
+        hits = [h for h in hits if on_topic(h.title, _listed_text(h), topic_words)] or hits
     elif intent.kind == intents.TIMELINE and searched and analysis.get("query"):
         # A timeline's periods are its cards': the search's tail (an eigenvalue paper in 2007
         # for "how did diffusion models develop?") is no period of the topic.
