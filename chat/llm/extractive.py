@@ -310,12 +310,23 @@ def quotable_body_sentences(text: str, section: str = "") -> list[str]:
     return [s.text for s in _candidates([chunk])]
 
 
+def _plain(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
 def _candidates(sources: list[SourceText]) -> list[_Sentence]:
     found = []
     for source in sources:
         has_title, sentences = _source_sentences(source)
         if source.where:
-            found += _body_candidates(source, sentences)
+            # The first page's title line is no sentence of the body, nor what the splitter
+            # joins to it (the authors, their affiliations, the abstract's first words):
+            # "NG-Scope: Fine-Grained Telemetry for NextG Cellular Networks [1, p. 1]" answered
+            # "Explain the NG-Scope system".
+            title = _plain(source.title)
+            found += _body_candidates(
+                source, [t for t in sentences if not _plain(t).startswith(title)]
+            )
             continue
         for position, text in enumerate(sentences):
             if _quotable(text):
