@@ -325,7 +325,7 @@ def _candidates(sources: list[SourceText]) -> list[_Sentence]:
             # "Explain the NG-Scope system".
             title = _plain(source.title)
             found += _body_candidates(
-                source, [t for t in sentences if not _plain(t).startswith(title)]
+                source, [t for t in sentences if not (title and _plain(t).startswith(title))]
             )
             continue
         for position, text in enumerate(sentences):
