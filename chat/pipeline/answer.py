@@ -12,6 +12,7 @@ after text was streamed, the partial text is kept and the generator ends with `e
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import replace
@@ -90,12 +91,19 @@ def as_abstract(hit):
     )  # fmt: skip
 
 
+# Sections on other papers' work: what they say is done is not done by the paper.
+_OTHERS_WORK = re.compile(r"related\s+work|prior\s+work|previous\s+work|background|literature", re.I)
+
+
 def said_in_body_only(hit, topic: str) -> bool:
     """A read paper that a list's topic fits by its best chunk, not by its abstract (MuZero's
-    abstract never says "reinforcement learning"; its body does): listed with that chunk."""
+    abstract never says "reinforcement learning"; its introduction does): listed with that
+    chunk. Not by a chunk of its related work (FiD's "… trained with reinforcement learning"
+    is another paper's method)."""
     return (
         bool(topic)
         and hit.kind == "fulltext"
+        and not _OTHERS_WORK.search(hit.section or "")
         and not on_topic(hit.title, hit.abstract, topic)
         and on_topic(hit.title, hit.passage_text, topic)
     )

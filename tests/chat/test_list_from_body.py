@@ -32,6 +32,13 @@ async def test_a_paper_on_the_lists_topic_by_its_body_is_listed_with_that_chunk(
         paper, [["Graph neural networks predict properties of molecules."], [BODY]], "Method"
     )
 
+    # Another paper's related work names the topic: no item of the list.
+    video = await Paper.objects.aget(arxiv_id="2301.00001")
+    await sync_to_async(add_fulltext)(
+        video, [["Earlier work trained video models with reinforcement learning from rewards."]],
+        "2 Related Work",
+    )  # fmt: skip
+
     _, by = await run("papers on reinforcement learning")
     cards = by["sources"][0]["sources"]
     listed = [c for c in cards if c["arxiv_id"] == "2511.00006"]
@@ -41,3 +48,4 @@ async def test_a_paper_on_the_lists_topic_by_its_body_is_listed_with_that_chunk(
         line for line in by["done"][0]["content"].splitlines() if "Graph neural networks" in line
     )
     assert BODY.rstrip(".") in line and f"[{listed[0]['number']}" in line
+    assert "2301.00001" not in [c["arxiv_id"] for c in cards]
