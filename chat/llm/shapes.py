@@ -640,6 +640,28 @@ def _grouped(
     return lines[:-1]
 
 
+# "What is QAOA?", "what are diffusion models?": the thing asked to be defined.
+_WHAT_IS = re.compile(
+    r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<x>[\w][\w .+-]{0,60}?)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def _definition(request: AnswerRequest, scorer: _Scorer) -> _Sentence | None:
+    """For "what is X?", the sentence that says what X is: "X is a …", "The Quantum Approximate
+    Optimization Algorithm (QAOA) is a …", "X refers to …"; the best-scored of several."""
+    asked = _WHAT_IS.match(request.question)
+    if not asked:
+        return None
+    x = re.escape(asked["x"].strip())
+    says = re.compile(
+        rf"(?:\b{x}|\(\s*{x}\s*\))\s+(?:is|are|refers\s+to|denotes)\s+(?:an?|the|one)\b",
+        re.IGNORECASE,
+    )
+    defining = [s for s in scorer.sentences if not s.is_title and says.search(s.text)]
+    return max(defining, key=scorer.prelim, default=None)
+
+
 def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
     """When the best source is a chunk of a paper's body, the sentences its cards highlight (the
     ones that answer by words: "What default stepsize does AdaMax use?" -> "Good default settings
@@ -1050,6 +1072,8 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     naming = _naming_datasets(request, scorer, topic)
     if naming:
         leads = naming + [s for s in leads if s not in naming]
+    if defined := _definition(request, scorer):
+        leads = [defined] + [s for s in leads if s is not defined]
     # A paper repeats itself (a supplement's copy of its "Datasets." paragraph): one quote.
     leads = [s for i, s in enumerate(leads) if s.text not in {o.text for o in leads[:i]}]
     named = _named_papers(request)

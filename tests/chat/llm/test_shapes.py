@@ -803,3 +803,29 @@ def test_which_paper_introduced_a_name_quotes_where_it_does(settings):
     # No paper of the catalogue answers to the name: not a record of another paper.
     unknown = _record_request("Which paper introduced BERT?", [RWKV, ATTENTION])
     assert "was introduced by" not in compose_shaped(unknown)
+
+
+def test_what_is_a_name_opens_with_the_sentence_that_says_what_it_is(settings):
+    # "What is QAOA?" opened with "The performance of the QAOA at low depths is limited …"
+    # (seen in Chromium), where another paper says what the QAOA is.
+    settings.EMBEDDING_BACKEND = "hashing"
+    multiscale = SourceText(
+        1, "Multiscale Quantum Approximate Optimization Algorithm", "P. Zhou", "2023-12-11",
+        "The performance of the QAOA at low depths is limited, while the QAOA at higher depths "
+        "is constrained. We propose a new version of QAOA with the renormalization group.",
+        "2312.06181",
+    )  # fmt: skip
+    noise = SourceText(
+        2, "The Effect of Classical Optimizers and Ansatz Depth on QAOA Performance", "A. Pellow",
+        "2023-07-01", "The Quantum Approximate Optimization Algorithm (QAOA) is a variational "
+        "quantum algorithm providing approximate solutions for combinatorial optimization "
+        "problems. We study the effect of noise on it.", "2307.10149",
+    )  # fmt: skip
+    request = AnswerRequest(
+        question="What is QAOA?", sources=[multiscale, noise], messages=[],
+        intent=Intent("overview"), analysis={"query": "What is QAOA?"},
+    )  # fmt: skip
+
+    quoted = [line for line in compose_shaped(request).splitlines() if line.startswith("- ")]
+
+    assert quoted[0].startswith("- The Quantum Approximate Optimization Algorithm (QAOA) is a")
