@@ -88,7 +88,7 @@ ASKING = frozenset(
     faster slower better worse larger smaller bigger higher lower easier harder stronger weaker
     simpler largest smallest biggest longest shortest highest lowest maximum minimum true false
     really last lasted lasts recommend recommends recommended suggest suggests suggested know
-    knows knowing big""".split()
+    knows knowing big stand stands""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"
@@ -647,9 +647,28 @@ _WHAT_IS = re.compile(
 )
 
 
+# "What does ULSA stand for?": the words an acronym is made of.
+_STANDS_FOR = re.compile(
+    r"^\s*what\s+(?:does|do)\s+(?:the\s+)?(?P<x>[\w.+-]{2,20})\s+stand\s+for\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
 def _definition(request: AnswerRequest, scorer: _Scorer) -> _Sentence | None:
     """For "what is X?", the sentence that says what X is: "X is a …", "The Quantum Approximate
-    Optimization Algorithm (QAOA) is a …", "X refers to …"; the best-scored of several."""
+    Optimization Algorithm (QAOA) is a …", "X refers to …"; for "what does X stand for?", the
+    one that spells it out ("… Optimization Algorithm (QAOA)", a title "ULSA: Unified Language
+    of Synthesis Actions …"). The best-scored of several."""
+    if asked := _STANDS_FOR.match(request.question):
+        x = re.escape(asked["x"])
+        says = re.compile(rf"\w\s*\(\s*{x}s?\s*\)|^\s*{x}\s*:\s*\w", re.IGNORECASE)
+        titles = [
+            _Sentence(source, 0, _title(source), Counter(terms(source.title)), True)
+            for source in request.sources
+            if says.search(_title(source))
+        ]
+        spelled = [s for s in scorer.sentences if says.search(s.text)]
+        return titles[0] if titles else max(spelled, key=scorer.prelim, default=None)
     asked = _WHAT_IS.match(request.question)
     if not asked:
         return None
@@ -1060,19 +1079,21 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     shortlist = _shortlist(scorer, scorer.lex, SHORTLIST, _whole_topic(request, topic))
     scores = scorer.by_meaning(topic, shortlist)
     scored = [(scores[id(s)], s) for s in shortlist]
-    if not _enough(request.sources, topic, scorer, scored):
+    # A sentence saying what the asked thing is answers "what is X?" by itself.
+    defined = _definition(request, scorer)
+    if not defined and not _enough(request.sources, topic, scorer, scored):
         return None
     # Background ("... remains a long-standing challenge") only when no paper says what it did.
     chosen = _greedy(
         [(v, s) for v, s in scored if scorer.role_of(s) != BACKGROUND], OVERVIEW_SENTENCES
     ) or _greedy(scored, OVERVIEW_SENTENCES)
-    if not chosen:
+    if not chosen and not defined:
         return None
     leads = _body_answers(request, scorer)
     naming = _naming_datasets(request, scorer, topic)
     if naming:
         leads = naming + [s for s in leads if s not in naming]
-    if defined := _definition(request, scorer):
+    if defined:
         leads = [defined] + [s for s in leads if s is not defined]
     # A paper repeats itself (a supplement's copy of its "Datasets." paragraph): one quote.
     leads = [s for i, s in enumerate(leads) if s.text not in {o.text for o in leads[:i]}]

@@ -829,3 +829,49 @@ def test_what_is_a_name_opens_with_the_sentence_that_says_what_it_is(settings):
     quoted = [line for line in compose_shaped(request).splitlines() if line.startswith("- ")]
 
     assert quoted[0].startswith("- The Quantum Approximate Optimization Algorithm (QAOA) is a")
+
+
+def test_what_an_acronym_stands_for_is_said_by_where_it_is_spelled_out(settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    ulsa = SourceText(
+        1, "ULSA: Unified Language of Synthesis Actions for Representation of Synthesis "
+        "Protocols", "Z. Wang", "2022-01-23", "We then mapped these paragraphs into ULSA by using "
+        "the bi-LSTM model.", "2201.09329", where="p. 13",
+    )  # fmt: skip
+    noise = SourceText(
+        2, "The Effect of Classical Optimizers on QAOA", "A. Pellow", "2023-07-01",
+        "The Quantum Approximate Optimization Algorithm (QAOA) is a variational quantum "
+        "algorithm. We study noise.", "2307.10149",
+    )  # fmt: skip
+
+    def first_quote(question: str) -> str:
+        request = AnswerRequest(
+            question=question, sources=[ulsa, noise], messages=[], intent=Intent("overview"),
+            analysis={"query": question},
+        )  # fmt: skip
+        answer = compose_shaped(request)
+        assert "“stand”" not in answer  # a word of the asking, not of the topic
+        return next(line for line in answer.splitlines() if line.startswith("- "))
+
+    assert first_quote("What does ULSA stand for?").startswith(
+        "- ULSA: Unified Language of Synthesis Actions for Representation of Synthesis Protocols ["
+    )
+    assert first_quote("what does QAOA stand for?").startswith(
+        "- The Quantum Approximate Optimization Algorithm (QAOA) is a variational"
+    )
+
+
+def test_an_acronym_spelled_out_only_in_a_title_is_still_an_answer(settings):
+    # Its one paper's card a chunk that never spells it out: the title does.
+    settings.EMBEDDING_BACKEND = "hashing"
+    ulsa = SourceText(
+        1, "ULSA: Unified Language of Synthesis Actions", "Z. Wang", "2022-01-23",
+        "We then mapped these paragraphs into ULSA by using the bi-LSTM model.", "2201.09329",
+        where="p. 13",
+    )  # fmt: skip
+    request = AnswerRequest(
+        question="What does ULSA stand for?", sources=[ulsa], messages=[],
+        intent=Intent("overview"), analysis={"query": "What does ULSA stand for?"},
+    )  # fmt: skip
+
+    assert "- ULSA: Unified Language of Synthesis Actions [1]." in compose_shaped(request)
