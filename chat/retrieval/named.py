@@ -66,7 +66,9 @@ _NAMING_PLACES = (
     r"\b(?i:does|did|do|is|was|were|can|could)\s+(?:the\s+)?{x}\s+[a-z]",
     r"\b(?:the|in|of|for)\s+{x}\s+(?:paper|model|models|architecture|method|algorithm|"
     r"training|pre-?training|authors)\b",
-    r"{x}\s+(?:models?|encoders?|generator|training|pre-?training|experiments?|study)\b",
+    # ("the CiteSee evaluation", "the NG-Scope system": the paper's own work)
+    r"{x}\s+(?:models?|encoders?|generator|training|pre-?training|experiments?|study|"
+    r"evaluations?|results?|system|tool|interface|framework|ablations?|baselines?|user\s+study)\b",
     r"\b(?:of|in|by|for)\s+(?:the\s+)?{x}\s*\?*$",
     # (or before the question's verb: "What limitations of RWKV do the authors acknowledge?")
     r"\b(?:of|in|by|for)\s+(?:the\s+)?{x}\s+(?i:do|does|did|is|are|was|were|has|have|had)\s",

@@ -248,6 +248,11 @@ def test_a_question_about_other_work_around_the_named_paper_is_not_answered_by_i
     # So is "<what> of X" before the question's verb.
     rwkv = [NamedPaper(3, "2305.13048", "RWKV", "RWKV")]
     assert asks_about("What limitations of RWKV do the authors acknowledge?", rwkv)
+    # A noun of the paper's own work after the name ("Paper Plain's PDF baseline" was quoted
+    # for "the CiteSee evaluation").
+    citesee = [NamedPaper(4, "2302.07302", "CiteSee", "CiteSee")]
+    assert asks_about("What are the baselines in the CiteSee evaluation?", citesee)
+    assert asks_about("Explain the NG-Scope system", [NamedPaper(5, "2201.05281", "NG-Scope", "NG-Scope")])
     assert not asks_about("Which papers compared with RWKV do the authors cite?", rwkv)
     assert not asks_about("What are alternatives to the Transformer for long texts?", transformer)
     assert not asks_about("Which models improve on the Transformer?", transformer)
