@@ -169,9 +169,22 @@ def intent_instructions(intent) -> str:
     if intent.kind in INTENT_INSTRUCTIONS:
         subjects = " versus ".join(getattr(intent, "subjects", ()) or ()) or "the two sides"
         parts.append(INTENT_INSTRUCTIONS[intent.kind].format(subjects=subjects))
+    if getattr(intent, "asks", ""):
+        parts.append(RECORD_INSTRUCTIONS[intent.asks])
     if getattr(intent, "latest", False):
         parts.append(LATEST_INSTRUCTION)
     return "\n\n".join(parts)
+
+
+# Questions about a paper's record (chat.understanding.intent: AUTHORS, DATE, ORIGIN): the
+# answer is in each source's header, not in its text.
+RECORD_INSTRUCTIONS = {
+    "authors": "It asks who wrote the paper: open with its authors as the source lists them, "
+    "citing it.",
+    "date": "It asks when the paper appeared: open with the date the source gives, citing it.",
+    "origin": "It asks which paper introduced a name: open with that paper's title, date and "
+    "authors, citing it, then quote where it introduces the name.",
+}
 
 
 # The question names a paper by what it introduced (chat.retrieval.named).

@@ -395,6 +395,10 @@ def test_prompts_ask_a_model_for_the_same_shapes():
     assert "The user wants the latest work" in like[0]["content"]
     plain = prompts.answer_messages("q", [DIFFUSION_LM], today)
     assert "How to shape this answer" not in plain[0]["content"]
+    who = prompts.answer_messages(
+        "who wrote it?", [DIFFUSION_LM], today, intent=Intent("named_paper", asks="authors")
+    )
+    assert "open with its authors as the source lists them" in who[0]["content"]
 
 
 def test_the_answer_opens_with_the_answering_sentence_of_any_paper_found(settings):
