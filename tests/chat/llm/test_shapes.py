@@ -494,6 +494,14 @@ def test_a_sentence_names_the_papers_own_datasets_not_earlier_works():
     assert _dataset_names("The retriever reads a large corpus such as Wikipedia.") == {"Wikipedia"}
 
 
+def _asked(question: str, sources: list, intent: Intent) -> AnswerRequest:
+    """A request as the pipeline makes it for `question`, its analysis only the topic."""
+    return AnswerRequest(
+        question=question, sources=sources, messages=[], intent=intent,
+        analysis={"query": question},
+    )  # fmt: skip
+
+
 def test_a_side_named_only_beside_the_other_is_not_called_missing(settings):
     # "What are the advantages of LoRA compared with full fine-tuning?" answered "On LoRA: none
     # of the retrieved papers mentions it", then quoted a sentence naming LoRA beside full
@@ -512,11 +520,9 @@ def test_a_side_named_only_beside_the_other_is_not_called_missing(settings):
         "Full fine-tuning of every layer costs the most memory. We report linear probes.",
         "2101.1",
     )
-    question = "What are the advantages of LoRA compared with full fine-tuning?"
-    request = AnswerRequest(
-        question=question, sources=[both, one], messages=[],
-        intent=Intent("compare", subjects=("LoRA", "full fine-tuning")),
-        analysis={"query": question},
+    request = _asked(
+        "What are the advantages of LoRA compared with full fine-tuning?", [both, one],
+        Intent("compare", subjects=("LoRA", "full fine-tuning")),
     )  # fmt: skip
     answer = compose_shaped(request)
 
@@ -585,12 +591,10 @@ def test_a_sides_own_word_names_it_only_in_papers_that_name_the_side(settings):
         2, "OPT: Open Pre-trained Transformer Language Models", "S. Zhang", "2022-05-02",
         "Our final corpus contains roughly 180B tokens.", "2205.01068",
     )  # fmt: skip
-    question = "What is the difference between RAG-Sequence and RAG-Token?"
-    request = AnswerRequest(
-        question=question, sources=[rag, opt], messages=[],
-        intent=Intent("compare", subjects=("RAG-Sequence", "RAG-Token")),
-        analysis={"query": question},
-    )  # fmt: skip
+    request = _asked(
+        "What is the difference between RAG-Sequence and RAG-Token?", [rag, opt],
+        Intent("compare", subjects=("RAG-Sequence", "RAG-Token")),
+    )
 
     answer = compose_shaped(request)
 
@@ -825,10 +829,7 @@ def test_what_is_a_name_opens_with_the_sentence_that_says_what_it_is(settings):
         "quantum algorithm providing approximate solutions for combinatorial optimization "
         "problems. We study the effect of noise on it.", "2307.10149",
     )  # fmt: skip
-    request = AnswerRequest(
-        question="What is QAOA?", sources=[multiscale, noise], messages=[],
-        intent=Intent("overview"), analysis={"query": "What is QAOA?"},
-    )  # fmt: skip
+    request = _asked("What is QAOA?", [multiscale, noise], Intent("overview"))
 
     quoted = [line for line in compose_shaped(request).splitlines() if line.startswith("- ")]
 
@@ -849,11 +850,7 @@ def test_what_an_acronym_stands_for_is_said_by_where_it_is_spelled_out(settings)
     )  # fmt: skip
 
     def first_quote(question: str) -> str:
-        request = AnswerRequest(
-            question=question, sources=[ulsa, noise], messages=[], intent=Intent("overview"),
-            analysis={"query": question},
-        )  # fmt: skip
-        answer = compose_shaped(request)
+        answer = compose_shaped(_asked(question, [ulsa, noise], Intent("overview")))
         assert "“stand”" not in answer  # a word of the asking, not of the topic
         return next(line for line in answer.splitlines() if line.startswith("- "))
 
@@ -873,9 +870,6 @@ def test_an_acronym_spelled_out_only_in_a_title_is_still_an_answer(settings):
         "We then mapped these paragraphs into ULSA by using the bi-LSTM model.", "2201.09329",
         where="p. 13",
     )  # fmt: skip
-    request = AnswerRequest(
-        question="What does ULSA stand for?", sources=[ulsa], messages=[],
-        intent=Intent("overview"), analysis={"query": "What does ULSA stand for?"},
-    )  # fmt: skip
+    request = _asked("What does ULSA stand for?", [ulsa], Intent("overview"))
 
     assert "- ULSA: Unified Language of Synthesis Actions [1]." in compose_shaped(request)
