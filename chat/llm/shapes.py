@@ -31,6 +31,7 @@ from collections import Counter
 from datetime import date
 
 from chat.understanding import intent as intents
+from chat.understanding.acronyms import expand
 from chat.understanding.quantity import (
     asks_for_quantity,
     numbers_in,
@@ -255,7 +256,10 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     if topic and not intent.by_filter:
         # A paper whose title and abstract say none of the topic is the search's tail, not an
         # item a reader wants ("Adam" in a list of papers on image recognition).
-        sources = [s for s in sources if on_topic(s.title, s.text, topic, whole=False)] or sources
+        acronyms = _analysis(request, "acronyms", {})
+        sources = [
+            s for s in sources if on_topic(s.title, s.text, topic, whole=False, acronyms=acronyms)
+        ] or sources
     newest_first = intent.latest or (intent.by_filter and not topic)
     if newest_first:
         sources.sort(key=lambda s: s.published or "", reverse=True)
@@ -269,7 +273,14 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
         lead = T.LIST_LEAD_NEWEST.format(count=len(sources))
     else:
         lead = T.LIST_LEAD.format(count=len(sources))
-    picks = scorer.contribution(topic, [s.number for s in sources], LIST_EMBED_BUDGET)
+    numbers = [s.number for s in sources]
+    if acronyms := _analysis(request, "acronyms", {}):
+        # Each paper's sentence on the topic as the long form says it too: RAPT's "we propose
+        # Retrieval Augmented Prompt Tuning" for "RAG papers", not its count of datasets.
+        anchor = expand(topic, acronyms)
+        picks = scorer.contribution(anchor, numbers, LIST_EMBED_BUDGET, scorer.lexical(anchor))
+    else:
+        picks = scorer.contribution(topic, numbers, LIST_EMBED_BUDGET)
     lines = [lead, ""]
     for rank, source in enumerate(sources, start=1):
         lines.append(_item(T.LIST_ITEM, T.LIST_ITEM_BARE, source, picks.get(source.number), rank))
@@ -286,18 +297,33 @@ _BROAD = frozenset(
 )
 
 
-def on_topic(title: str, text: str, topic: str, whole: bool = True) -> bool:
+def on_topic(
+    title: str, text: str, topic: str, whole: bool = True, acronyms: dict | None = None
+) -> bool:
     """At least half of the topic's words (one of two, two of three) are in the paper's title
     and `text`, and when `text` is the `whole` abstract, the topic's head (topic_heads) too (a
     list leaves out the others: chat.pipeline.answer). A passage of a long abstract may not
-    say the head its other passage does."""
+    say the head its other passage does. With the long forms the search expanded the topic's
+    `acronyms` with (chat.retrieval.acronyms), a paper on the long form is on the topic too
+    (REALM is on "RAG", which it never writes), if it says most of its words: a long form is
+    one term, and one word of two is another's ("Transformer" is no "Vision Transformer")."""
+    if acronyms and not _on_topic(title, text, topic, whole):
+        spelled = expand(topic, acronyms)
+        for acronym in acronyms:  # the topic in words alone: "retrieval-augmented generation"
+            spelled = spelled.replace(f" ({acronym})", "")
+        return _on_topic(title, text, spelled, whole, most=True)
+    return _on_topic(title, text, topic, whole)
+
+
+def _on_topic(title: str, text: str, topic: str, whole: bool, most: bool = False) -> bool:
     words = set(stems([w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]))
     words = (words - _BROAD) or words  # "diffusion models": a paper on diffusion
     if not words:
         return True
     have = set(terms(f"{title} {text}"))
     heads = topic_heads(topic) if whole else frozenset()
-    return len(words & have) >= (len(words) + 1) // 2 and (not heads or bool(heads & have))
+    need = len(words) // 2 + 1 if most else (len(words) + 1) // 2
+    return len(words & have) >= need and (not heads or bool(heads & have))
 
 
 # Where a topic's first noun phrase ends ("post-training quantization | of LLMs").

@@ -348,6 +348,8 @@ async def answer_events(
         if response.named.papers or response.named.unknown:
             # The papers the question names ("the Transformer"): the answer opens with theirs.
             analysis["named"] = response.named.to_dict()
+        if response.acronyms:  # searched with their long forms: a list's topic takes either
+            analysis["acronyms"] = dict(response.acronyms)
         if response.signals is not None:
             analysis["relevance"] = response.signals.to_dict()
         # A scoped thread's user chose its papers: what they hold is answered from, not gated.
@@ -384,8 +386,10 @@ async def answer_events(
     if intent.kind == intents.LIST and searched and not intent.by_filter and analysis.get("query"):
         # The search's tail is no list item (chat.llm.shapes.on_topic); left out of the cards
         # too, so the list's numbers are its cards' ([2] is the second line).
-        topic_words = analysis["query"]
-        hits = [h for h in hits if on_topic(h.title, h.abstract, topic_words)] or hits
+        topic_words, acronyms = analysis["query"], analysis.get("acronyms")
+        hits = [
+            h for h in hits if on_topic(h.title, h.abstract, topic_words, acronyms=acronyms)
+        ] or hits
     elif intent.kind == intents.TIMELINE and searched and analysis.get("query"):
         # A timeline's periods are its cards': the search's tail (an eigenvalue paper in 2007
         # for "how did diffusion models develop?") is no period of the topic.
