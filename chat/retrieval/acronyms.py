@@ -13,8 +13,8 @@ papers", "DPR papers"); one it never defines is left as it is. Cost: one or two 
 for a question with an acronym, none for the others.
 
 chat.retrieval.search searches the expanded question ("retrieval-augmented generation (RAG)
-papers") unless the question asks what a paper it names says ("How many documents does RAG
-retrieve?": chat.retrieval.named), and the list's topic filter (chat.llm.shapes.on_topic) takes
+papers") when the acronym is what the question is about (topic_acronyms), unless it asks what a
+paper it names says ("What is RAG?": chat.retrieval.named), and the list's topic filter (chat.llm.shapes.on_topic) takes
 a paper on either form. Which words are acronyms, and the question written with their long forms,
 is chat.understanding.acronyms's (pure).
 """
@@ -23,6 +23,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from chat.llm.sentences import stems
+from chat.llm.shapes import topic_heads
+from chat.understanding.acronyms import acronyms_in
 from papers.indexing.names import acronym_definitions, acronym_singular, name_key
 
 DEFINING_PAPERS = 50
@@ -42,6 +45,15 @@ WHERE c.kind = 'fulltext' AND c.lexemes @@ plainto_tsquery('english', %s)
   AND NOT p.hidden AND NOT p.withdrawn
 LIMIT %s
 """
+
+
+def topic_acronyms(text: str) -> list[str]:
+    """The acronyms of `text` that are its topic's head (chat.llm.shapes.topic_heads): "RAG" of
+    "RAG papers", "QAOA" of "QAOA since 2024", "RLHF" of "What is RLHF?"; not "RAPT" of "Which
+    datasets are used to evaluate RAPT paraphrase generation?", asked of the paper that coined
+    it, whose own chunks the long form would only crowd (pure)."""
+    heads = topic_heads(text)
+    return [a for a in acronyms_in(text) if set(stems([acronym_singular(a).lower()])) <= heads]
 
 
 def long_forms(cursor, acronyms: list[str]) -> dict[str, str]:

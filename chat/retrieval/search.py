@@ -40,7 +40,7 @@ from chat.lanes import may_run_in_parallel, run_search_sql
 from chat.llm import get_llm
 from chat.retrieval import chunks as fulltext_chunks
 from chat.retrieval import refine
-from chat.retrieval.acronyms import long_forms
+from chat.retrieval.acronyms import long_forms, topic_acronyms
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
 from chat.retrieval.fulltext import LexicalResult, lexical_search, query_terms
@@ -51,7 +51,7 @@ from chat.retrieval.recency import blend
 from chat.retrieval.relevance import Signals, lexical_share, nothing_relevant
 from chat.retrieval.rerank import get_reranker
 from chat.retrieval.snippets import make_snippet, matching_words
-from chat.understanding.acronyms import acronyms_in, expand
+from chat.understanding.acronyms import expand
 from chat.understanding.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.understanding.llm_analysis import analyse_with_llm
 from chat.understanding.quantity import asks_for_quantity
@@ -364,8 +364,8 @@ async def _retrieve(q: _Query) -> list[Ranked]:
     q.parallel = await may_run_in_parallel()
     step = time.perf_counter()
     embedding = None
-    # A question with an acronym is embedded once its expansion is known (_named_stage).
-    acronyms = acronyms_in(q.text) if q.text and not q.analysis.arxiv_id else []
+    # A question on an acronym is embedded once its expansion is known (_named_stage).
+    acronyms = topic_acronyms(q.text) if q.text and not q.analysis.arxiv_id else []
     if q.text and not q.analysis.arxiv_id and not acronyms:
         embedding = asyncio.ensure_future(_embed(embedder, q.text, q.timings))
     rewriting = await _start_rewrites(q)

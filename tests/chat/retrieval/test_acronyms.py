@@ -13,7 +13,7 @@ from django.db import connection
 from chat.llm.extractive import ExtractiveBackend
 from chat.llm.shapes import on_topic
 from chat.pipeline.answer import answer_events
-from chat.retrieval.acronyms import long_forms
+from chat.retrieval.acronyms import long_forms, topic_acronyms
 from chat.retrieval.search import search
 from chat.understanding.acronyms import acronyms_in, expand
 from papers.indexing.lexical import index_missing
@@ -36,6 +36,14 @@ def test_the_acronyms_a_question_writes():
     assert expand("RAG papers", {"RAG": "retrieval-augmented generation"}) == (
         "retrieval-augmented generation (RAG) papers"
     )
+
+
+def test_only_an_acronym_the_question_is_about_is_spelled_out():
+    assert topic_acronyms("RAG papers") == ["RAG"]
+    assert topic_acronyms("What is RLHF?") == ["RLHF"]
+    # Asked of the paper that coined it: its own chunks answer, the long form would crowd them.
+    assert topic_acronyms("Which datasets are used to evaluate RAPT paraphrase generation?") == []
+    assert topic_acronyms("How many documents does RAG retrieve per query?") == []
 
 
 def test_a_definition_is_read_back_from_its_brackets():
