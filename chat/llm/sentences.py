@@ -390,6 +390,22 @@ def table_cells(sentence: str) -> str | None:
     return " ".join(before)
 
 
+# A float's caption inside a sentence: the words before it are the float's printed text.
+_CAPTION_INSIDE = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+:")
+
+
+def is_float_text(sentence: str) -> bool:
+    """A table's or figure's printed text, not the paper's prose: a table's row said as a
+    sentence, a caption, or cells the PDF's reading order ran into a caption, of numbers or of
+    words ("Input Why do all of my questions get marked as needing improvement LPT why do my
+    questions … NC-RAPT (Low) … Table 1: Examples of generated paraphrases by different models
+    from Quora Question Pairs dataset.")."""
+    if isinstance(sentence, RowSentence) or is_caption(sentence) or table_cells(sentence):
+        return True
+    inside = _CAPTION_INSIDE.search(sentence)
+    return inside is not None and inside.start() > 0
+
+
 def answers_nothing(sentence: str, query_terms, question: str = "") -> bool:
     """A table's row, or its cells printed before its caption, whose own cells hold none of
     `query_terms`: only its caption or header meet the question, and those match every row

@@ -64,7 +64,15 @@ from .extractive import (
 )
 from .meaning import similarities
 from .roles import BACKGROUND, BONUS, CONTRIBUTION, RESULT, role
-from .sentences import STOPWORDS, content_words, is_caption, stems, table_cells, terms
+from .sentences import (
+    STOPWORDS,
+    content_words,
+    is_caption,
+    is_float_text,
+    stems,
+    table_cells,
+    terms,
+)
 
 # Most sentences embedded for one answer (overview; a comparison embeds half per side, a list
 # only where the rules tie). Each costs ~10 ms on this CPU: 6 keeps the composer near 100 ms.
@@ -971,7 +979,14 @@ def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> lis
         for s in scorer.sentences
         if s.source.arxiv_id in papers and len(names := _dataset_names(s.text, topic)) >= 1
     ]
-    naming.sort(key=lambda row: (-row[0], row[1].source.number, row[1].position))
+    # The paper's own words before a float's printed text: a table of example outputs names
+    # its models and the dataset its examples come from ("… NC-RAPT (Low) … Table 1: Examples of
+    # generated paraphrases by different models from Quora Question Pairs dataset" opened "What
+    # datasets does RAPT use?", over its list "• ParaSCI-ACL: … • Quora Question Pairs 50K
+    # split …"), and a table's cells read as a wall of numbers where a sentence names them.
+    naming.sort(
+        key=lambda row: (is_float_text(row[1].text), -row[0], row[1].source.number, row[1].position)
+    )
     chosen: list[_Sentence] = []
     for _, sentence in naming:
         if sum(s.source.arxiv_id == sentence.source.arxiv_id for s in chosen) < per_paper:

@@ -5,7 +5,13 @@ every cell alike, and the paper's own name is in every row of its results."""
 
 from chat.llm.base import SourceText
 from chat.llm.extractive import answering_scores
-from chat.llm.sentences import answers_nothing, passage_sentences, table_cells, terms
+from chat.llm.sentences import (
+    answers_nothing,
+    is_float_text,
+    passage_sentences,
+    table_cells,
+    terms,
+)
 
 
 def _chunk(number: int, text: str, arxiv_id: str, section: str, page: int) -> SourceText:
@@ -90,3 +96,19 @@ def test_a_rows_reference_number_is_none_of_its_cells():
     )
     question = "What test error does the 110-layer ResNet reach on CIFAR-10?"
     assert answers_nothing(row, terms(question), question)
+
+
+def test_a_tables_words_run_into_its_caption_are_the_floats_text_not_prose(text_of):
+    text = text_of("2202.00535v1")
+    examples = _chunk(
+        1, _between(text, "Input Why do all", "from Quora Question Pairs dataset."), "2202.00535",
+        "Introduction", 3,
+    )  # fmt: skip
+    printed = next(s for s in passage_sentences(examples.text) if "Table 1:" in s)
+    # Words, not numbers: no table of values, yet the float's printed text all the same.
+    assert table_cells(printed) is None and is_float_text(printed)
+    assert is_float_text("Table 1: Examples of generated paraphrases.")
+    assert not is_float_text("We use four datasets, as Table 1 shows, for paraphrase generation.")
+    assert not is_float_text(
+        "MSRPC (Dolan, Quirk, and Brockett 2004) is another paraphrase detection corpus."
+    )
