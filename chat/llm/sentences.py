@@ -165,14 +165,16 @@ def passage_sentences(text: str) -> list[str]:
     header names its cells (with its caption in the passage: papers.fulltext.tables) is a
     sentence of its own that says its header and caption ("Table 1: Model 175B, #L 96, …, LR
     1.2e−4, Batch 2M (Model architecture details. …)."): the table's lines run together would be
-    one "sentence" of every number in it. A table whose rows the header does not surely name
-    stays that one sentence: its rows alone would lose what groups them ("StrategyQA" above
-    "Dataset Size 1648 1648 1319 1319")."""
+    one "sentence" of every number in it. So is each row of a table whose header names its
+    cells less surely, said with the header whole ("Table 1: ViT-Huge 32 1280 5120 16 632M
+    (columns: Model Layers Hidden size D MLP size Heads Params) (Details of …)."), when its rows
+    stand alone (Table.rows_stand_alone); else it stays that one sentence: its rows alone would
+    lose what groups them ("StrategyQA" above "Dataset Size 1648 1648 1319 1319")."""
     tables = find_tables(text)
     sentences: list[str] = []
     cursor = 0
     for table in tables:
-        if not table.names_its_rows(text):
+        if not (table.names_its_rows(text) or table.rows_stand_alone(text)):
             continue
         sentences += split_sentences(_prose(text[cursor : table.start]))
         sentences += [table.row_sentence(text[a:b]) for a, b in table.rows]
@@ -414,7 +416,11 @@ def answers_nothing(sentence: str, query_terms, question: str = "") -> bool:
     `question` asks for (asked_heads) in a cell labels numbers, it names no X: "Dataset Size 1844
     1544" is no answer to "On which … dataset are the T5 models benchmarked?"."""
     if isinstance(sentence, RowSentence):
-        # (Its header names each cell: "Dataset" there is a column's name, not a label.)
+        # (Its header names each cell: "Dataset" there is a column's name, not a label.) But a
+        # first column named what was asked makes each row's label one: DPR's "Dataset Train Dev
+        # Test" over "CuratedTREC 1,353 1,125 133 694" names a dataset it is evaluated on.
+        if question and set(terms(sentence.labels)) & _asked_head_terms(question):
+            return False
         return not set(query_terms) & set(terms(sentence.cells))
     cells = table_cells(sentence)
     if cells is None:

@@ -25,6 +25,7 @@ for lists. `python -m bench.llm_extractive --shapes` measures it (docs/BENCHMARK
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections import Counter
@@ -38,6 +39,7 @@ from chat.understanding.quantity import (
     states_new_number,
 )
 from chat.understanding.variants import sizes_in
+from papers.fulltext.tables import RowSentence, is_value
 from papers.indexing.names import name_key
 
 from . import templates as T
@@ -600,9 +602,28 @@ def _grouped(
         papers.setdefault(s.source.arxiv_id or f"#{s.source.number}", []).append(s)
     lines: list[str] = []
     for mine in papers.values():
-        lines += [_label(mine[0].source)] + [T.QUOTE_ITEM.format(quote=_quote(s)) for s in mine]
+        lines.append(_label(mine[0].source))
+        for before, s in zip([None, *mine], mine, strict=False):
+            lines.append(T.QUOTE_ITEM.format(quote=_quote(_next_row(before, s))))
         lines.append("")
     return lines[:-1]
+
+
+def _next_row(before: _Sentence | None, s: _Sentence) -> _Sentence:
+    """A table's row quoted right after another row of its table, said without the header and
+    caption that one said already: "Table 1: TriviaQA 78,785 60,413 8,837 11,313" under "Table
+    1: Natural Questions 79,168 … (columns: Dataset Train Dev Test) (Number of questions in
+    each QA dataset …)", not five times the same caption."""
+    if not (
+        isinstance(s.text, RowSentence)
+        and before is not None
+        and isinstance(before.text, RowSentence)
+        and before.source.number == s.source.number
+        and before.listed == s.listed >= 0
+    ):
+        return s
+    label = s.text.split(":", 1)[0]
+    return dataclasses.replace(s, text=f"{label}: {' '.join(s.text.cells.split())}.")
 
 
 def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
@@ -946,6 +967,24 @@ def _dataset_names(text: str, asked: str = "") -> set[str]:
 OWN_WORD_NAMES, HEADING_WORD_NAMES = 2, 3
 
 
+def _row_dataset(sentence: str) -> set[str]:
+    """The dataset a table's row names by its label, when the table's first column is datasets
+    ("Natural Questions" of "Natural Questions 79,168 58,880 8,757 3,610")."""
+    if isinstance(sentence, RowSentence) and _DATASET_WORD.fullmatch(sentence.labels):
+        label = " ".join(itertools.takewhile(lambda w: not is_value(w), sentence.cells.split()))
+        return {label} if label else set()
+    return set()
+
+
+def _table_names(s: _Sentence, scorer: _Scorer, names: set[str]) -> int:
+    """How many datasets `s` names: for a table's row whose rows are datasets (its first column
+    "Dataset": DPR's "CuratedTREC 1,353 1,125 133 694"), its table's rows, which are quoted
+    together as the list they are (_with_list_items); else its own names."""
+    if not (isinstance(s.text, RowSentence) and _DATASET_WORD.fullmatch(s.text.labels)):
+        return len(names)
+    return sum(1 for o in scorer.by_source.get(s.source.number, []) if o.listed == s.listed)
+
+
 def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[_Sentence]:
     """For a question after datasets, the sentences of the paper it is about (the named one,
     else the best-ranked) that name datasets, most names first: what the reader asked for."""
@@ -971,21 +1010,27 @@ def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> lis
     # Retriever" is in no way what was asked of it.)
     naming = [
         (
-            len(names)
+            _table_names(s, scorer, names)
             + OWN_WORD_NAMES * len((about - set(terms(s.source.title))) & set(s.term_counts))
             + HEADING_WORD_NAMES * len(about & s.context),
             s,
         )
         for s in scorer.sentences
-        if s.source.arxiv_id in papers and len(names := _dataset_names(s.text, topic)) >= 1
+        if s.source.arxiv_id in papers
+        and (names := _dataset_names(s.text, topic) or _row_dataset(s.text))
     ]
-    # The paper's own words before a float's printed text: a table of example outputs names
+    # The paper's own words before a float's printed words: a table of example outputs names
     # its models and the dataset its examples come from ("… NC-RAPT (Low) … Table 1: Examples of
     # generated paraphrases by different models from Quora Question Pairs dataset" opened "What
     # datasets does RAPT use?", over its list "• ParaSCI-ACL: … • Quora Question Pairs 50K
-    # split …"), and a table's cells read as a wall of numbers where a sentence names them.
+    # split …"). A table of values is not demoted: its labels name what was measured (DPR's
+    # "Natural Questions 79,168 … TriviaQA …", where its prose says "the same five QA datasets
+    # … as in previous work").
     naming.sort(
-        key=lambda row: (is_float_text(row[1].text), -row[0], row[1].source.number, row[1].position)
+        key=lambda row: (
+            is_float_text(row[1].text) and table_cells(row[1].text) is None,
+            -row[0], row[1].source.number, row[1].position,
+        )  # fmt: skip
     )
     chosen: list[_Sentence] = []
     for _, sentence in naming:

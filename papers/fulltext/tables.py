@@ -20,6 +20,7 @@ matched against (chat.llm.sentences.passage_sentences).
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -51,14 +52,18 @@ class RowSentence(str):
     make one row's numbers the answer (chat.llm.sentences.answers_nothing)."""
 
     row: str
+    # The name of the header's first column, what the rows' labels are ("Dataset" of "Dataset
+    # Train Dev Test": each row names a dataset); "" without a header.
+    labels: str
 
-    def __new__(cls, text: str, row: str = ""):
+    def __new__(cls, text: str, row: str = "", labels: str = ""):
         sentence = super().__new__(cls, text)
         sentence.row = row
+        sentence.labels = labels
         return sentence
 
     def __getnewargs__(self):  # copy and pickle keep the row (cards are deep-copied)
-        return str(self), self.row
+        return str(self), self.row, self.labels
 
     @property
     def cells(self) -> str:
@@ -116,6 +121,25 @@ class Table:
         """Every row of the table (spans of `text`) pairs with the header's names."""
         return all(self._named_cells(text[a:b]) is not None for a, b in self.rows)
 
+    def rows_stand_alone(self, text: str) -> bool:
+        """Each row (spans of `text`) can be said alone, though the header does not surely name
+        its cells ("Dataset Train Dev Test" over four numbers a row, a header on two lines): no
+        line between the rows (a group's label) and every row labelled, each by another label
+        that opens with a capital or a digit. Not "Dataset Size 1648 1648 1319 1319" under
+        "StrategyQA 68.12 …" (its label again under GSM8K's), nor "acc. with Calc. - 26.99 …":
+        rows of the row above them."""
+        first, last = self.rows[0][0], self.rows[-1][1]
+        if text.count("\n", first, last) != len(self.rows) - 1:
+            return False
+        labels = []
+        for a, b in self.rows:
+            words = _REFERENCE.sub("", text[a:b]).split()
+            label = " ".join(itertools.takewhile(lambda w: not is_value(w), words))
+            if not label or label[0].islower():
+                return False
+            labels.append(label)
+        return len(set(labels)) == len(labels)
+
     def row_sentence(self, row: str) -> RowSentence:
         """A row said with what its numbers are: "Table 3: model ResNet-152, top-1 err. 21.43,
         top-5 err. 5.71 (Error rates (%, 10-crop testing) on ImageNet validation. …)." When the
@@ -136,7 +160,8 @@ class Table:
             about = re.split(r"(?<=[.!?])\s+(?=[A-Z])", about, maxsplit=1)[0]
         # Reference numbers ("VGG-16 [41]") would read as the answer's own citations.
         text = _REFERENCE.sub("", f"{self.label}: {body} ({about.rstrip('.')}).")
-        return RowSentence(text, row)
+        names = self.columns()
+        return RowSentence(text, row, names[0] if names else "")
 
 
 def is_value(cell: str) -> bool:

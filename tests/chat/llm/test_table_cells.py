@@ -12,6 +12,7 @@ from chat.llm.sentences import (
     table_cells,
     terms,
 )
+from papers.fulltext.tables import RowSentence
 
 
 def _chunk(number: int, text: str, arxiv_id: str, section: str, page: int) -> SourceText:
@@ -36,7 +37,7 @@ def test_a_results_tables_cells_do_not_answer_which_datasets(text_of):
         1, _between(text, "RAPT 90.56", "excluding Copy and Ground Truth."), "2202.00535",
         "Experiments", 6,
     )  # fmt: skip
-    cells = next(s for s in passage_sentences(table.text) if "Table 5:" in s)
+    cells = next(s for s in passage_sentences(table.text) if "Table 5:" in s and "RAPT 90" in s)
     assert table_cells(cells).startswith("RAPT 90.56 42.83")
     assert "Comparison of different approaches" not in table_cells(cells)
     datasets = _chunk(
@@ -76,10 +77,17 @@ def test_a_tables_cells_naming_what_is_asked_still_answer(text_of):
     # DPR's Table 1 is how its body names the QA datasets it is evaluated on.
     text = text_of("2004.04906v3")
     table = _between(text, "Dataset Train Dev Test", "QA dataset.")
-    cells = next(s for s in passage_sentences(table) if "Table 1:" in s)
-    assert "CuratedTREC" in table_cells(cells)
+    # Each row a sentence of its own (its header does not surely name its four numbers, yet
+    # each row stands alone), its label a dataset's name as the header's "Dataset" says.
+    rows = [s for s in passage_sentences(table) if s.startswith("Table 1:")]
+    assert len(rows) == 5 and all(isinstance(row, RowSentence) for row in rows)
+    cells = next(row for row in rows if "CuratedTREC" in row)
+    assert table_cells(cells) == "CuratedTREC 1,353 1,125 133 694"
     question = "Which question answering datasets is DPR evaluated on?"
     assert not answers_nothing(cells, terms(question), question)
+    # Without "which datasets", a row's label alone answers nothing of what is asked.
+    other = "Which retriever does DPR compare against?"
+    assert answers_nothing(cells, terms(other), other)
 
 
 def test_prose_pointing_at_a_table_is_no_tables_cells():
@@ -89,8 +97,6 @@ def test_prose_pointing_at_a_table_is_no_tables_cells():
 
 def test_a_rows_reference_number_is_none_of_its_cells():
     # "Maxout [10] 9.38" met "CIFAR-10" by its reference's number.
-    from papers.fulltext.tables import RowSentence
-
     row = RowSentence(
         "Table 6: method Maxout, error (%) 9.38 (Classification error).", "Maxout [10] 9.38"
     )
