@@ -174,10 +174,16 @@ def passage_sentences(text: str) -> list[str]:
     sentences: list[str] = []
     cursor = 0
     for table in tables:
-        if not (table.names_its_rows(text) or table.rows_stand_alone(text)):
+        named = table.names_its_rows(text)
+        if not (named or table.rows_stand_alone(text)):
             continue
         sentences += split_sentences(_prose(text[cursor : table.start]))
-        sentences += [table.row_sentence(text[a:b]) for a, b in table.rows]
+        sentences += [table.row_sentence(text[a:b], pair=named) for a, b in table.rows]
+        if not named:
+            # The caption's sentences after its first say what every row shares ("All models
+            # are fine-tuned with …, a batch size of 512, no weight decay …" under ViT's Table
+            # 4): sentences of their own too, as they were when the table was one sentence.
+            sentences += split_sentences(_CAPTION.sub("", table.caption, count=1))[1:]
         cursor = max(cursor, table.end)
     sentences += split_sentences(_prose(text[cursor:]))
     return [s if isinstance(s, RowSentence) else _as_note(_without_printed_cells(s)) for s in sentences]

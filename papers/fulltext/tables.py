@@ -140,15 +140,18 @@ class Table:
             labels.append(label)
         return len(set(labels)) == len(labels)
 
-    def row_sentence(self, row: str) -> RowSentence:
+    def row_sentence(self, row: str, pair: bool = True) -> RowSentence:
         """A row said with what its numbers are: "Table 3: model ResNet-152, top-1 err. 21.43,
         top-5 err. 5.71 (Error rates (%, 10-crop testing) on ImageNet validation. …)." When the
         header's names and the row's cells do not surely pair one to one (a header on several
         lines or not naming the labels' column first, a cell after the label that is no value),
         the header is given whole.
         The caption is given whole up to CAPTION_WORDS words (it often says what the header's
-        abbreviations stand for: "the peak Learning Rate (LR)"), else its first sentence."""
-        named = self._named_cells(row)
+        abbreviations stand for: "the peak Learning Rate (LR)"), else its first sentence.
+        Without `pair` (the table's other rows do not pair), the header is given whole too: one
+        row that seems to pair may not ("VTAB (19 tasks) 2 500 0.01" under "Dataset Steps Base
+        LR" is 2,500 steps, not "Steps 2, Base 500")."""
+        named = self._named_cells(row) if pair else None
         if named is not None:
             body = ", ".join(f"{n} {c}" for n, c in zip(self.columns(), named, strict=True))
         elif self.header:

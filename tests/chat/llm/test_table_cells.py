@@ -118,3 +118,19 @@ def test_a_tables_words_run_into_its_caption_are_the_floats_text_not_prose(text_
     assert not is_float_text(
         "MSRPC (Dolan, Quirk, and Brockett 2004) is another paraphrase detection corpus."
     )
+
+
+def test_rows_said_alone_keep_their_captions_sentences_and_pair_no_cell(text_of):
+    # ViT's Table 4 (fine-tuning): its rows are sentences of their own, its caption's second
+    # sentence ("… a batch size of 512, no weight decay …") one too, as when the table was one
+    # sentence; its last row is not paired with the header ("2 500" is 2,500 steps).
+    table = _between(text_of("2010.11929v2"), "Dataset Steps Base LR", "resolution is 384.")
+    sentences = passage_sentences(table)
+    rows = [s for s in sentences if isinstance(s, RowSentence)]
+    assert len(rows) == 6 and all("(columns: Dataset Steps Base LR)" in row for row in rows)
+    assert rows[-1].startswith("Table 4: VTAB (19 tasks) 2 500 0.01 (columns:")
+    assert any(
+        s.startswith("All models are fine-tuned with cosine learning rate decay")
+        and not isinstance(s, RowSentence)
+        for s in sentences
+    )
