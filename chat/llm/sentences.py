@@ -183,10 +183,14 @@ def passage_sentences(text: str) -> list[str]:
             # The caption's sentences after its first say what every row shares ("All models
             # are fine-tuned with …, a batch size of 512, no weight decay …" under ViT's Table
             # 4): sentences of their own too, as they were when the table was one sentence.
-            sentences += split_sentences(_CAPTION.sub("", table.caption, count=1))[1:]
+            later = split_sentences(_CAPTION.sub("", table.caption, count=1))[1:]
+            sentences += [CaptionSentence(sentence) for sentence in later]
         cursor = max(cursor, table.end)
     sentences += split_sentences(_prose(text[cursor:]))
-    return [s if isinstance(s, RowSentence) else _as_note(_without_printed_cells(s)) for s in sentences]
+    return [
+        s if isinstance(s, (RowSentence, CaptionSentence)) else _as_note(_without_printed_cells(s))
+        for s in sentences
+    ]
 
 
 # A footnote holding a link, as a PDF's text prints it: its mark glued to the address
@@ -206,6 +210,11 @@ _FOOTNOTE_LINE = re.compile(r"\d{1,2}(?=[A-Z][a-z]{2,}\b)")
 class NoteSentence(str):
     """A footnote's text, without its mark: complete without a full stop ("Code and demo
     available at https://github.com/allenai/paper-plain")."""
+
+
+class CaptionSentence(str):
+    """A later sentence of a table's caption, said apart from the table's rows ("All models are
+    fine-tuned with cosine learning rate decay, …"): the float's text, printed with it."""
 
 
 def _as_note(sentence: str) -> str:
@@ -408,7 +417,9 @@ def is_float_text(sentence: str) -> bool:
     words ("Input Why do all of my questions get marked as needing improvement LPT why do my
     questions … NC-RAPT (Low) … Table 1: Examples of generated paraphrases by different models
     from Quora Question Pairs dataset.")."""
-    if isinstance(sentence, RowSentence) or is_caption(sentence) or table_cells(sentence):
+    if isinstance(sentence, (RowSentence, CaptionSentence)) or is_caption(sentence):
+        return True
+    if table_cells(sentence):
         return True
     inside = _CAPTION_INSIDE.search(sentence)
     return inside is not None and inside.start() > 0
