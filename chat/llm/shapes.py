@@ -622,8 +622,7 @@ def _next_row(before: _Sentence | None, s: _Sentence) -> _Sentence:
         and before.listed == s.listed >= 0
     ):
         return s
-    label = s.text.split(":", 1)[0]
-    return dataclasses.replace(s, text=f"{label}: {' '.join(s.text.cells.split())}.")
+    return dataclasses.replace(s, text=s.text.brief)
 
 
 def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:

@@ -56,14 +56,19 @@ class RowSentence(str):
     # Train Dev Test": each row names a dataset); "" without a header.
     labels: str
 
-    def __new__(cls, text: str, row: str = "", labels: str = ""):
+    # The row said without its header and caption, once a row before it said them: "Table 3:
+    # model ResNet-34 B, top-1 err. 24.52, top-5 err. 7.46", "Table 1: TriviaQA 78,785 …".
+    brief: str
+
+    def __new__(cls, text: str, row: str = "", labels: str = "", brief: str = ""):
         sentence = super().__new__(cls, text)
         sentence.row = row
         sentence.labels = labels
+        sentence.brief = brief or text
         return sentence
 
     def __getnewargs__(self):  # copy and pickle keep the row (cards are deep-copied)
-        return str(self), self.row, self.labels
+        return str(self), self.row, self.labels, self.brief
 
     @property
     def cells(self) -> str:
@@ -152,19 +157,22 @@ class Table:
         row that seems to pair may not ("VTAB (19 tasks) 2 500 0.01" under "Dataset Steps Base
         LR" is 2,500 steps, not "Steps 2, Base 500")."""
         named = self._named_cells(row) if pair else None
+        cells = " ".join(_REFERENCE.sub("", row).split())
         if named is not None:
-            body = ", ".join(f"{n} {c}" for n, c in zip(self.columns(), named, strict=True))
+            body = brief = ", ".join(f"{n} {c}" for n, c in zip(self.columns(), named, strict=True))
         elif self.header:
-            body = f"{' '.join(_REFERENCE.sub('', row).split())} (columns: {self.header})"
+            body, brief = f"{cells} (columns: {self.header})", cells
         else:
-            body = " ".join(_REFERENCE.sub("", row).split())
+            body = brief = cells
         about = _CAPTION.sub("", self.caption).strip()
         if len(about.split()) > CAPTION_WORDS:
             about = re.split(r"(?<=[.!?])\s+(?=[A-Z])", about, maxsplit=1)[0]
         # Reference numbers ("VGG-16 [41]") would read as the answer's own citations.
         text = _REFERENCE.sub("", f"{self.label}: {body} ({about.rstrip('.')}).")
         names = self.columns()
-        return RowSentence(text, row, names[0] if names else "")
+        return RowSentence(
+            text, row, names[0] if names else "", _REFERENCE.sub("", f"{self.label}: {brief}.")
+        )
 
 
 def is_value(cell: str) -> bool:

@@ -134,3 +134,14 @@ def test_rows_said_alone_keep_their_captions_sentences_and_pair_no_cell(text_of)
         and not isinstance(s, RowSentence)
         for s in sentences
     )
+
+
+def test_a_row_said_again_keeps_what_names_its_cells_and_drops_the_caption(text_of):
+    # Quoted after another row of its table, a row says its cells with the header's names when
+    # they pair ("model ResNet-34 B, top-1 err. 24.52, …"), its bare cells when they do not.
+    resnet = passage_sentences(_between(text_of("1512.03385v1"), "model top-1 err.", "validation."))
+    row = next(s for s in resnet if isinstance(s, RowSentence) and "ResNet-34 B" in s)
+    assert row.brief == "Table 3: model ResNet-34 B, top-1 err. 24.52, top-5 err. 7.46."
+    dpr = passage_sentences(_between(text_of("2004.04906v3"), "Dataset Train Dev Test", "QA dataset."))
+    row = next(s for s in dpr if isinstance(s, RowSentence) and "TriviaQA" in s)
+    assert row.brief == "Table 1: TriviaQA 78,785 60,413 8,837 11,313."
