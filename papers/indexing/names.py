@@ -222,9 +222,28 @@ def acronym_definitions(text: str, short: str) -> list[str]:
         if defined.lower() != wanted:
             continue
         before = _LONG_FORM.search(text, max(0, m.start() - 200), m.start())
-        if before is not None and (full := _acronym_long(before[0], defined)):
+        if before is None:
+            continue
+        if full := _acronym_long(before[0], defined) or _glued_long(before[0], defined):
             found.append(full)
     return found
+
+
+_GLUE = frozenset("of for from in on to with and the a an by".split())
+
+
+def _glued_long(long: str, short: str) -> str:
+    """As _acronym_long, the small words inside the long form spelling no letter of it:
+    "reinforcement learning from human feedback" for "RLHF"."""
+    words = long.split()
+    letters = re.sub(r"[^a-z]", "", short.lower())
+    for n in range(2, min(len(words), len(letters) + 4) + 1):
+        tail = words[-n:]
+        if tail[0].lower() in _GLUE:
+            continue
+        if _initials([w for w in tail if w.lower() not in _GLUE]) == letters:
+            return " ".join(tail)
+    return ""
 
 
 def acronym_singular(short: str) -> str:

@@ -60,6 +60,9 @@ def test_a_definition_is_read_back_from_its_brackets():
     assert acronym_definitions("large language models (LLMs) are", "LLM") == [
         "large language models"
     ]
+    # The small words inside a long form spell no letter of it.
+    rlhf = "reinforcement learning from human feedback (RLHF)"
+    assert acronym_definitions(rlhf, "RLHF") == ["reinforcement learning from human feedback"]
 
 
 @pytest.fixture
