@@ -185,3 +185,21 @@ def busy_baseline(rounds: int = 200_000) -> int:
         total += (i * 7919) % 104729
     assert total > 0
     return time.process_time_ns() - started
+
+
+AUTOGROUP = "/proc/sys/kernel/sched_autogroup_enabled"
+
+
+def scheduler_note(path: str = AUTOGROUP) -> str:
+    """What a run's share of the cores depends on: with Linux's autogroup scheduling on, `nice`
+    ranks processes only within their own session, so a neighbour at nice 19 started from
+    another terminal still gets an equal share of the cores (seen in session 16: the benchmark
+    and a helper's work split the machine whatever their nice values)."""
+    try:
+        with open(path) as f:
+            enabled = f.read().strip() == "1"
+    except OSError:
+        return ""
+    if enabled:
+        return "; autogroup on: nice does not rank processes of other sessions"
+    return "; autogroup off"

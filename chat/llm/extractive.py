@@ -321,12 +321,23 @@ def quotable_body_sentences(text: str, section: str = "") -> list[str]:
     return [s.text for s in _candidates([chunk])]
 
 
+def _plain(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
 def _candidates(sources: list[SourceText]) -> list[_Sentence]:
     found = []
     for source in sources:
         has_title, sentences = _source_sentences(source)
         if source.where:
-            found += _body_candidates(source, sentences)
+            # The first page's title line is no sentence of the body, nor what the splitter
+            # joins to it (the authors, their affiliations, the abstract's first words):
+            # "NG-Scope: Fine-Grained Telemetry for NextG Cellular Networks [1, p. 1]" answered
+            # "Explain the NG-Scope system".
+            title = _plain(source.title)
+            found += _body_candidates(
+                source, [t for t in sentences if not (title and _plain(t).startswith(title))]
+            )
             continue
         for position, text in enumerate(sentences):
             if _quotable(text):
@@ -447,6 +458,25 @@ def _list_words(words: list[str]) -> str:
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
+# A word of the question is "mentioned" when a source has a term beginning with its stem, for
+# stems this long: "knowing" is said by "without any knowledge of the game rules".
+_PREFIX_STEM = 4
+
+
+def unmentioned(words: list[str], mentioned: list[set[str]]) -> list[str]:
+    """The `words` that no source's terms (`mentioned`, one set a source) say in any form: for
+    the caveat that the papers answer the question only in part."""
+    vocabulary = set().union(*mentioned)
+    missing = []
+    for word, stem in zip(words, stems(words), strict=True):
+        if stem in vocabulary:
+            continue
+        if len(stem) >= _PREFIX_STEM and any(term.startswith(stem) for term in vocabulary):
+            continue
+        missing.append(word)
+    return missing
+
+
 def compose_answer(question: str, sources: list[SourceText], max_words: int = 300) -> str:
     """The whole extractive answer as markdown (a pure function; `stream` only paces it)."""
     if not sources:
@@ -481,7 +511,7 @@ def compose_answer(question: str, sources: list[SourceText], max_words: int = 30
     else:
         chosen = []
 
-    missing = [display[t] for t in query if not any(t in words_of for words_of in mentioned)]
+    missing = unmentioned([display[t] for t in query], mentioned)
     if not chosen:
         return NOT_ENOUGH.format(words=_list_words(missing or words or ["the question's topic"]))
 

@@ -62,6 +62,7 @@ from .extractive import (
     gives_value,
     item_label,
     other_item,
+    unmentioned,
     values_another,
 )
 from .meaning import similarities
@@ -97,7 +98,8 @@ ASKING = frozenset(
     recent find found show shows known approach approaches method methods cheaper costlier
     faster slower better worse larger smaller bigger higher lower easier harder stronger weaker
     simpler largest smallest biggest longest shortest highest lowest maximum minimum true false
-    really last lasted lasts""".split()
+    really last lasted lasts recommend recommends recommended suggest suggests suggested know
+    knows knowing big""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"
@@ -273,10 +275,13 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     newest_first = intent.latest or (intent.by_filter and not topic)
     if newest_first:
         sources.sort(key=lambda s: s.published or "", reverse=True)
+    papers = "paper" if len(sources) == 1 else "papers"
     if intent.by_filter and not topic and authors:
-        lead = T.LIST_LEAD_AUTHORS.format(count=len(sources), authors=_join(authors))
+        lead = T.LIST_LEAD_AUTHORS.format(count=len(sources), papers=papers, authors=_join(authors))
     elif intent.by_filter and not topic and categories:
-        lead = T.LIST_LEAD_CATEGORIES.format(count=len(sources), categories=_join(categories))
+        lead = T.LIST_LEAD_CATEGORIES.format(
+            count=len(sources), papers=papers, categories=_join(categories)
+        )
     elif len(sources) == 1:
         lead = T.LIST_LEAD_ONE
     elif newest_first:
@@ -552,6 +557,70 @@ def _named(
     return lines + [T.QUOTE_ITEM.format(quote=_quote(s)) for s in said]
 
 
+def _record_source(request: AnswerRequest) -> SourceText | None:
+    """The paper a question about a record names: by its id or title, else by what it introduced
+    (chat.retrieval.named: "the Adam paper", "the Transformer")."""
+    if found := _named_source(request):
+        return found
+    named = asked_papers(request.intent, _analysis(request, "named", {}))
+    key = name_key(request.intent.title)
+    return next(
+        (s for s in request.sources if s.arxiv_id in named),
+        # "who proposed batch normalization?": the paper whose title, before its colon, is it
+        next((s for s in request.sources if name_key(s.title.split(":")[0]) == key), None),
+    )
+
+
+MAX_AUTHORS_NAMED = 8  # a longer author list names the first few and counts the others
+
+
+def _authors(source: SourceText) -> str:
+    names = [n.strip() for n in source.authors.split(",") if n.strip()]
+    if len(names) > MAX_AUTHORS_NAMED:
+        shown = MAX_AUTHORS_NAMED - 2
+        return f"{', '.join(names[:shown])} and {len(names) - shown} others"
+    return _join(names) if names else "authors the catalogue does not list"
+
+
+def _posted(source: SourceText) -> str:
+    """ "on 2017-06-12", or "in June 2017" when the catalogue knows only the month: a date on
+    the first of the month its arXiv id was given (YYMM) came from the id, not from arXiv."""
+    day = source.published[:10]
+    yymm = re.match(r"(\d{2})(\d{2})\.\d{4,5}", source.arxiv_id or "")
+    if day.endswith("-01") and yymm and day[2:4] == yymm[1] and day[5:7] == yymm[2]:
+        return f"in {_month(day)}"
+    return f"on {day}"
+
+
+def _record(
+    request: AnswerRequest, scorer: _Scorer, source: SourceText | None
+) -> list[str] | None:
+    """Who wrote a paper, when it appeared, or which paper introduced a name: from the
+    catalogue's record of it, then one sentence of what it reports (for a name, the sentence
+    that introduces it)."""
+    if source is None:
+        return None  # no paper of the catalogue answers to it: the overview says what was found
+    intent = request.intent
+    fields = {"title": _title(source), "arxiv_id": source.arxiv_id, "number": source.number}
+    if intent.asks == intents.AUTHORS:
+        lead = T.RECORD_AUTHORS.format(authors=_authors(source), **fields)
+    elif intent.asks == intents.DATE:
+        lead = T.RECORD_DATE.format(when=_posted(source), **fields)
+    else:
+        lead = T.RECORD_ORIGIN.format(
+            name=intent.title[:1].upper() + intent.title[1:], published=source.published,
+            authors=_authors(source), **fields,
+        )  # fmt: skip
+    own = scorer.by_source.get(source.number, [])
+    name = set(terms(intent.title))
+    naming = [s for s in own if intent.asks == intents.ORIGIN and name <= set(s.term_counts)]
+    said = [s for s in naming or own if scorer.role_of(s) in (CONTRIBUTION, RESULT)]
+    quote = (said or naming or own)[:1]
+    if not quote:
+        return [lead]
+    return [lead, "", T.RECORD_CONTEXT, T.QUOTE_ITEM.format(quote=_quote(quote[0]))]
+
+
 def _greedy(scored: list[tuple[float, _Sentence]], limit: int) -> list[_Sentence]:
     """The best sentences, a source already quoted counting less, near-repeats left out."""
     chosen: list[_Sentence] = []
@@ -623,6 +692,28 @@ def _next_row(before: _Sentence | None, s: _Sentence) -> _Sentence:
     ):
         return s
     return dataclasses.replace(s, text=s.text.brief)
+
+
+# "What is QAOA?", "what are diffusion models?": the thing asked to be defined.
+_WHAT_IS = re.compile(
+    r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<x>[\w][\w .+-]{0,60}?)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def _definition(request: AnswerRequest, scorer: _Scorer) -> _Sentence | None:
+    """For "what is X?", the sentence that says what X is: "X is a …", "The Quantum Approximate
+    Optimization Algorithm (QAOA) is a …", "X refers to …"; the best-scored of several."""
+    asked = _WHAT_IS.match(request.question)
+    if not asked:
+        return None
+    x = re.escape(asked["x"].strip())
+    says = re.compile(
+        rf"(?:\b{x}|\(\s*{x}\s*\))\s+(?:is|are|refers\s+to|denotes)\s+(?:an?|the|one)\b",
+        re.IGNORECASE,
+    )
+    defining = [s for s in scorer.sentences if not s.is_title and says.search(s.text)]
+    return max(defining, key=scorer.prelim, default=None)
 
 
 def _body_answers(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
@@ -831,6 +922,15 @@ def _answered_by_heading(s: _Sentence, request: AnswerRequest) -> bool:
 
 def _named_papers(request: AnswerRequest) -> set[str]:
     return named_about(_analysis(request, "named", {}))
+
+
+def asked_papers(intent, named: dict) -> set[str]:
+    """The arXiv ids of the papers an answer is about: those the question names and asks about,
+    and for a question about a paper's record ("which paper introduced the Transformer?") every
+    paper it names, in whatever place."""
+    if intent.kind == intents.NAMED_PAPER and intent.asks:
+        return {p["arxiv_id"] for p in named.get("papers", []) if p.get("arxiv_id")}
+    return named_about(named)
 
 
 def named_about(named: dict) -> set[str]:
@@ -1057,6 +1157,8 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     naming = _naming_datasets(request, scorer, topic)
     if naming:
         leads = naming + [s for s in leads if s not in naming]
+    if defined := _definition(request, scorer):
+        leads = [defined] + [s for s in leads if s is not defined]
     # A paper repeats itself (a supplement's copy of its "Datasets." paragraph): one quote.
     leads = [s for i, s in enumerate(leads) if s.text not in {o.text for o in leads[:i]}]
     named = _named_papers(request)
@@ -1199,10 +1301,7 @@ def _enough(sources, topic, scorer: _Scorer, scored) -> bool:
 
 def _missing_words(sources: list[SourceText], topic: str) -> list[str]:
     words = [w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]
-    mentioned = [set(terms(f"{s.title} {s.text}")) for s in sources]
-    return [
-        w for w, t in zip(words, stems(words), strict=True) if not any(t in m for m in mentioned)
-    ]
+    return unmentioned(words, [set(terms(f"{s.title} {s.text}")) for s in sources])
 
 
 def _acronym_forms(side: str, sources: list[SourceText]) -> list[tuple[str, ...]]:
@@ -1288,6 +1387,16 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
     # Words both sides share ("models" in "diffusion models vs autoregressive models") tell
     # nothing apart.
     shared = set().union(*forms[a]) & set().union(*forms[b])
+    # Without them, a side's words are said by its own papers only: "token" names RAG-Token
+    # beside RAG-Sequence in RAG's paper, not in OPT's "Our final corpus contains 180B tokens".
+    naming = {
+        side: {
+            source.number
+            for source in request.sources
+            if any(set(f) <= set(terms(f"{source.title} {source.text}")) for f in fs)
+        }
+        for side, fs in forms.items()
+    }
     forms = {
         side: [tuple(t for t in f if t not in shared) or f for f in fs]
         for side, fs in forms.items()
@@ -1297,7 +1406,9 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
         side: [
             s
             for s in scorer.sentences
-            if _mentions(s, forms[side]) and not _mentions(s, forms[other])
+            if s.source.number in naming[side]
+            and _mentions(s, forms[side])
+            and not _mentions(s, forms[other])
         ]
         for side, other in ((a, b), (b, a))
     }
@@ -1307,18 +1418,20 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
     used: set[int] = set()
     for side, other in ((a, b), (b, a)):
         mine = [s for s in mentioning[side] if id(s) not in used]
-        if not mine:
+        picked = []
+        if mine:
+            lex = scorer.lexical(f"{side} {topic}")
+            shortlist = sorted(mine, key=lambda s: scorer.prelim(s, lex), reverse=True)
+            shortlist = shortlist[: SHORTLIST // 2]
+            scores = scorer.by_meaning(f"{side} {topic}", shortlist, lex)
+            picked = _greedy([(scores[id(s)], s) for s in shortlist], 2)
+        if not picked:
             # "None mentions it" only when no sentence names it at all: a sentence naming both
             # sides is quoted below, and would contradict it.
             beside = any(_mentions(s, forms[side]) for s in scorer.sentences)
             missing = T.COMPARE_SIDE_ONLY_BESIDE if beside else T.COMPARE_SIDE_MISSING
             lines += [missing.format(side=side, other=other), ""]
             continue
-        lex = scorer.lexical(f"{side} {topic}")
-        shortlist = sorted(mine, key=lambda s: scorer.prelim(s, lex), reverse=True)
-        shortlist = shortlist[: SHORTLIST // 2]
-        scores = scorer.by_meaning(f"{side} {topic}", shortlist, lex)
-        picked = _greedy([(scores[id(s)], s) for s in shortlist], 2)
         used.update(id(s) for s in picked)
         lines.append(T.COMPARE_SIDE.format(side=side))
         lines += [T.QUOTE_ITEM.format(quote=_quote(s)) for s in picked] + [""]
@@ -1419,6 +1532,8 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
         body = _side_by_side(request, scorer)
     elif previous and not previous.get("question") and len(_one_per_paper(sources)) == 1:
         body = _named(request, scorer, sources[0])  # "tell me more about [3]": that paper
+    elif kind == intents.NAMED_PAPER and intent.asks:
+        body = _record(request, scorer, _record_source(request))
     elif kind == intents.NAMED_PAPER:
         named = _named_source(request)
         body = _named(request, scorer, named) if named else None

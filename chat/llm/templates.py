@@ -36,8 +36,8 @@ PAPER_LABEL = "**{title}** ({published}):"
 LIST_LEAD = "{count} papers, best match first:"
 LIST_LEAD_NEWEST = "{count} papers, newest first:"
 LIST_LEAD_ONE = "1 paper:"
-LIST_LEAD_AUTHORS = "{count} papers by {authors} in the catalogue, newest first:"
-LIST_LEAD_CATEGORIES = "{count} papers in {categories}, newest first:"
+LIST_LEAD_AUTHORS = "{count} {papers} by {authors} in the catalogue, newest first:"
+LIST_LEAD_CATEGORIES = "{count} {papers} in {categories}, newest first:"
 LIST_ITEM = "{rank}. **{title}** ({published}): {quote}"
 LIST_ITEM_BARE = "{rank}. **{title}** ({published}) [{number}]"
 
@@ -50,6 +50,11 @@ SEED_MISSING_NOTHING = (
 
 # A named paper: its contributions and results.
 NAMED_LEAD = "What **{title}** ({published}) reports:"
+# What is asked of a paper's record ("who wrote Adam?"), from the catalogue; then what it reports.
+RECORD_AUTHORS = "**{title}** (arXiv {arxiv_id}) is by {authors} [{number}]"
+RECORD_DATE = "**{title}** (arXiv {arxiv_id}) was first posted to arXiv {when} [{number}]"
+RECORD_ORIGIN = "{name} was introduced by **{title}** ({published}, arXiv {arxiv_id}), by {authors} [{number}]"
+RECORD_CONTEXT = "What it reports:"
 
 # Compare A vs B.
 COMPARE_SIDE = "**On {side}:**"

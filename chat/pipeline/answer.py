@@ -12,6 +12,7 @@ after text was streamed, the partial text is kept and the generator ends with `e
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import replace
@@ -28,7 +29,13 @@ from chat.llm.base import LLM_BAD_OUTPUT, AnswerRequest, LLMError, SourceText
 from chat.llm.extractive import answering_sentences, quoted_sentences
 from chat.llm.repetition import trim_loop
 from chat.llm.sentences import passage_span
-from chat.llm.shapes import NAMED_TITLE_MATCH, asked_names, named_about, on_topic, title_match
+from chat.llm.shapes import (
+    NAMED_TITLE_MATCH,
+    asked_names,
+    asked_papers,
+    on_topic,
+    title_match,
+)
 from chat.pipeline import progress, prompts
 from chat.pipeline.citations import CitationStream, check_citations, only_citations
 from chat.pipeline.direct import catalogue_coverage, chat_reply, nothing_relevant_reply
@@ -82,6 +89,28 @@ def as_abstract(hit):
         hit, passage_text=document_text(hit.title, hit.abstract), kind="abstract", page=None,
         page_end=None, section="", more_chunks=[],
     )  # fmt: skip
+
+
+# Sections on other papers' work: what they say is done is not done by the paper.
+_OTHERS_WORK = re.compile(r"related\s+work|prior\s+work|previous\s+work|background|literature", re.I)
+
+
+def said_in_body_only(hit, topic: str, acronyms: dict | None = None) -> bool:
+    """A read paper that a list's topic fits by its best chunk, not by its abstract (MuZero's
+    abstract never says "reinforcement learning"; its introduction does): listed with that
+    chunk. Not by a chunk of its related work (FiD's "… trained with reinforcement learning"
+    is another paper's method)."""
+    return (
+        bool(topic)
+        and hit.kind == "fulltext"
+        and not _OTHERS_WORK.search(hit.section or "")
+        and not on_topic(hit.title, hit.abstract, topic, acronyms=acronyms)
+        and on_topic(hit.title, hit.passage_text, topic, acronyms=acronyms)
+    )
+
+
+def _listed_text(hit) -> str:
+    return hit.passage_text if hit.kind == "fulltext" else hit.abstract
 
 
 def abstract_first(hit):
@@ -380,24 +409,34 @@ async def answer_events(
         analysis["filters"] = dict(filters)
     intent = intents.classify(query, understood, now.date())
     analysis["intent"] = intent.kind
-    if intent.kind in ABSTRACT_SHAPES and not evidence:
-        hits = [as_abstract(hit) for hit in hits]
     searched = reference.kind != SOURCES
-    if intent.kind == intents.LIST and searched and not intent.by_filter and analysis.get("query"):
+    listing = intent.kind == intents.LIST and searched and not intent.by_filter
+    if intent.kind in ABSTRACT_SHAPES and not evidence:
+        hits = [
+            replace(hit, more_chunks=[])
+            if listing
+            and said_in_body_only(hit, analysis.get("query") or "", analysis.get("acronyms"))
+            else as_abstract(hit)
+            for hit in hits
+        ]  # fmt: skip
+    if listing and analysis.get("query"):
         # The search's tail is no list item (chat.llm.shapes.on_topic); left out of the cards
         # too, so the list's numbers are its cards' ([2] is the second line).
         topic_words, acronyms = analysis["query"], analysis.get("acronyms")
         hits = [
-            h for h in hits if on_topic(h.title, h.abstract, topic_words, acronyms=acronyms)
-        ] or hits
+            h for h in hits
+            if on_topic(h.title, _listed_text(h), topic_words, acronyms=acronyms)
+        ] or hits  # fmt: skip
     elif intent.kind == intents.TIMELINE and searched and analysis.get("query"):
         # A timeline's periods are its cards': the search's tail (an eigenvalue paper in 2007
         # for "how did diffusion models develop?") is no period of the topic.
         topic_words = intents.timeline_topic(analysis["query"])
         hits = [h for h in hits if on_topic(h.title, h.abstract, topic_words)] or hits
     elif intent.kind == intents.NAMED_PAPER and not evidence:
+        record = asked_papers(intent, analysis.get("named", {})) if intent.asks else set()
         hits = [
-            abstract_first(hit) if title_match(intent.title, hit.title) >= NAMED_TITLE_MATCH
+            abstract_first(hit)
+            if hit.arxiv_id in record or title_match(intent.title, hit.title) >= NAMED_TITLE_MATCH
             else hit
             for hit in hits
         ]  # fmt: skip
@@ -412,7 +451,9 @@ async def answer_events(
     # "summarize <id>": the paper itself is source [1] (search only found papers like it).
     first = [{**seed, "number": 1}] if seed and intent.kind == intents.NAMED_PAPER else []
     named = analysis.get("named", {})
-    cards = source_cards(hits, first, wanted=settings.CHAT_SOURCES, asked_about=named_about(named))
+    cards = source_cards(
+        hits, first, wanted=settings.CHAT_SOURCES, asked_about=asked_papers(intent, named)
+    )
     cards = with_quotes(cards, topic, asked_names(named))
     if reference.kind == SOURCES and analysis.get("previous", {}).get("filtered"):
         for card in cards:  # "which of these…": the sentence that says so, or none

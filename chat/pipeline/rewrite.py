@@ -34,9 +34,10 @@ _LEADING_CONNECTIVE = re.compile(
     r"\b[\s,]*",
     re.IGNORECASE,
 )
-# Enough to tell whether a follow-up brings its own time window ("since 2024", "last year").
+# Enough to tell whether a follow-up brings its own time window ("since 2024", "last year");
+# a year, not an arXiv id's first digits ("papers like 2004.04906").
 _TIME_EXPRESSION = re.compile(
-    r"\b((19|20)\d{2}|since|before|after|until|between|last|past|recent(ly)?|latest|newest|"
+    r"\b((19|20)\d{2}(?![.\d])|since|before|after|until|between|last|past|recent(ly)?|latest|newest|"
     r"this (year|month|week)|today|yesterday|ago)\b",
     re.IGNORECASE,
 )

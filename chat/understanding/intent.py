@@ -40,6 +40,9 @@ class Intent:
     subjects: tuple[str, ...] = ()  # compare: the sides as the user wrote them ("DPO", "RLHF")
     title: str = ""  # named_paper: the paper as the user named it (a title or an arXiv id)
     by_filter: bool = False  # list: authors/categories/an id chose the papers, not the topic
+    # named_paper: what is asked of the paper's record rather than of its text: AUTHORS ("who
+    # wrote Adam?"), DATE ("when was … published?"), ORIGIN ("which paper introduced X?")
+    asks: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -49,6 +52,13 @@ class Intent:
 
 _FLAGS = re.IGNORECASE
 _END = r"\s*[?.!]*\s*$"
+# How long a summary should be, after what it is of: "summarize <title> in three sentences".
+_HOW_LONG = (
+    r"(?:,?\s+(?:in|within|using)\s+(?:one|two|three|four|five|six|a\s+few|a|\d{1,3})\s+"
+    r"(?:short\s+)?(?:sentences?|words|lines?|paragraphs?|bullet\s+points?|bullets|points)"
+    r"|,?\s+(?:briefly|in\s+(?:short|brief|simple\s+terms|plain\s+(?:english|language))|for\s+"
+    r"(?:a\s+)?(?:beginners?|layperson|non-?experts?)))?"
+)
 
 # "compare A and B", "A vs B", "difference(s) between A and B", "how does A differ from B".
 _COMPARE = [
@@ -91,7 +101,7 @@ _NAMED = [
         r"propose|report|claim|conclude|contribute|achieve|introduce|demonstrate|discover)\b",
         r"^\s*(?:please\s+)?(?:summari[sz]e|tl;?dr(?:\s+of)?|give\s+me\s+(?:a\s+)?summary\s+of"
         r"|(?:a\s+)?summary\s+of|what\s+are\s+the\s+(?:main\s+)?(?:findings|results|"
-        r"contributions)\s+of)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _END,
+        r"contributions)\s+of)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _HOW_LONG + _END,
         r"\bthe\s+paper\s+[\"“'‘](?P<t>[^\"”'’]{8,})[\"”'’]",
         # Unquoted: "what is the paper DeVRF: Fast Deformable … about?" was a list of 8 papers.
         r"^\s*(?:what\s+is|what's|tell\s+me\s+(?:more\s+)?about|explain|describe)\s+the\s+paper\s+"
@@ -99,6 +109,47 @@ _NAMED = [
         r"[\"“](?P<t>[^\"”]{12,})[\"”]",
     )
 ]
+
+AUTHORS, DATE, ORIGIN = "authors", "date", "origin"
+_PAPER_TAIL = r"(?:\s+(?:paper|article|preprint))?"
+# Questions about a paper's record, answered from the catalogue: who wrote it, when it appeared,
+# which paper introduced a name. The paper may be named by what it introduced ("the Adam
+# paper"), so one word is enough here.
+_RECORD = [
+    (AUTHORS, re.compile(p, _FLAGS))
+    for p in (
+        r"^\s*who\s+(?:wrote|authored|(?:are|were)\s+the\s+authors\s+of|is\s+the\s+(?:first\s+)?"
+        r"author\s+of)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _PAPER_TAIL + _END,
+        r"^\s*(?:what\s+are\s+the\s+|list\s+the\s+|the\s+)?authors\s+of\s+(?:the\s+paper\s+)?"
+        r"(?P<t>.+?)" + _PAPER_TAIL + _END,
+    )
+] + [
+    (DATE, re.compile(p, _FLAGS))
+    for p in (
+        r"^\s*when\s+(?:was|were|did)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _PAPER_TAIL
+        + r"\s+(?:first\s+)?(?:published|released|posted|submitted|come\s+out|appear)" + _END,
+    )
+] + [
+    (ORIGIN, re.compile(p, _FLAGS))
+    for p in (
+        r"^\s*(?:which|what)\s+(?:paper|article|work)\s+(?:first\s+)?(?:introduced|proposed|"
+        r"presented|invented|coined|defined)\s+(?P<t>.+?)" + _END,
+        r"^\s*(?:who|where)\s+(?:first\s+)?(?:introduced|proposed|invented|coined)\s+(?P<t>.+?)"
+        + _END,
+    )
+]
+
+
+def _record(question: str) -> tuple[str, str] | None:
+    """("authors", "the Adam") style: what is asked of a paper's record, and the paper."""
+    for asks, pattern in _RECORD:
+        match = pattern.search(question)
+        if match:
+            name = re.sub(r"^the\s+", "", match["t"].strip(" ,;:?!.\"“”'‘’"), flags=_FLAGS)
+            if name and name.lower() not in ("it", "this", "that", "them", "these", "they"):
+                return asks, name
+    return None
+
 
 _TIMELINE = re.compile(
     r"\b(?:evolv\w*|evolution|histor(?:y|ical|ically)|timeline|trajectory|over\s+(?:the\s+)?"
@@ -246,6 +297,9 @@ def classify(question: str, analysis: Any = None, today: date | None = None) -> 
     sides = _compare(question)
     if sides and not arxiv_id:
         return Intent(COMPARE, latest, subjects=sides)
+    record = _record(question)
+    if record:
+        return Intent(NAMED_PAPER, latest, title=record[1], asks=record[0])
     title = _named(question)
     if title:
         return Intent(NAMED_PAPER, latest, title=title)

@@ -61,9 +61,10 @@ _ORDINAL_REF = re.compile(
     re.I,
 )
 _COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "2": 2, "3": 3, "4": 4, "5": 5}
-# "the first two", "the top 3", "the last two papers"
+# "the first two", "the top 3", "the last two papers"; not "the last 2 years" (a time window)
 _ORDINAL_GROUP = re.compile(
     r"\b(?:the\s+)?(first|top|last)\s+(two|three|four|five|[2-5])"
+    r"(?!\s+(?:years?|months?|weeks?|days?|decades?|quarters?)\b)"
     r"(?:\s+(?:ones|papers|sources|results|articles|studies))?\b",
     re.I,
 )

@@ -169,6 +169,14 @@ async def test_which_of_them_are_from_a_year_lists_those_and_says_how_many(shown
     assert [c["arxiv_id"] for c in by["sources"][0]["sources"]] == ["1706.00004"]
 
 
+async def test_the_last_years_of_them_is_a_window_not_the_last_papers(shown_list):
+    # "the last 4 years" is not "the last 4 (papers)": a window over all three papers shown.
+    _, by = await run("which of these were published in the last 4 years?", [shown_list])
+    content = by["done"][0]["content"]
+    assert content.startswith("Of the 3 papers of the previous answer, 2 are in that window:")
+    assert [c["arxiv_id"] for c in by["sources"][0]["sources"]] == ["2405.00002", "2301.00001"]
+
+
 async def test_a_model_is_told_which_papers_say_so_and_reads_the_sentence(shown_list, slow_openai):
 
     slow_openai.default = Reply("Latent diffusion transformers releases its code [1].")

@@ -283,6 +283,7 @@ class Command(BaseCommand):
             f"chats: {chats}, fake LLM {tokens_per_second:g} tokens/s, {answer_words} words each, "
             f"{questions} questions, ramp {ramp:g} s, {servers} daphne process(es), channel layer "
             f"{'redis' if settings.REDIS_URL else 'in-memory'}, load average {os.getloadavg()[0]:.1f}"
+            f"{cpu.scheduler_note()}"
         )
         if ttft:
             self.stdout.write(summary("ttft (socket send -> first token)", ttft))

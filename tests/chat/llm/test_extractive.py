@@ -150,6 +150,35 @@ def test_question_terms_no_source_mentions_are_named():
     )
 
 
+def test_a_question_word_the_papers_say_in_another_form_is_not_named_missing():
+    muzero = SourceText(
+        7, "MuZero", "A. B.", "2019-11-01",
+        "MuZero plans without any knowledge of the game rules. It learns a model of the dynamics.",
+    )  # fmt: skip
+
+    answer = compose_answer("planning without knowing the game rules or the weather", [muzero])
+
+    assert answer.splitlines()[-1] == (
+        "None of these papers mentions “weather”, so they answer the question only in part."
+    )
+
+
+def test_the_title_line_of_a_first_page_is_not_quoted_as_a_sentence():
+    first_page = SourceText(
+        2, "NG-Scope: Fine-Grained Telemetry for NextG Cellular Networks", "Y. Xie",
+        "2022-01-18", "NG-Scope: Fine-Grained Telemetry for NextG Cellular\nNetworks\nYAXIONG XIE "
+        "and KYLE JAMIESON, Princeton University, USA\nAccurate telemetry of cellular networks "
+        "is crucial.\nNG-Scope decodes the control channel of cellular networks to measure "
+        "capacity.", "2201.05281", where="p. 1",
+    )  # fmt: skip
+
+    answer = compose_answer("NG-Scope telemetry for cellular networks", [first_page])
+
+    assert quotes(answer) == [
+        (2, "NG-Scope decodes the control channel of cellular networks to measure capacity.")
+    ]
+
+
 def test_no_sources_says_so():
     answer = compose_answer("diffusion models", [])
 

@@ -152,7 +152,9 @@ async def test_papers_by_an_author_are_listed_never_refused(sample_catalogue, no
     assert sources and all(author.name in s["authors"] for s in sources)
     assert "not enough" not in done["content"] and "mentions" not in done["content"]
     lines = done["content"].splitlines()
-    assert lines[0] == T.LIST_LEAD_AUTHORS.format(count=len(sources), authors=author.name)
+    assert lines[0] == T.LIST_LEAD_AUTHORS.format(
+        count=len(sources), papers="papers", authors=author.name
+    )
     # One numbered line per paper, newest first, each citing its paper.
     items = [line for line in lines if re.match(r"\d+\. ", line)]
     assert len(items) == len(sources)
@@ -160,6 +162,19 @@ async def test_papers_by_an_author_are_listed_never_refused(sample_catalogue, no
     assert dates == sorted(dates, reverse=True)
     assert sorted(done["citations"]) == [s["number"] for s in sources]
     assert_composed_from_sources(done["content"], sources)
+
+
+async def test_one_paper_by_an_author_is_one_paper(sample_catalogue, now):
+    # "1 papers by Kaiming He in the catalogue" (seen in Chromium).
+    author = await (
+        Author.objects.annotate(n=Count("papers")).filter(n=1).order_by("name").afirst()
+    )
+    analysis, sources, done = await _ask(f"papers by {author.name}", now)
+
+    assert len(sources) == 1
+    assert done["content"].splitlines()[0] == T.LIST_LEAD_AUTHORS.format(
+        count=1, papers="paper", authors=author.name
+    )
 
 
 async def test_papers_like_an_id_name_the_seed_first(sample_catalogue, now):
@@ -551,6 +566,37 @@ def test_a_side_beside_its_own_variants_is_not_set_beside_the_other_side(setting
     assert "**On REALM:**" in answer
 
 
+def test_a_sides_own_word_names_it_only_in_papers_that_name_the_side(settings):
+    # "What is the difference between RAG-Sequence and RAG-Token?" quoted, on RAG-Token, OPT's
+    # "Our final corpus contains roughly 180B tokens": without the shared "RAG", "token" is
+    # RAG-Token's word only in a paper that names RAG-Token.
+    settings.EMBEDDING_BACKEND = "hashing"
+    rag = SourceText(
+        1, "Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks", "P. Lewis",
+        "2020-05-22", "The RAG-Sequence model uses the same retrieved document to generate the "
+        "complete sequence. Unlike RAG-Sequence, RAG-Token can draw a different latent document "
+        "for each target token.", "2005.11401",
+    )  # fmt: skip
+    opt = SourceText(
+        2, "OPT: Open Pre-trained Transformer Language Models", "S. Zhang", "2022-05-02",
+        "Our final corpus contains roughly 180B tokens.", "2205.01068",
+    )  # fmt: skip
+    question = "What is the difference between RAG-Sequence and RAG-Token?"
+    request = AnswerRequest(
+        question=question, sources=[rag, opt], messages=[],
+        intent=Intent("compare", subjects=("RAG-Sequence", "RAG-Token")),
+        analysis={"query": question},
+    )  # fmt: skip
+
+    answer = compose_shaped(request)
+
+    assert "180B tokens" not in answer
+    said_beside = T.COMPARE_SIDE_ONLY_BESIDE.format(side="RAG-Token", other="RAG-Sequence")
+    assert said_beside in answer
+    assert "Unlike RAG-Sequence, RAG-Token can draw" in answer.split(T.COMPARE_DIFFERENCE)[-1]
+    assert T.COMPARE_SIDE.format(side="RAG-Token") not in answer.splitlines()  # over nothing
+
+
 def test_a_side_is_named_by_its_words_as_a_name_not_by_them_anywhere(settings):
     # "LoRA compared with prompt tuning" quoted, on prompt tuning, "… reducing the impact of
     # prompt-set-specific tuning" (bench_answers compare-5): "prompt" there qualifies "set".
@@ -680,3 +726,106 @@ def test_a_paper_sharing_a_topics_words_but_not_its_head_is_off_topic(shared_dat
         if json.loads(line)["id"] == "2007.01282"
     )  # "Passage Retrieval with Generative Models": no "augmented", still on the topic
     assert on_topic(fid["title"], fid["abstract"], "retrieval-augmented generation")
+
+
+def _record_request(question: str, sources: list, named: list | None = None) -> AnswerRequest:
+    from chat.understanding.analysis import analyse
+    from chat.understanding.intent import classify
+
+    now = datetime(2026, 11, 29, tzinfo=UTC)
+    intent = classify(question, analyse(question, now), now.date())
+    papers = [{"arxiv_id": a, "name": n, "asked": n} for a, n in (named or [])]
+    analysis = {"query": question, "named": {"papers": papers, "unknown": [], "about": False}}
+    return AnswerRequest(
+        question=question, sources=sources, messages=[], intent=intent, analysis=analysis
+    )
+
+
+ATTENTION = SourceText(
+    1, "Attention Is All You Need", "Ashish Vaswani, Noam Shazeer, Niki Parmar, Jakob "
+    "Uszkoreit, Llion Jones, Aidan N. Gomez, Łukasz Kaiser, Illia Polosukhin", "2017-06-01",
+    "The dominant sequence transduction models are based on complex recurrent networks. We "
+    "propose a new simple network architecture, the Transformer, based solely on attention "
+    "mechanisms.", "1706.03762",
+)  # fmt: skip
+RWKV = SourceText(
+    2, "RWKV: Reinventing RNNs for the Transformer Era", "Bo Peng, Eric Alcaide", "2023-05-22",
+    "We propose a novel model architecture that combines Transformers with RNNs.", "2305.13048",
+)  # fmt: skip
+
+
+def test_who_wrote_a_paper_named_by_what_it_introduced_is_its_record(settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    request = _record_request(
+        "Who wrote the Transformer paper?", [RWKV, ATTENTION], [("1706.03762", "Transformer")]
+    )
+    lines = compose_shaped(request).splitlines()
+
+    assert lines[0] == (
+        "**Attention Is All You Need** (arXiv 1706.03762) is by Ashish Vaswani, Noam Shazeer, "
+        "Niki Parmar, Jakob Uszkoreit, Llion Jones, Aidan N. Gomez, Łukasz Kaiser and Illia "
+        "Polosukhin [1]"
+    )
+    assert "We propose a new simple network architecture, the Transformer" in lines[-1]
+
+
+def test_when_a_paper_appeared_says_only_what_the_catalogue_knows(settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    # The first of the month its id was given: a date the catalogue had from the id alone.
+    asked = compose_shaped(_record_request("When was Attention Is All You Need published?",
+                                           [ATTENTION, RWKV]))  # fmt: skip
+    assert asked.splitlines()[0].endswith("was first posted to arXiv in June 2017 [1]")
+    asked = compose_shaped(_record_request("when did RWKV come out?", [RWKV], [("2305.13048", "RWKV")]))
+    assert asked.splitlines()[0].endswith("was first posted to arXiv on 2023-05-22 [2]")
+
+
+def test_which_paper_introduced_a_name_quotes_where_it_does(settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    request = _record_request(
+        "Which paper introduced the Transformer?", [RWKV, ATTENTION], [("1706.03762", "Transformer")]
+    )
+    lines = compose_shaped(request).splitlines()
+
+    assert lines[0].startswith("Transformer was introduced by **Attention Is All You Need** "
+                               "(2017-06-01, arXiv 1706.03762), by Ashish Vaswani")  # fmt: skip
+    assert lines[-1] == (
+        "- We propose a new simple network architecture, the Transformer, based solely on "
+        "attention mechanisms [1]."
+    )
+    # A name in lower case the catalogue's names do not hold: the paper titled by it.
+    batch_norm = SourceText(
+        3, "Batch Normalization: Accelerating Deep Network Training", "Sergey Ioffe, Christian "
+        "Szegedy", "2015-02-01", "We propose a new mechanism, which we call Batch Normalization.",
+        "1502.03167",
+    )  # fmt: skip
+    asked = compose_shaped(_record_request("who proposed batch normalization?", [RWKV, batch_norm]))
+    assert asked.startswith("Batch normalization was introduced by **Batch Normalization: ")
+    # No paper of the catalogue answers to the name: not a record of another paper.
+    unknown = _record_request("Which paper introduced BERT?", [RWKV, ATTENTION])
+    assert "was introduced by" not in compose_shaped(unknown)
+
+
+def test_what_is_a_name_opens_with_the_sentence_that_says_what_it_is(settings):
+    # "What is QAOA?" opened with "The performance of the QAOA at low depths is limited …"
+    # (seen in Chromium), where another paper says what the QAOA is.
+    settings.EMBEDDING_BACKEND = "hashing"
+    multiscale = SourceText(
+        1, "Multiscale Quantum Approximate Optimization Algorithm", "P. Zhou", "2023-12-11",
+        "The performance of the QAOA at low depths is limited, while the QAOA at higher depths "
+        "is constrained. We propose a new version of QAOA with the renormalization group.",
+        "2312.06181",
+    )  # fmt: skip
+    noise = SourceText(
+        2, "The Effect of Classical Optimizers and Ansatz Depth on QAOA Performance", "A. Pellow",
+        "2023-07-01", "The Quantum Approximate Optimization Algorithm (QAOA) is a variational "
+        "quantum algorithm providing approximate solutions for combinatorial optimization "
+        "problems. We study the effect of noise on it.", "2307.10149",
+    )  # fmt: skip
+    request = AnswerRequest(
+        question="What is QAOA?", sources=[multiscale, noise], messages=[],
+        intent=Intent("overview"), analysis={"query": "What is QAOA?"},
+    )  # fmt: skip
+
+    quoted = [line for line in compose_shaped(request).splitlines() if line.startswith("- ")]
+
+    assert quoted[0].startswith("- The Quantum Approximate Optimization Algorithm (QAOA) is a")

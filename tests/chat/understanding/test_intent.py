@@ -153,3 +153,42 @@ def test_a_comparison_keeps_what_it_compares_its_sides_in(question, context):
     subjects = classify(question).subjects
     assert len(subjects) == 2
     assert compare_context(question, subjects) == context
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Summarize Constitutional AI in three sentences",
+        "summarize Constitutional AI briefly",
+        "give me a summary of Constitutional AI in 100 words.",
+        "Summarize Constitutional AI, in plain English",
+    ],
+)
+def test_how_long_a_summary_should_be_is_not_part_of_the_title(question):
+    intent = classify(question, analyse(question, NOW), NOW.date())
+
+    assert (intent.kind, intent.title) == ("named_paper", "Constitutional AI")
+
+
+# Questions about a paper's record: who wrote it, when it appeared, which paper introduced a name.
+@pytest.mark.parametrize(
+    ("question", "title", "asks"),
+    [
+        ("Who wrote the Adam paper?", "Adam", "authors"),
+        ("who are the authors of Attention Is All You Need?", "Attention Is All You Need", "authors"),
+        ("authors of REALM", "REALM", "authors"),
+        ("When was Attention Is All You Need published?", "Attention Is All You Need", "date"),
+        ("when did RWKV come out?", "RWKV", "date"),
+        ("Which paper introduced the Transformer?", "Transformer", "origin"),
+        ("who first proposed dropout?", "dropout", "origin"),
+    ],
+)
+def test_what_is_asked_of_a_papers_record(question, title, asks):
+    intent = classify(question, analyse(question, NOW), NOW.date())
+
+    assert (intent.kind, intent.title, intent.asks) == ("named_paper", title, asks)
+
+
+@pytest.mark.parametrize("question", ["who wrote it?", "what did REALM find?"])
+def test_a_record_question_names_a_paper(question):
+    assert classify(question, analyse(question, NOW), NOW.date()).asks == ""

@@ -31,6 +31,7 @@ CASES = [
     ("which of these use transformers?", LIST_ANSWER, SOURCES, ALL),
     ("Which of them mention RLHF", LIST_ANSWER, SOURCES, ALL),
     ("which of those are from 2024?", LIST_ANSWER, SOURCES, ALL),
+    ("which of these were published in the last 2 years?", LIST_ANSWER, SOURCES, ALL),
     ("any of these about protein design?", LIST_ANSWER, SOURCES, ALL),
     ("compare them", LIST_ANSWER, SOURCES, ALL),
     ("summarize these papers", LIST_ANSWER, SOURCES, ALL),
@@ -123,6 +124,13 @@ def test_an_ellipsis_after_a_follow_up_on_sources_borrows_the_searched_topic():
     )
     query = rule_rewrite("what about since 2024?", [LIST_ANSWER, read])
     assert "diffusion language models" in query and "tell me more" not in query
+
+
+def test_an_ellipsis_after_papers_like_an_id_keeps_the_id_whole():
+    # "what about before 2021?" after "papers like 2004.04906" searched "like.04906" (seen in
+    # Chromium): the id's first digits were taken for a year and cut out with the window.
+    seed = Turn(question="papers like 2004.04906", query="papers like 2004.04906", sources=CARDS)
+    assert rule_rewrite("what about before 2021?", [seed]) == "before 2021 — papers like 2004.04906"
 
 
 # Several papers at once: card numbers ("[1] and [3]"), or places among the papers as the answer
