@@ -136,6 +136,12 @@ CASES = [
          (cites_shown(1, 2), no_refusal()), before=(LLM_LIST,)),
     Case("rag-list", "list-topic", RAG_LIST,
          (cites_at_least(3), cites(RAG), no_refusal())),
+    # Session 16: an acronym's list, REALM ("Retrieval-Augmented Language Model") and
+    # Fusion-in-Decoder never writing "RAG" (written after seeing it list RAG alone: tuning).
+    # (CiteSee is listed too, as for RAG_LIST, by a body chunk's "Faceted retrieval interfaces"
+    # and "augmented inline citations": the body-listing rule's, not the acronym's.)
+    Case("rag-acronym", "list-topic", "RAG papers",
+         (cites(RAG, REALM, FID), no_refusal())),
     Case("dense-retriever", "followup-refer", "which of these use a dense retriever?",
          (subset_of_previous(), counts_shown(), cites(RAG), cites_none_of(CITESEE)),
          before=(RAG_LIST,)),

@@ -47,6 +47,7 @@ from .sentences import (
     has_final_stop,
     is_caption,
     is_figure_text,
+    is_float_text,
     is_heading,
     is_stopped,
     opens_list,
@@ -114,7 +115,7 @@ class _Sentence:
     # as printed; "" outside a labelled item.
     label: str = ""
     # For the first sentence of a bulleted list's item, the list's (its first item's position
-    # in the passage); -1 for any other sentence.
+    # in the passage), and for a table's row its table's (its first row's); -1 for any other.
     listed: int = -1
 
     @property
@@ -160,7 +161,12 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
     opened_at = -2
     label, labelled_at = "", -2
     listed, item_at, labelled_item = -1, -ITEM_REACH - 1, False
+    rows_from = -1  # the first row of the table whose rows are being read, a list of its own
     for position, text in enumerate(sentences):
+        if not isinstance(text, RowSentence):
+            rows_from = -1
+        elif rows_from < 0:
+            rows_from = position
         if is_heading(text):
             heading, opening = frozenset(terms(text)), frozenset()
             label, item_at = "", -ITEM_REACH - 1
@@ -181,6 +187,11 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
             if position - item_at > ITEM_REACH:
                 listed = position  # a new list
             item_at = position
+        if position and is_float_text(sentences[position - 1]) and _INSIDE.match(text):
+            # The rest of a sentence a float was printed into, its start before the float
+            # ("… See text for more details. as well as various Web sources and is intended for
+            # open-domain QA …" after DPR's Table 1): not quotable.
+            continue
         if _PLACEHOLDER.search(text):
             continue  # a printed prompt or template ("Summarize the following paragraph. <The
             # Abstract of this paper goes here> The paper presents …"): a model's words
@@ -220,7 +231,7 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
                     False,
                     context,
                     label,
-                    listed if item_at == position else -1,
+                    rows_from if rows_from >= 0 else listed if item_at == position else -1,
                 )
             )
     return found
@@ -608,8 +619,10 @@ def answering_scores(
     # "Which datasets are used to evaluate RAPT …?").
     named = set(stems(content_words(" ".join(names))))
     unnamed = [t for t in query if t not in named] or query
+    # (A table's row labelled with the paper's name gives its values: "MuZero 2041.1% …" for
+    # "What median score does MuZero reach on Atari?"; it names no dataset nor baseline.)
     for sentence, weight in zip(sentences, weights, strict=True):
-        if weight and not isinstance(sentence.text, RowSentence):
+        if weight and not (isinstance(sentence.text, RowSentence) and asks_for_quantity(question)):
             if answers_nothing(sentence.text, unnamed, question):
                 weight.clear()
     # The items the question names by their label ("What learning rate did BN-x5 use?"): an
@@ -663,7 +676,8 @@ def answering_scores(
             score *= VALUE_WEIGHT
         elif score > 0 and things and values_another(sentence.text, things, question):
             score *= OTHER_VALUE_WEIGHT
-        if score > 0 and variants and _row_label(sentence.text) in variants:
+        # (The row's label may write the model with it: "ViT-Huge" for "ViT-Huge".)
+        if score > 0 and variants & set(re.split(r"[-‐‑]", _row_label(sentence.text))):
             score *= ROW_VARIANT_WEIGHT
         if score > 0 and sentence.label and _names_label(question, sentence.label):
             score *= ROW_VARIANT_WEIGHT  # the named item's own sentence

@@ -165,20 +165,32 @@ def passage_sentences(text: str) -> list[str]:
     header names its cells (with its caption in the passage: papers.fulltext.tables) is a
     sentence of its own that says its header and caption ("Table 1: Model 175B, #L 96, …, LR
     1.2e−4, Batch 2M (Model architecture details. …)."): the table's lines run together would be
-    one "sentence" of every number in it. A table whose rows the header does not surely name
-    stays that one sentence: its rows alone would lose what groups them ("StrategyQA" above
-    "Dataset Size 1648 1648 1319 1319")."""
+    one "sentence" of every number in it. So is each row of a table whose header names its
+    cells less surely, said with the header whole ("Table 1: ViT-Huge 32 1280 5120 16 632M
+    (columns: Model Layers Hidden size D MLP size Heads Params) (Details of …)."), when its rows
+    stand alone (Table.rows_stand_alone); else it stays that one sentence: its rows alone would
+    lose what groups them ("StrategyQA" above "Dataset Size 1648 1648 1319 1319")."""
     tables = find_tables(text)
     sentences: list[str] = []
     cursor = 0
     for table in tables:
-        if not table.names_its_rows(text):
+        named = table.names_its_rows(text)
+        if not (named or table.rows_stand_alone(text)):
             continue
         sentences += split_sentences(_prose(text[cursor : table.start]))
-        sentences += [table.row_sentence(text[a:b]) for a, b in table.rows]
+        sentences += [table.row_sentence(text[a:b], pair=named) for a, b in table.rows]
+        if not named:
+            # The caption's sentences after its first say what every row shares ("All models
+            # are fine-tuned with …, a batch size of 512, no weight decay …" under ViT's Table
+            # 4): sentences of their own too, as they were when the table was one sentence.
+            later = split_sentences(_CAPTION.sub("", table.caption, count=1))[1:]
+            sentences += [CaptionSentence(sentence) for sentence in later]
         cursor = max(cursor, table.end)
     sentences += split_sentences(_prose(text[cursor:]))
-    return [s if isinstance(s, RowSentence) else _as_note(_without_printed_cells(s)) for s in sentences]
+    return [
+        s if isinstance(s, (RowSentence, CaptionSentence)) else _as_note(_without_printed_cells(s))
+        for s in sentences
+    ]
 
 
 # A footnote holding a link, as a PDF's text prints it: its mark glued to the address
@@ -198,6 +210,11 @@ _FOOTNOTE_LINE = re.compile(r"\d{1,2}(?=[A-Z][a-z]{2,}\b)")
 class NoteSentence(str):
     """A footnote's text, without its mark: complete without a full stop ("Code and demo
     available at https://github.com/allenai/paper-plain")."""
+
+
+class CaptionSentence(str):
+    """A later sentence of a table's caption, said apart from the table's rows ("All models are
+    fine-tuned with cosine learning rate decay, …"): the float's text, printed with it."""
 
 
 def _as_note(sentence: str) -> str:
@@ -390,6 +407,24 @@ def table_cells(sentence: str) -> str | None:
     return " ".join(before)
 
 
+# A float's caption inside a sentence: the words before it are the float's printed text.
+_CAPTION_INSIDE = re.compile(r"\b(?:Table|Figure|Fig\.)\s*\d+:")
+
+
+def is_float_text(sentence: str) -> bool:
+    """A table's or figure's printed text, not the paper's prose: a table's row said as a
+    sentence, a caption, or cells the PDF's reading order ran into a caption, of numbers or of
+    words ("Input Why do all of my questions get marked as needing improvement LPT why do my
+    questions … NC-RAPT (Low) … Table 1: Examples of generated paraphrases by different models
+    from Quora Question Pairs dataset.")."""
+    if isinstance(sentence, (RowSentence, CaptionSentence)) or is_caption(sentence):
+        return True
+    if table_cells(sentence):
+        return True
+    inside = _CAPTION_INSIDE.search(sentence)
+    return inside is not None and inside.start() > 0
+
+
 def answers_nothing(sentence: str, query_terms, question: str = "") -> bool:
     """A table's row, or its cells printed before its caption, whose own cells hold none of
     `query_terms`: only its caption or header meet the question, and those match every row
@@ -398,7 +433,11 @@ def answers_nothing(sentence: str, query_terms, question: str = "") -> bool:
     `question` asks for (asked_heads) in a cell labels numbers, it names no X: "Dataset Size 1844
     1544" is no answer to "On which … dataset are the T5 models benchmarked?"."""
     if isinstance(sentence, RowSentence):
-        # (Its header names each cell: "Dataset" there is a column's name, not a label.)
+        # (Its header names each cell: "Dataset" there is a column's name, not a label.) But a
+        # first column named what was asked makes each row's label one: DPR's "Dataset Train Dev
+        # Test" over "CuratedTREC 1,353 1,125 133 694" names a dataset it is evaluated on.
+        if question and set(terms(sentence.labels)) & _asked_head_terms(question):
+            return False
         return not set(query_terms) & set(terms(sentence.cells))
     cells = table_cells(sentence)
     if cells is None:

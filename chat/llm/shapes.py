@@ -25,18 +25,21 @@ for lists. `python -m bench.llm_extractive --shapes` measures it (docs/BENCHMARK
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections import Counter
 from datetime import date
 
 from chat.understanding import intent as intents
+from chat.understanding.acronyms import expand
 from chat.understanding.quantity import (
     asks_for_quantity,
     numbers_in,
     states_new_number,
 )
 from chat.understanding.variants import sizes_in
+from papers.fulltext.tables import RowSentence, is_value
 from papers.indexing.names import name_key
 
 from . import templates as T
@@ -64,7 +67,15 @@ from .extractive import (
 )
 from .meaning import similarities
 from .roles import BACKGROUND, BONUS, CONTRIBUTION, RESULT, role
-from .sentences import STOPWORDS, content_words, is_caption, stems, table_cells, terms
+from .sentences import (
+    STOPWORDS,
+    content_words,
+    is_caption,
+    is_float_text,
+    stems,
+    table_cells,
+    terms,
+)
 
 # Most sentences embedded for one answer (overview; a comparison embeds half per side, a list
 # only where the rules tie). Each costs ~10 ms on this CPU: 6 keeps the composer near 100 ms.
@@ -257,7 +268,10 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     if topic and not intent.by_filter:
         # A paper whose title and abstract say none of the topic is the search's tail, not an
         # item a reader wants ("Adam" in a list of papers on image recognition).
-        sources = [s for s in sources if on_topic(s.title, s.text, topic, whole=False)] or sources
+        acronyms = _analysis(request, "acronyms", {})
+        sources = [
+            s for s in sources if on_topic(s.title, s.text, topic, whole=False, acronyms=acronyms)
+        ] or sources
     newest_first = intent.latest or (intent.by_filter and not topic)
     if newest_first:
         sources.sort(key=lambda s: s.published or "", reverse=True)
@@ -274,7 +288,14 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
         lead = T.LIST_LEAD_NEWEST.format(count=len(sources))
     else:
         lead = T.LIST_LEAD.format(count=len(sources))
-    picks = scorer.contribution(topic, [s.number for s in sources], LIST_EMBED_BUDGET)
+    numbers = [s.number for s in sources]
+    if acronyms := _analysis(request, "acronyms", {}):
+        # Each paper's sentence on the topic as the long form says it too: RAPT's "we propose
+        # Retrieval Augmented Prompt Tuning" for "RAG papers", not its count of datasets.
+        anchor = expand(topic, acronyms)
+        picks = scorer.contribution(anchor, numbers, LIST_EMBED_BUDGET, scorer.lexical(anchor))
+    else:
+        picks = scorer.contribution(topic, numbers, LIST_EMBED_BUDGET)
     lines = [lead, ""]
     for rank, source in enumerate(sources, start=1):
         lines.append(_item(T.LIST_ITEM, T.LIST_ITEM_BARE, source, picks.get(source.number), rank))
@@ -291,18 +312,33 @@ _BROAD = frozenset(
 )
 
 
-def on_topic(title: str, text: str, topic: str, whole: bool = True) -> bool:
+def on_topic(
+    title: str, text: str, topic: str, whole: bool = True, acronyms: dict | None = None
+) -> bool:
     """At least half of the topic's words (one of two, two of three) are in the paper's title
     and `text`, and when `text` is the `whole` abstract, the topic's head (topic_heads) too (a
     list leaves out the others: chat.pipeline.answer). A passage of a long abstract may not
-    say the head its other passage does."""
+    say the head its other passage does. With the long forms the search expanded the topic's
+    `acronyms` with (chat.retrieval.acronyms), a paper on the long form is on the topic too
+    (REALM is on "RAG", which it never writes), if it says most of its words: a long form is
+    one term, and one word of two is another's ("Transformer" is no "Vision Transformer")."""
+    if acronyms and not _on_topic(title, text, topic, whole):
+        spelled = expand(topic, acronyms)
+        for acronym in acronyms:  # the topic in words alone: "retrieval-augmented generation"
+            spelled = spelled.replace(f" ({acronym})", "")
+        return _on_topic(title, text, spelled, whole, most=True)
+    return _on_topic(title, text, topic, whole)
+
+
+def _on_topic(title: str, text: str, topic: str, whole: bool, most: bool = False) -> bool:
     words = set(stems([w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]))
     words = (words - _BROAD) or words  # "diffusion models": a paper on diffusion
     if not words:
         return True
     have = set(terms(f"{title} {text}"))
     heads = topic_heads(topic) if whole else frozenset()
-    return len(words & have) >= (len(words) + 1) // 2 and (not heads or bool(heads & have))
+    need = len(words) // 2 + 1 if most else (len(words) + 1) // 2
+    return len(words & have) >= need and (not heads or bool(heads & have))
 
 
 # Where a topic's first noun phrase ends ("post-training quantization | of LLMs").
@@ -635,9 +671,27 @@ def _grouped(
         papers.setdefault(s.source.arxiv_id or f"#{s.source.number}", []).append(s)
     lines: list[str] = []
     for mine in papers.values():
-        lines += [_label(mine[0].source)] + [T.QUOTE_ITEM.format(quote=_quote(s)) for s in mine]
+        lines.append(_label(mine[0].source))
+        for before, s in zip([None, *mine], mine, strict=False):
+            lines.append(T.QUOTE_ITEM.format(quote=_quote(_next_row(before, s))))
         lines.append("")
     return lines[:-1]
+
+
+def _next_row(before: _Sentence | None, s: _Sentence) -> _Sentence:
+    """A table's row quoted right after another row of its table, said without the header and
+    caption that one said already: "Table 1: TriviaQA 78,785 60,413 8,837 11,313" under "Table
+    1: Natural Questions 79,168 … (columns: Dataset Train Dev Test) (Number of questions in
+    each QA dataset …)", not five times the same caption."""
+    if not (
+        isinstance(s.text, RowSentence)
+        and before is not None
+        and isinstance(before.text, RowSentence)
+        and before.source.number == s.source.number
+        and before.listed == s.listed >= 0
+    ):
+        return s
+    return dataclasses.replace(s, text=s.text.brief)
 
 
 # "What is QAOA?", "what are diffusion models?": the thing asked to be defined.
@@ -1031,6 +1085,24 @@ def _dataset_names(text: str, asked: str = "") -> set[str]:
 OWN_WORD_NAMES, HEADING_WORD_NAMES = 2, 3
 
 
+def _row_dataset(sentence: str) -> set[str]:
+    """The dataset a table's row names by its label, when the table's first column is datasets
+    ("Natural Questions" of "Natural Questions 79,168 58,880 8,757 3,610")."""
+    if isinstance(sentence, RowSentence) and _DATASET_WORD.fullmatch(sentence.labels):
+        label = " ".join(itertools.takewhile(lambda w: not is_value(w), sentence.cells.split()))
+        return {label} if label else set()
+    return set()
+
+
+def _table_names(s: _Sentence, scorer: _Scorer, names: set[str]) -> int:
+    """How many datasets `s` names: for a table's row whose rows are datasets (its first column
+    "Dataset": DPR's "CuratedTREC 1,353 1,125 133 694"), its table's rows, which are quoted
+    together as the list they are (_with_list_items); else its own names."""
+    if not (isinstance(s.text, RowSentence) and _DATASET_WORD.fullmatch(s.text.labels)):
+        return len(names)
+    return sum(1 for o in scorer.by_source.get(s.source.number, []) if o.listed == s.listed)
+
+
 def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[_Sentence]:
     """For a question after datasets, the sentences of the paper it is about (the named one,
     else the best-ranked) that name datasets, most names first: what the reader asked for."""
@@ -1056,15 +1128,28 @@ def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> lis
     # Retriever" is in no way what was asked of it.)
     naming = [
         (
-            len(names)
+            _table_names(s, scorer, names)
             + OWN_WORD_NAMES * len((about - set(terms(s.source.title))) & set(s.term_counts))
             + HEADING_WORD_NAMES * len(about & s.context),
             s,
         )
         for s in scorer.sentences
-        if s.source.arxiv_id in papers and len(names := _dataset_names(s.text, topic)) >= 1
+        if s.source.arxiv_id in papers
+        and (names := _dataset_names(s.text, topic) or _row_dataset(s.text))
     ]
-    naming.sort(key=lambda row: (-row[0], row[1].source.number, row[1].position))
+    # The paper's own words before a float's printed words: a table of example outputs names
+    # its models and the dataset its examples come from ("… NC-RAPT (Low) … Table 1: Examples of
+    # generated paraphrases by different models from Quora Question Pairs dataset" opened "What
+    # datasets does RAPT use?", over its list "• ParaSCI-ACL: … • Quora Question Pairs 50K
+    # split …"). A table of values is not demoted: its labels name what was measured (DPR's
+    # "Natural Questions 79,168 … TriviaQA …", where its prose says "the same five QA datasets
+    # … as in previous work").
+    naming.sort(
+        key=lambda row: (
+            is_float_text(row[1].text) and table_cells(row[1].text) is None,
+            -row[0], row[1].source.number, row[1].position,
+        )  # fmt: skip
+    )
     chosen: list[_Sentence] = []
     for _, sentence in naming:
         if sum(s.source.arxiv_id == sentence.source.arxiv_id for s in chosen) < per_paper:

@@ -95,7 +95,7 @@ def as_abstract(hit):
 _OTHERS_WORK = re.compile(r"related\s+work|prior\s+work|previous\s+work|background|literature", re.I)
 
 
-def said_in_body_only(hit, topic: str) -> bool:
+def said_in_body_only(hit, topic: str, acronyms: dict | None = None) -> bool:
     """A read paper that a list's topic fits by its best chunk, not by its abstract (MuZero's
     abstract never says "reinforcement learning"; its introduction does): listed with that
     chunk. Not by a chunk of its related work (FiD's "… trained with reinforcement learning"
@@ -104,8 +104,8 @@ def said_in_body_only(hit, topic: str) -> bool:
         bool(topic)
         and hit.kind == "fulltext"
         and not _OTHERS_WORK.search(hit.section or "")
-        and not on_topic(hit.title, hit.abstract, topic)
-        and on_topic(hit.title, hit.passage_text, topic)
+        and not on_topic(hit.title, hit.abstract, topic, acronyms=acronyms)
+        and on_topic(hit.title, hit.passage_text, topic, acronyms=acronyms)
     )
 
 
@@ -377,6 +377,8 @@ async def answer_events(
         if response.named.papers or response.named.unknown:
             # The papers the question names ("the Transformer"): the answer opens with theirs.
             analysis["named"] = response.named.to_dict()
+        if response.acronyms:  # searched with their long forms: a list's topic takes either
+            analysis["acronyms"] = dict(response.acronyms)
         if response.signals is not None:
             analysis["relevance"] = response.signals.to_dict()
         # A scoped thread's user chose its papers: what they hold is answered from, not gated.
@@ -412,15 +414,19 @@ async def answer_events(
     if intent.kind in ABSTRACT_SHAPES and not evidence:
         hits = [
             replace(hit, more_chunks=[])
-            if listing and said_in_body_only(hit, analysis.get("query") or "")
+            if listing
+            and said_in_body_only(hit, analysis.get("query") or "", analysis.get("acronyms"))
             else as_abstract(hit)
             for hit in hits
         ]  # fmt: skip
     if listing and analysis.get("query"):
         # The search's tail is no list item (chat.llm.shapes.on_topic); left out of the cards
         # too, so the list's numbers are its cards' ([2] is the second line).
-        topic_words = analysis["query"]
-        hits = [h for h in hits if on_topic(h.title, _listed_text(h), topic_words)] or hits
+        topic_words, acronyms = analysis["query"], analysis.get("acronyms")
+        hits = [
+            h for h in hits
+            if on_topic(h.title, _listed_text(h), topic_words, acronyms=acronyms)
+        ] or hits  # fmt: skip
     elif intent.kind == intents.TIMELINE and searched and analysis.get("query"):
         # A timeline's periods are its cards': the search's tail (an eigenvalue paper in 2007
         # for "how did diffusion models develop?") is no period of the topic.

@@ -40,6 +40,7 @@ from chat.lanes import may_run_in_parallel, run_search_sql
 from chat.llm import get_llm
 from chat.retrieval import chunks as fulltext_chunks
 from chat.retrieval import refine
+from chat.retrieval.acronyms import long_forms, topic_acronyms
 from chat.retrieval.dense import DenseResult, dense_search, paper_vector
 from chat.retrieval.filters import SearchFilters, resolve_authors
 from chat.retrieval.fulltext import LexicalResult, lexical_search, query_terms
@@ -50,6 +51,7 @@ from chat.retrieval.recency import blend
 from chat.retrieval.relevance import Signals, lexical_share, nothing_relevant
 from chat.retrieval.rerank import get_reranker
 from chat.retrieval.snippets import make_snippet, matching_words
+from chat.understanding.acronyms import expand
 from chat.understanding.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.understanding.llm_analysis import analyse_with_llm
 from chat.understanding.quantity import asks_for_quantity
@@ -139,6 +141,8 @@ class SearchResponse:
     total: int = 0
     # The papers the question names by what they introduced (chat.retrieval.named): first.
     named: Named = field(default_factory=Named)
+    # The question's acronyms searched with their long forms (chat.retrieval.acronyms).
+    acronyms: dict[str, str] = field(default_factory=dict)
 
     @property
     def nothing_relevant(self) -> bool:
@@ -193,6 +197,7 @@ class _Query:
     sort: str = "relevance"  # or "date": the same relevant papers, newest first
     total: int = 0
     named: Named = field(default_factory=Named)  # papers the question names: first
+    acronyms: dict[str, str] = field(default_factory=dict)  # searched with these long forms
     chunks_per_paper: int = 1  # a read paper's best chunks its hit carries (search())
 
 
@@ -319,7 +324,7 @@ async def search(
     if q.signals is not None:
         q.plan["relevance"] = q.signals.to_dict()
     return SearchResponse(analysis, hits, q.timings, q.notices, q.plan, q.signals, q.model,
-                          q.vectors_pending, q.total, q.named)
+                          q.vectors_pending, q.total, q.named, q.acronyms)
 
 
 async def _analyse(text: str, now: datetime) -> QueryAnalysis:
@@ -359,7 +364,9 @@ async def _retrieve(q: _Query) -> list[Ranked]:
     q.parallel = await may_run_in_parallel()
     step = time.perf_counter()
     embedding = None
-    if q.text and not q.analysis.arxiv_id:
+    # A question on an acronym is embedded once its expansion is known (_named_stage).
+    acronyms = topic_acronyms(q.text) if q.text and not q.analysis.arxiv_id else []
+    if q.text and not q.analysis.arxiv_id and not acronyms:
         embedding = asyncio.ensure_future(_embed(embedder, q.text, q.timings))
     rewriting = await _start_rewrites(q)
     try:
@@ -367,7 +374,11 @@ async def _retrieve(q: _Query) -> list[Ranked]:
             # Both retrievers need these first: the author's papers, the named paper's vector.
             await run_search_sql(_prepare, q, parallel=q.parallel)
         if q.text and not q.analysis.arxiv_id:
-            await run_search_sql(_named_stage, q, parallel=q.parallel)
+            await run_search_sql(_named_stage, q, acronyms, parallel=q.parallel)
+        if acronyms:
+            embedding = asyncio.ensure_future(
+                _embed(embedder, q.text_for_bm25 or q.text, q.timings)
+            )
         lexical = run_search_sql(_lexical_stage, q, q.text, parallel=q.parallel)
         # The chunk word search needs the query's lexemes, not BM25's result: beside it.
         words = _chunk_words_wanted(q)
@@ -515,11 +526,18 @@ def _prepare(q: _Query) -> None:
     q.timings["prepare"] = _ms(step)
 
 
-def _named_stage(q: _Query) -> None:
-    """Database: the papers the question names by what they introduced (one indexed lookup)."""
+def _named_stage(q: _Query, acronyms: list[str] = ()) -> None:
+    """Database: the papers the question names by what they introduced (one indexed lookup),
+    and unless it asks what such a paper says, the long forms of its `acronyms`
+    (chat.retrieval.acronyms), which BM25 and the embedder then see beside them."""
     step = time.perf_counter()
     with connection.cursor() as cursor:
         q.named = find_named(cursor, q.analysis.original or q.text, q.filters)
+        if acronyms and not q.named.about:
+            q.acronyms = long_forms(cursor, acronyms)
+    if q.acronyms:
+        q.text_for_bm25 = expand(q.text, q.acronyms)
+        q.plan["acronyms"] = dict(q.acronyms)
     q.timings["named"] = _ms(step)
     if q.named.papers or q.named.unknown:
         q.plan["named"] = q.named.to_dict()

@@ -20,6 +20,7 @@ matched against (chat.llm.sentences.passage_sentences).
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -51,14 +52,23 @@ class RowSentence(str):
     make one row's numbers the answer (chat.llm.sentences.answers_nothing)."""
 
     row: str
+    # The name of the header's first column, what the rows' labels are ("Dataset" of "Dataset
+    # Train Dev Test": each row names a dataset); "" without a header.
+    labels: str
 
-    def __new__(cls, text: str, row: str = ""):
+    # The row said without its header and caption, once a row before it said them: "Table 3:
+    # model ResNet-34 B, top-1 err. 24.52, top-5 err. 7.46", "Table 1: TriviaQA 78,785 …".
+    brief: str
+
+    def __new__(cls, text: str, row: str = "", labels: str = "", brief: str = ""):
         sentence = super().__new__(cls, text)
         sentence.row = row
+        sentence.labels = labels
+        sentence.brief = brief or text
         return sentence
 
     def __getnewargs__(self):  # copy and pickle keep the row (cards are deep-copied)
-        return str(self), self.row
+        return str(self), self.row, self.labels, self.brief
 
     @property
     def cells(self) -> str:
@@ -116,27 +126,53 @@ class Table:
         """Every row of the table (spans of `text`) pairs with the header's names."""
         return all(self._named_cells(text[a:b]) is not None for a, b in self.rows)
 
-    def row_sentence(self, row: str) -> RowSentence:
+    def rows_stand_alone(self, text: str) -> bool:
+        """Each row (spans of `text`) can be said alone, though the header does not surely name
+        its cells ("Dataset Train Dev Test" over four numbers a row, a header on two lines): no
+        line between the rows (a group's label) and every row labelled, each by another label
+        that opens with a capital or a digit. Not "Dataset Size 1648 1648 1319 1319" under
+        "StrategyQA 68.12 …" (its label again under GSM8K's), nor "acc. with Calc. - 26.99 …":
+        rows of the row above them."""
+        first, last = self.rows[0][0], self.rows[-1][1]
+        if text.count("\n", first, last) != len(self.rows) - 1:
+            return False
+        labels = []
+        for a, b in self.rows:
+            words = _REFERENCE.sub("", text[a:b]).split()
+            label = " ".join(itertools.takewhile(lambda w: not is_value(w), words))
+            if not label or label[0].islower():
+                return False
+            labels.append(label)
+        return len(set(labels)) == len(labels)
+
+    def row_sentence(self, row: str, pair: bool = True) -> RowSentence:
         """A row said with what its numbers are: "Table 3: model ResNet-152, top-1 err. 21.43,
         top-5 err. 5.71 (Error rates (%, 10-crop testing) on ImageNet validation. …)." When the
         header's names and the row's cells do not surely pair one to one (a header on several
         lines or not naming the labels' column first, a cell after the label that is no value),
         the header is given whole.
         The caption is given whole up to CAPTION_WORDS words (it often says what the header's
-        abbreviations stand for: "the peak Learning Rate (LR)"), else its first sentence."""
-        named = self._named_cells(row)
+        abbreviations stand for: "the peak Learning Rate (LR)"), else its first sentence.
+        Without `pair` (the table's other rows do not pair), the header is given whole too: one
+        row that seems to pair may not ("VTAB (19 tasks) 2 500 0.01" under "Dataset Steps Base
+        LR" is 2,500 steps, not "Steps 2, Base 500")."""
+        named = self._named_cells(row) if pair else None
+        cells = " ".join(_REFERENCE.sub("", row).split())
         if named is not None:
-            body = ", ".join(f"{n} {c}" for n, c in zip(self.columns(), named, strict=True))
+            body = brief = ", ".join(f"{n} {c}" for n, c in zip(self.columns(), named, strict=True))
         elif self.header:
-            body = f"{' '.join(_REFERENCE.sub('', row).split())} (columns: {self.header})"
+            body, brief = f"{cells} (columns: {self.header})", cells
         else:
-            body = " ".join(_REFERENCE.sub("", row).split())
+            body = brief = cells
         about = _CAPTION.sub("", self.caption).strip()
         if len(about.split()) > CAPTION_WORDS:
             about = re.split(r"(?<=[.!?])\s+(?=[A-Z])", about, maxsplit=1)[0]
         # Reference numbers ("VGG-16 [41]") would read as the answer's own citations.
         text = _REFERENCE.sub("", f"{self.label}: {body} ({about.rstrip('.')}).")
-        return RowSentence(text, row)
+        names = self.columns()
+        return RowSentence(
+            text, row, names[0] if names else "", _REFERENCE.sub("", f"{self.label}: {brief}.")
+        )
 
 
 def is_value(cell: str) -> bool:

@@ -205,6 +205,52 @@ def _acronym_long(long: str, short: str) -> str:
     return ""
 
 
+# As _ACRONYM, or first in its brackets: "Dense Passage Retriever (DPR; Karpukhin et al., 2020)".
+_DEFINED = re.compile(r"\((?P<short>[A-Za-z][A-Za-z0-9\-]*[A-Z][A-Za-z0-9\-]*)[);,]")
+
+
+def acronym_definitions(text: str, short: str) -> list[str]:
+    """The long forms `text` defines `short` with, as written: "retrieval-augmented generation"
+    of "… for retrieval-augmented generation (RAG) — models which …" (any case; a plural
+    acronym defines its singular too: "large language models (LLMs)" for "LLM"). The same
+    reading of "Long Form (LF)" as the names' own (_ACRONYM, _acronym_long), for any acronym,
+    not only a paper's coinage: what a question's acronym stands for in the catalogue's words."""
+    found = []
+    wanted = acronym_singular(short).lower()
+    for m in _DEFINED.finditer(text):
+        defined = acronym_singular(m["short"])
+        if defined.lower() != wanted:
+            continue
+        before = _LONG_FORM.search(text, max(0, m.start() - 200), m.start())
+        if before is None:
+            continue
+        if full := _acronym_long(before[0], defined) or _glued_long(before[0], defined):
+            found.append(full)
+    return found
+
+
+_GLUE = frozenset("of for from in on to with and the a an by".split())
+
+
+def _glued_long(long: str, short: str) -> str:
+    """As _acronym_long, the small words inside the long form spelling no letter of it:
+    "reinforcement learning from human feedback" for "RLHF"."""
+    words = long.split()
+    letters = re.sub(r"[^a-z]", "", short.lower())
+    for n in range(2, min(len(words), len(letters) + 4) + 1):
+        tail = words[-n:]
+        if tail[0].lower() in _GLUE:
+            continue
+        if _initials([w for w in tail if w.lower() not in _GLUE]) == letters:
+            return " ".join(tail)
+    return ""
+
+
+def acronym_singular(short: str) -> str:
+    """ "LLMs" -> "LLM", "ViTs" -> "ViT"; "RAG", "MoBYv2AL" as they are."""
+    return short[:-1] if len(short) > 2 and short.endswith("s") and short[-2].isupper() else short
+
+
 # "we propose operating / using / applying X": a gerund opening the clause does something with
 # X, which a "we propose" then does not name.
 _USING = re.compile(r"\s*(?!(?:string|thing|spring|ring|king|wing)s?\b)[a-z]+ing\b")

@@ -5,7 +5,14 @@ every cell alike, and the paper's own name is in every row of its results."""
 
 from chat.llm.base import SourceText
 from chat.llm.extractive import answering_scores
-from chat.llm.sentences import answers_nothing, passage_sentences, table_cells, terms
+from chat.llm.sentences import (
+    answers_nothing,
+    is_float_text,
+    passage_sentences,
+    table_cells,
+    terms,
+)
+from papers.fulltext.tables import RowSentence
 
 
 def _chunk(number: int, text: str, arxiv_id: str, section: str, page: int) -> SourceText:
@@ -30,7 +37,7 @@ def test_a_results_tables_cells_do_not_answer_which_datasets(text_of):
         1, _between(text, "RAPT 90.56", "excluding Copy and Ground Truth."), "2202.00535",
         "Experiments", 6,
     )  # fmt: skip
-    cells = next(s for s in passage_sentences(table.text) if "Table 5:" in s)
+    cells = next(s for s in passage_sentences(table.text) if "Table 5:" in s and "RAPT 90" in s)
     assert table_cells(cells).startswith("RAPT 90.56 42.83")
     assert "Comparison of different approaches" not in table_cells(cells)
     datasets = _chunk(
@@ -70,10 +77,17 @@ def test_a_tables_cells_naming_what_is_asked_still_answer(text_of):
     # DPR's Table 1 is how its body names the QA datasets it is evaluated on.
     text = text_of("2004.04906v3")
     table = _between(text, "Dataset Train Dev Test", "QA dataset.")
-    cells = next(s for s in passage_sentences(table) if "Table 1:" in s)
-    assert "CuratedTREC" in table_cells(cells)
+    # Each row a sentence of its own (its header does not surely name its four numbers, yet
+    # each row stands alone), its label a dataset's name as the header's "Dataset" says.
+    rows = [s for s in passage_sentences(table) if s.startswith("Table 1:")]
+    assert len(rows) == 5 and all(isinstance(row, RowSentence) for row in rows)
+    cells = next(row for row in rows if "CuratedTREC" in row)
+    assert table_cells(cells) == "CuratedTREC 1,353 1,125 133 694"
     question = "Which question answering datasets is DPR evaluated on?"
     assert not answers_nothing(cells, terms(question), question)
+    # Without "which datasets", a row's label alone answers nothing of what is asked.
+    other = "Which retriever does DPR compare against?"
+    assert answers_nothing(cells, terms(other), other)
 
 
 def test_prose_pointing_at_a_table_is_no_tables_cells():
@@ -83,10 +97,51 @@ def test_prose_pointing_at_a_table_is_no_tables_cells():
 
 def test_a_rows_reference_number_is_none_of_its_cells():
     # "Maxout [10] 9.38" met "CIFAR-10" by its reference's number.
-    from papers.fulltext.tables import RowSentence
-
     row = RowSentence(
         "Table 6: method Maxout, error (%) 9.38 (Classification error).", "Maxout [10] 9.38"
     )
     question = "What test error does the 110-layer ResNet reach on CIFAR-10?"
     assert answers_nothing(row, terms(question), question)
+
+
+def test_a_tables_words_run_into_its_caption_are_the_floats_text_not_prose(text_of):
+    text = text_of("2202.00535v1")
+    examples = _chunk(
+        1, _between(text, "Input Why do all", "from Quora Question Pairs dataset."), "2202.00535",
+        "Introduction", 3,
+    )  # fmt: skip
+    printed = next(s for s in passage_sentences(examples.text) if "Table 1:" in s)
+    # Words, not numbers: no table of values, yet the float's printed text all the same.
+    assert table_cells(printed) is None and is_float_text(printed)
+    assert is_float_text("Table 1: Examples of generated paraphrases.")
+    assert not is_float_text("We use four datasets, as Table 1 shows, for paraphrase generation.")
+    assert not is_float_text(
+        "MSRPC (Dolan, Quirk, and Brockett 2004) is another paraphrase detection corpus."
+    )
+
+
+def test_rows_said_alone_keep_their_captions_sentences_and_pair_no_cell(text_of):
+    # ViT's Table 4 (fine-tuning): its rows are sentences of their own, its caption's second
+    # sentence ("… a batch size of 512, no weight decay …") one too, as when the table was one
+    # sentence; its last row is not paired with the header ("2 500" is 2,500 steps).
+    table = _between(text_of("2010.11929v2"), "Dataset Steps Base LR", "resolution is 384.")
+    sentences = passage_sentences(table)
+    rows = [s for s in sentences if isinstance(s, RowSentence)]
+    assert len(rows) == 6 and all("(columns: Dataset Steps Base LR)" in row for row in rows)
+    assert rows[-1].startswith("Table 4: VTAB (19 tasks) 2 500 0.01 (columns:")
+    assert any(
+        s.startswith("All models are fine-tuned with cosine learning rate decay")
+        and not isinstance(s, RowSentence)
+        for s in sentences
+    )
+
+
+def test_a_row_said_again_keeps_what_names_its_cells_and_drops_the_caption(text_of):
+    # Quoted after another row of its table, a row says its cells with the header's names when
+    # they pair ("model ResNet-34 B, top-1 err. 24.52, …"), its bare cells when they do not.
+    resnet = passage_sentences(_between(text_of("1512.03385v1"), "model top-1 err.", "validation."))
+    row = next(s for s in resnet if isinstance(s, RowSentence) and "ResNet-34 B" in s)
+    assert row.brief == "Table 3: model ResNet-34 B, top-1 err. 24.52, top-5 err. 7.46."
+    dpr = passage_sentences(_between(text_of("2004.04906v3"), "Dataset Train Dev Test", "QA dataset."))
+    row = next(s for s in dpr if isinstance(s, RowSentence) and "TriviaQA" in s)
+    assert row.brief == "Table 1: TriviaQA 78,785 60,413 8,837 11,313."
