@@ -313,7 +313,8 @@ _BROAD = frozenset(
 
 
 def on_topic(
-    title: str, text: str, topic: str, whole: bool = True, acronyms: dict | None = None
+    title: str, text: str, topic: str, whole: bool = True, acronyms: dict | None = None,
+    every: bool = False,
 ) -> bool:
     """At least half of the topic's words (one of two, two of three) are in the paper's title
     and `text`, and when `text` is the `whole` abstract, the topic's head (topic_heads) too (a
@@ -321,23 +322,28 @@ def on_topic(
     say the head its other passage does. With the long forms the search expanded the topic's
     `acronyms` with (chat.retrieval.acronyms), a paper on the long form is on the topic too
     (REALM is on "RAG", which it never writes), if it says most of its words: a long form is
-    one term, and one word of two is another's ("Transformer" is no "Vision Transformer")."""
-    if acronyms and not _on_topic(title, text, topic, whole):
+    one term, and one word of two is another's ("Transformer" is no "Vision Transformer").
+    With `every`, all of the topic's words (a chunk of a paper's body, where words of a topic
+    meet by chance: CiteSee's "faceted retrieval interfaces … augmented inline citations" is
+    not on retrieval-augmented generation)."""
+    if acronyms and not _on_topic(title, text, topic, whole, every=every):
         spelled = expand(topic, acronyms)
         for acronym in acronyms:  # the topic in words alone: "retrieval-augmented generation"
             spelled = spelled.replace(f" ({acronym})", "")
-        return _on_topic(title, text, spelled, whole, most=True)
-    return _on_topic(title, text, topic, whole)
+        return _on_topic(title, text, spelled, whole, most=True, every=every)
+    return _on_topic(title, text, topic, whole, every=every)
 
 
-def _on_topic(title: str, text: str, topic: str, whole: bool, most: bool = False) -> bool:
+def _on_topic(
+    title: str, text: str, topic: str, whole: bool, most: bool = False, every: bool = False
+) -> bool:
     words = set(stems([w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]))
     words = (words - _BROAD) or words  # "diffusion models": a paper on diffusion
     if not words:
         return True
     have = set(terms(f"{title} {text}"))
     heads = topic_heads(topic) if whole else frozenset()
-    need = len(words) // 2 + 1 if most else (len(words) + 1) // 2
+    need = len(words) if every else len(words) // 2 + 1 if most else (len(words) + 1) // 2
     return len(words & have) >= need and (not heads or bool(heads & have))
 
 

@@ -105,7 +105,7 @@ def said_in_body_only(hit, topic: str, acronyms: dict | None = None) -> bool:
         and hit.kind == "fulltext"
         and not _OTHERS_WORK.search(hit.section or "")
         and not on_topic(hit.title, hit.abstract, topic, acronyms=acronyms)
-        and on_topic(hit.title, hit.passage_text, topic, acronyms=acronyms)
+        and on_topic(hit.title, hit.passage_text, topic, acronyms=acronyms, every=True)
     )
 
 

@@ -49,3 +49,18 @@ async def test_a_paper_on_the_lists_topic_by_its_body_is_listed_with_that_chunk(
     )
     assert BODY.rstrip(".") in line and f"[{listed[0]['number']}" in line
     assert "2301.00001" not in [c["arxiv_id"] for c in cards]
+
+
+async def test_a_chunk_with_some_words_of_the_topic_does_not_list_its_paper(catalogue):
+    # "RAG papers" listed CiteSee for "Faceted retrieval interfaces … augmented inline
+    # citations": a topic's words meeting by chance in a body are not its topic.
+    paper = await Paper.objects.aget(arxiv_id="2405.00002")
+    await sync_to_async(add_fulltext)(
+        paper, [["Faceted retrieval interfaces show augmented inline citations to readers."]],
+        "3 Design",
+    )  # fmt: skip
+
+    _, by = await run("papers on retrieval-augmented generation")
+    listed = [c["arxiv_id"] for c in by["sources"][0]["sources"]]
+
+    assert "2402.00005" in listed and "2405.00002" not in listed
