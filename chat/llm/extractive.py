@@ -325,6 +325,18 @@ def _plain(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
+# A first page's section label run into its first sentence ("ABSTRACT The Quantum Approximate
+# Optimization Algorithm (QAOA) is …"): the sentence is quoted without it.
+_RUN_IN_LABEL = re.compile(r"^(?:ABSTRACT|Abstract|INTRODUCTION)[\s:.—–-]+(?=[A-Z])")
+
+
+def _unlabelled(sentence: str) -> str:
+    # (Only a plain sentence: a row's or a caption's own kind is kept as it is.)
+    if type(sentence) is str and (label := _RUN_IN_LABEL.match(sentence)):
+        return sentence[label.end() :]
+    return sentence
+
+
 def _candidates(sources: list[SourceText]) -> list[_Sentence]:
     found = []
     for source in sources:
@@ -336,7 +348,8 @@ def _candidates(sources: list[SourceText]) -> list[_Sentence]:
             # "Explain the NG-Scope system".
             title = _plain(source.title)
             found += _body_candidates(
-                source, [t for t in sentences if not (title and _plain(t).startswith(title))]
+                source,
+                [_unlabelled(t) for t in sentences if not (title and _plain(t).startswith(title))],
             )
             continue
         for position, text in enumerate(sentences):

@@ -179,6 +179,18 @@ def test_the_title_line_of_a_first_page_is_not_quoted_as_a_sentence():
     ]
 
 
+def test_a_section_label_run_into_a_first_sentence_is_not_quoted():
+    swarm = SourceText(
+        3, "Benchmarking Swarm Optimization for QAOA", "S. Bhat", "2025-06-01",
+        "ABSTRACT The Quantum Approximate Optimization Algorithm (QAOA) is a prominent "
+        "variational algorithm for combinatorial optimization.", "2506.06790", where="p. 1",
+    )  # fmt: skip
+
+    answer = compose_answer("quantum approximate optimization algorithm", [swarm])
+
+    assert quotes(answer)[0][1].startswith("The Quantum Approximate Optimization Algorithm")
+
+
 def test_no_sources_says_so():
     answer = compose_answer("diffusion models", [])
 
