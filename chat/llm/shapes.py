@@ -323,9 +323,10 @@ def on_topic(
     `acronyms` with (chat.retrieval.acronyms), a paper on the long form is on the topic too
     (REALM is on "RAG", which it never writes), if it says most of its words: a long form is
     one term, and one word of two is another's ("Transformer" is no "Vision Transformer").
-    With `every`, all of the topic's words (a chunk of a paper's body, where words of a topic
-    meet by chance: CiteSee's "faceted retrieval interfaces … augmented inline citations" is
-    not on retrieval-augmented generation)."""
+    With `every`, all of the topic's words, together and in order (a chunk of a paper's body,
+    where words of a topic meet by chance: CiteSee's "faceted retrieval interfaces … augmented
+    inline citations" is not on retrieval-augmented generation, nor RWKV's "Transformer-based
+    vision tasks" on the Vision Transformer)."""
     if acronyms and not _on_topic(title, text, topic, whole, every=every):
         spelled = expand(topic, acronyms)
         for acronym in acronyms:  # the topic in words alone: "retrieval-augmented generation"
@@ -343,8 +344,17 @@ def _on_topic(
         return True
     have = set(terms(f"{title} {text}"))
     heads = topic_heads(topic) if whole else frozenset()
-    need = len(words) if every else len(words) // 2 + 1 if most else (len(words) + 1) // 2
+    if every:
+        return _says_in_order(text, topic, words)
+    need = len(words) // 2 + 1 if most else (len(words) + 1) // 2
     return len(words & have) >= need and (not heads or bool(heads & have))
+
+
+def _says_in_order(text: str, topic: str, words: set[str]) -> bool:
+    """The topic's `words` one after another in `text`, in the topic's order."""
+    wanted = list(dict.fromkeys(t for t in terms(topic) if t in words))
+    said = terms(text)
+    return any(said[i : i + len(wanted)] == wanted for i in range(len(said) - len(wanted) + 1))
 
 
 # Where a topic's first noun phrase ends ("post-training quantization | of LLMs").

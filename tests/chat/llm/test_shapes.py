@@ -873,3 +873,19 @@ def test_an_acronym_spelled_out_only_in_a_title_is_still_an_answer(settings):
     request = _asked("What does ULSA stand for?", [ulsa], Intent("overview"))
 
     assert "- ULSA: Unified Language of Synthesis Actions [1]." in compose_shaped(request)
+
+
+def test_a_body_says_a_topic_with_its_words_together_and_in_order():
+    from chat.llm.shapes import on_topic
+
+    topic = "vision transformer papers"
+    assert on_topic("ViT", "We apply a Vision Transformer to image patches.", topic, every=True)
+    # RWKV's chunk was listed among "ViT papers": the words apart are not the topic.
+    assert not on_topic(
+        "RWKV", "Self-attention may not be essential in Transformer-based vision tasks.", topic,
+        every=True,
+    )  # fmt: skip
+    assert on_topic(
+        "MuZero", "Model-based reinforcement learning first learns a model of the dynamics.",
+        "Which papers use reinforcement learning?", every=True,
+    )  # fmt: skip
