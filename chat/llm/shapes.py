@@ -40,7 +40,8 @@ from chat.understanding.quantity import (
 )
 from chat.understanding.variants import sizes_in
 from papers.fulltext.tables import RowSentence, is_value
-from papers.indexing.names import name_key
+from papers.indexing.names import acronym_definitions, name_key
+from papers.templatetags.authors import CARD_AUTHORS, author_names
 
 from . import templates as T
 from .base import AnswerRequest, SourceText
@@ -342,10 +343,10 @@ def _on_topic(
     words = (words - _BROAD) or words  # "diffusion models": a paper on diffusion
     if not words:
         return True
-    have = set(terms(f"{title} {text}"))
-    heads = topic_heads(topic) if whole else frozenset()
     if every:
         return _says_in_order(text, topic, words)
+    have = set(terms(f"{title} {text}"))
+    heads = topic_heads(topic) if whole else frozenset()
     need = len(words) // 2 + 1 if most else (len(words) + 1) // 2
     return len(words & have) >= need and (not heads or bool(heads & have))
 
@@ -587,13 +588,12 @@ def _record_source(request: AnswerRequest) -> SourceText | None:
     )
 
 
-MAX_AUTHORS_NAMED = 8  # a longer author list names the first few and counts the others
-
-
 def _authors(source: SourceText) -> str:
-    names = [n.strip() for n in source.authors.split(",") if n.strip()]
-    if len(names) > MAX_AUTHORS_NAMED:
-        shown = MAX_AUTHORS_NAMED - 2
+    """The names as a card shows them; a list longer than a card's names its first few and
+    counts the others."""
+    names = author_names(source.authors)
+    if len(names) > CARD_AUTHORS:
+        shown = CARD_AUTHORS - 2
         return f"{', '.join(names[:shown])} and {len(names) - shown} others"
     return _join(names) if names else "authors the catalogue does not list"
 
@@ -730,14 +730,15 @@ def _definition(request: AnswerRequest, scorer: _Scorer) -> _Sentence | None:
     one that spells it out ("… Optimization Algorithm (QAOA)", a title "ULSA: Unified Language
     of Synthesis Actions …"). The best-scored of several."""
     if asked := _STANDS_FOR.match(request.question):
-        x = re.escape(asked["x"])
-        says = re.compile(rf"\w\s*\(\s*{x}s?\s*\)|^\s*{x}\s*:\s*\w", re.IGNORECASE)
+        # A title "ULSA: Unified Language of …", else a sentence defining it (the catalogue's
+        # own reading of "Long Form (LF)": papers.indexing.names).
+        titled = re.compile(rf"^\s*{re.escape(asked['x'])}\s*:\s*\w", re.IGNORECASE)
         titles = [
             _Sentence(source, 0, _title(source), Counter(terms(source.title)), True)
             for source in request.sources
-            if says.search(_title(source))
+            if titled.search(_title(source))
         ]
-        spelled = [s for s in scorer.sentences if says.search(s.text)]
+        spelled = [s for s in scorer.sentences if acronym_definitions(s.text, asked["x"])]
         return titles[0] if titles else max(spelled, key=scorer.prelim, default=None)
     asked = _WHAT_IS.match(request.question)
     if not asked:

@@ -7,6 +7,8 @@ numbered sources are injected, never concatenated ad hoc elsewhere).
 from collections.abc import Sequence
 from datetime import date
 
+from chat.understanding import intent as intents
+
 ANSWER_SYSTEM = """\
 You are Flatuniverse, a research assistant that answers questions about arXiv papers.
 Today's date is {today}.
@@ -179,11 +181,12 @@ def intent_instructions(intent) -> str:
 # Questions about a paper's record (chat.understanding.intent: AUTHORS, DATE, ORIGIN): the
 # answer is in each source's header, not in its text.
 RECORD_INSTRUCTIONS = {
-    "authors": "It asks who wrote the paper: open with its authors as the source lists them, "
-    "citing it.",
-    "date": "It asks when the paper appeared: open with the date the source gives, citing it.",
-    "origin": "It asks which paper introduced a name: open with that paper's title, date and "
-    "authors, citing it, then quote where it introduces the name.",
+    intents.AUTHORS: "It asks who wrote the paper: open with its authors as the source lists "
+    "them, citing it.",
+    intents.DATE: "It asks when the paper appeared: open with the date the source gives, citing "
+    "it.",
+    intents.ORIGIN: "It asks which paper introduced a name: open with that paper's title, date "
+    "and authors, citing it, then quote where it introduces the name.",
 }
 
 
