@@ -326,8 +326,12 @@ def _plain(text: str) -> str:
 
 
 # A first page's section label run into its first sentence ("ABSTRACT The Quantum Approximate
-# Optimization Algorithm (QAOA) is …"): the sentence is quoted without it.
-_RUN_IN_LABEL = re.compile(r"^(?:ABSTRACT|Abstract|INTRODUCTION)[\s:.—–-]+(?=[A-Z])")
+# Optimization Algorithm (QAOA) is …"), or a paragraph's run-in heading the PDF glued to it
+# ("Datasets.For the quantitative evaluation, we put forward …"): quoted without it.
+_RUN_IN_LABEL = re.compile(
+    r"^(?:ABSTRACT|Abstract|INTRODUCTION)[\s:.—–-]+(?=[A-Z])"
+    r"|^[A-Z][a-z]+(?:\s[A-Za-z]+){0,2}\.(?=[A-Z][a-z])"
+)
 
 
 def _unlabelled(sentence: str) -> str:

@@ -100,7 +100,8 @@ ASKING = frozenset(
     faster slower better worse larger smaller bigger higher lower easier harder stronger weaker
     simpler largest smallest biggest longest shortest highest lowest maximum minimum true false
     really last lasted lasts recommend recommends recommended suggest suggests suggested know
-    knows knowing big stand stands""".split()
+    knows knowing big stand stands problem problems solve solves solved address addresses
+    tackle tackles""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"
@@ -574,9 +575,9 @@ def _named(
     return lines + [T.QUOTE_ITEM.format(quote=_quote(s)) for s in said]
 
 
-def _record_source(request: AnswerRequest) -> SourceText | None:
-    """The paper a question about a record names: by its id or title, else by what it introduced
-    (chat.retrieval.named: "the Adam paper", "the Transformer")."""
+def _asked_source(request: AnswerRequest) -> SourceText | None:
+    """The paper a named-paper question asks about: by its id or title, else by what it
+    introduced (chat.retrieval.named: "the Adam paper", "the Transformer", "Fusion-in-Decoder")."""
     if found := _named_source(request):
         return found
     named = asked_papers(request.intent, _analysis(request, "named", {}))
@@ -966,6 +967,12 @@ def asked_papers(intent, named: dict) -> set[str]:
     paper it names, in whatever place."""
     if intent.kind == intents.NAMED_PAPER and intent.asks:
         return {p["arxiv_id"] for p in named.get("papers", []) if p.get("arxiv_id")}
+    if intent.kind == intents.NAMED_PAPER:  # "the key idea behind Fusion-in-Decoder"
+        key = name_key(intent.title)
+        return named_about(named) | {
+            p["arxiv_id"] for p in named.get("papers", [])
+            if p.get("arxiv_id") and name_key(p.get("asked", "")) == key
+        }  # fmt: skip
     return named_about(named)
 
 
@@ -1571,9 +1578,9 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
     elif previous and not previous.get("question") and len(_one_per_paper(sources)) == 1:
         body = _named(request, scorer, sources[0])  # "tell me more about [3]": that paper
     elif kind == intents.NAMED_PAPER and intent.asks:
-        body = _record(request, scorer, _record_source(request))
+        body = _record(request, scorer, _asked_source(request))
     elif kind == intents.NAMED_PAPER:
-        named = _named_source(request)
+        named = _asked_source(request)
         body = _named(request, scorer, named) if named else None
     elif kind == intents.SEED:
         body = _seed(request, scorer, topic)

@@ -433,7 +433,9 @@ async def answer_events(
         topic_words = intents.timeline_topic(analysis["query"])
         hits = [h for h in hits if on_topic(h.title, h.abstract, topic_words)] or hits
     elif intent.kind == intents.NAMED_PAPER and not evidence:
-        record = asked_papers(intent, analysis.get("named", {})) if intent.asks else set()
+        # (the papers it names by what they introduced, "the RWKV paper", and for a record
+        # every paper it names)
+        record = asked_papers(intent, analysis.get("named", {}))
         hits = [
             abstract_first(hit)
             if hit.arxiv_id in record or title_match(intent.title, hit.title) >= NAMED_TITLE_MATCH

@@ -70,6 +70,8 @@ _NAMING_PLACES = (
     r"{x}\s+(?:models?|encoders?|generator|training|pre-?training|experiments?|study|"
     r"evaluations?|results?|system|tool|interface|framework|ablations?|baselines?|user\s+study)\b",
     r"\b(?:of|in|by|for)\s+(?:the\s+)?{x}\s*\?*$",
+    # ("What datasets were used to evaluate MoBYv2AL?": the paper's own experiments)
+    r"\b(?i:evaluat(?:e|es|ed|ing)|test(?:s|ed|ing)?|benchmark(?:s|ed|ing)?)\s+(?:the\s+)?{x}\b",
     # (or before the question's verb: "What limitations of RWKV do the authors acknowledge?")
     r"\b(?:of|in|by|for)\s+(?:the\s+)?{x}\s+(?i:do|does|did|is|are|was|were|has|have|had)\s",
     r"^\s*(?i:what|how)\s+(?:is|are|was|does|did)\s+(?:the\s+)?{x}\b",

@@ -109,6 +109,18 @@ _NAMED = [
         r"[\"“](?P<t>[^\"”]{12,})[\"”]",
     )
 ]
+# The gist of a paper: "What is the main idea of the RWKV paper?", "the key idea behind
+# Fusion-in-Decoder" (quoted a figure's caption and a table's row). Of a topic ("the main idea
+# of diffusion models") it is an overview: a paper is written as a name.
+_GIST = re.compile(
+    r"^\s*what(?:\s+is|'s|\s+are)\s+the\s+(?:main|key|core|central|basic|big|primary)\s+"
+    r"(?:ideas?|contributions?|points?|insights?|takeaways?|innovations?|novelty)\s+(?:of|"
+    r"behind|in)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _HOW_LONG + _END
+    # ("What problem does NG-Scope solve?" quoted its CPU usage)
+    + r"|^\s*what\s+(?:problems?|challenges?|gaps?|issues?)\s+(?:does|did|do)\s+(?:the\s+paper\s+)?"
+    r"(?P<u>.+?)\s+(?:solve|address|tackle|target|fix|overcome)\b",
+    _FLAGS,
+)
 
 AUTHORS, DATE, ORIGIN = "authors", "date", "origin"
 _PAPER_TAIL = r"(?:\s+(?:paper|article|preprint))?"
@@ -177,10 +189,13 @@ def timeline_topic(text: str) -> str:
 
 
 _LIST = re.compile(
-    r"\b(?:papers?|articles?|preprints?|publications?|works?|studies|research)\s+(?:on|about|"
+    r"\b(?:papers?|articles?|preprints?|publications?|works|(?<!s\s)work|studies|research)\s+"
+    r"(?:on|about|"
     r"by|in|from|for|using|that|which|regarding|related|concerning|covering|with|of)\b"
     r"|^\s*(?:please\s+)?(?:list|show|find|give|get|recommend|suggest|search|any|which|what)\b"
-    r"(?:\s+\w+){0,3}?\s+(?<!future\s)(?:papers?|articles?|preprints?|publications?|works?)\b"
+    # ("work" after a plural is its verb: "Which classical optimizers work best for QAOA?")
+    r"(?:\s+\w+){0,3}?\s+(?<!future\s)(?:papers?|articles?|preprints?|publications?|works|"
+    r"(?<!s\s)work)\b(?!\s+(?:best|better|well|worse|worst|poorly)\b)"
     r"|^\s*(?:please\s+)?(?:list|show\s+me|find|recommend|suggest)\b"
     r"|\b(?:latest|recent|newest|new)\s+(?:papers?|work|research|preprints?|articles?|"
     r"publications?|results)\b",
@@ -260,11 +275,21 @@ def compare_context(question: str, subjects: tuple[str, ...]) -> str:
     return " ".join(words)
 
 
+# One word names a paper when it is written as a name: "RWKV", "Fusion-in-Decoder", "MoBYv2AL"
+# (not "transformers" nor "Diffusion").
+_ONE_NAME = re.compile(r"\w*[A-Z0-9]\w*[A-Z0-9][\w-]*|[A-Z]\w*(?:-\w+)+")
+
+
 def _named(question: str) -> str | None:
-    for pattern in _NAMED:
+    for pattern in (*_NAMED, _GIST):
         match = pattern.search(question)
         if match:
-            title = match["t"].strip(" ,;:?!.\"“”'‘’")
+            title = (match["t"] or match.groupdict().get("u") or "").strip(" ,;:?!.\"“”'‘’")
+            one = re.sub(r"^the\s+|\s+(?:paper|model|method)$", "", title, flags=_FLAGS)
+            if _ONE_NAME.fullmatch(one):
+                return one  # "RWKV" of "the RWKV paper"
+            if pattern is _GIST and title.islower():
+                return None
             if len(title.split()) >= 2 or re.search(r"\d{4}\.\d{4,5}", title):
                 return title
     return None

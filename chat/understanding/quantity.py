@@ -13,6 +13,13 @@ import re
 from functools import lru_cache
 
 _FLAGS = re.IGNORECASE
+# A property word that only modifies the noun after it asks for no number: "What is parameter
+# initialization in QAOA and why does it matter?", "depth estimation", "error correction". (A
+# preposition in -ing is no such noun: "What batch size during pre-training?")
+_MODIFIER = (
+    r"(?!\s+(?!(?:during|using|including|following|regarding|concerning|according)\b)"
+    r"[a-z]+(?:tion|sion|ing|ment|ness|ance|ence|ity|ism|sis)\b)"
+)
 # "how many / much / long / often / large …", or a question after a measured property.
 _HOW = re.compile(
     r"\bhow\s+(?:many|much|long|often|large|big|small|deep|wide|fast|high|low)\b", _FLAGS
@@ -22,7 +29,7 @@ _PROPERTY = re.compile(
     r"ratio|length|temperature|threshold|steps?|decay|momentum|dropout|epsilon|alpha|beta\d?|"
     r"accuracy|error|score|percentage|fraction|budget|width|depth|parameters?|resolution|"
     # (a metric: "What exact match does Fusion-in-Decoder large reach on Natural Questions?")
-    r"exact\s+match|perplexity|bleu|rouge(?:-\w+)?|f1)\b",
+    r"exact\s+match|perplexity|bleu|rouge(?:-\w+)?|f1)\b" + _MODIFIER,
     _FLAGS,
 )
 # How much more a sentence with the question's words weighs when it also states a number, for a
@@ -69,7 +76,7 @@ _MEASURED = re.compile(
     r"\b(rate|size|stepsize|value|number|dimension|dimensionality|count|ratio|length|"
     r"temperature|threshold|steps?|decay|momentum|dropout|epsilon|alpha|accuracy|error|"
     r"score|percentage|fraction|budget|width|depth|parameters|resolution|match|perplexity|"
-    r"bleu|rouge|f1)\b",
+    r"bleu|rouge|f1)\b" + _MODIFIER,
     _FLAGS,
 )
 

@@ -291,6 +291,15 @@ def test_a_metric_is_a_quantity_and_the_asked_size_is_what_was_asked(settings, t
     assert not asks_for_quantity("Which papers match my reading list?")
 
 
+def test_a_property_word_that_modifies_a_noun_asks_for_no_number():
+    # This opened "The passages found do not state the number asked for".
+    assert not asks_for_quantity("What is parameter initialization in QAOA and why does it matter?")
+    assert not asks_for_quantity("What error correction scheme is used?")
+    # The property asked is found past the modifier, and an -ing preposition is no noun.
+    assert asks_for_quantity("What is the depth estimation accuracy?")
+    assert asks_for_quantity("What batch size during pre-training?")
+
+
 def test_a_question_after_how_long_is_answered_by_a_duration(settings, text_of):
     # "How long did the CiteSee field deployment last?" opened "In Study 2, we use the winning
     # strategy as part of a field deployment study" (its "2" names the study) and said no paper

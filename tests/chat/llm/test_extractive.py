@@ -191,6 +191,18 @@ def test_a_section_label_run_into_a_first_sentence_is_not_quoted():
     assert quotes(answer)[0][1].startswith("The Quantum Approximate Optimization Algorithm")
 
 
+def test_a_run_in_heading_glued_to_its_sentence_is_not_quoted():
+    moby = SourceText(
+        4, "MoBYv2AL: Self-supervised Active Learning for Image Classification", "R. Caramalau",
+        "2023-01-04", "Datasets.For the quantitative evaluation, we put forward four well-known "
+        "image classification datasets: CIFAR-10, CIFAR-100 and SVHN.", "2301.01531", where="p. 5",
+    )  # fmt: skip
+
+    answer = compose_answer("datasets for the quantitative evaluation of MoBYv2AL", [moby])
+
+    assert quotes(answer)[0][1].startswith("For the quantitative evaluation, we put forward four")
+
+
 def test_no_sources_says_so():
     answer = compose_answer("diffusion models", [])
 

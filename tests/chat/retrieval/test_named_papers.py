@@ -253,6 +253,10 @@ def test_a_question_about_other_work_around_the_named_paper_is_not_answered_by_i
     citesee = [NamedPaper(4, "2302.07302", "CiteSee", "CiteSee")]
     assert asks_about("What are the baselines in the CiteSee evaluation?", citesee)
     assert asks_about("Explain the NG-Scope system", [NamedPaper(5, "2201.05281", "NG-Scope", "NG-Scope")])
+    # The object of the paper's own evaluation (OPT's and another paper's datasets were quoted).
+    mobyv2al = [NamedPaper(6, "2301.01531", "MoBYv2AL", "MoBYv2AL")]
+    assert asks_about("What datasets were used to evaluate MoBYv2AL?", mobyv2al)
+    assert not asks_about("What datasets were used to evaluate models like MoBYv2AL?", mobyv2al)
     assert not asks_about("Which papers compared with RWKV do the authors cite?", rwkv)
     assert not asks_about("What are alternatives to the Transformer for long texts?", transformer)
     assert not asks_about("Which models improve on the Transformer?", transformer)
@@ -319,3 +323,27 @@ def test_a_name_the_body_coins_from_the_titles_words_names_its_paper(pdf_server,
     keys = dict(PaperName.objects.filter(paper__arxiv_id=resnet).values_list("key", "strength"))
     assert keys == {"resnets": 1, "resnet": 1}  # weak: a body's name, nothing else of it
     assert _named("Does ResNet use batch normalization?") == [resnet]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("question", "arxiv_id"),
+    [
+        # "behind" is no naming place: the gist question itself names the paper. It quoted
+        # OPT's datasheet ("explaining the rationale behind them") and a figure's caption.
+        ("What is the key idea behind Fusion-in-Decoder?", FID),
+        ("What are the key contributions of MoBYv2AL?", MOBY),
+    ],
+)
+async def test_the_gist_of_a_named_paper_is_what_its_abstract_reports(
+    catalogue_of_pdfs, question, arxiv_id
+):
+    cards, done = await _answer(question)
+    paper = await Paper.objects.aget(arxiv_id=arxiv_id)
+    lead = T.NAMED_LEAD.format(
+        title=" ".join(paper.title.split()), published=paper.published.date().isoformat()
+    )
+
+    assert done["content"].splitlines()[0] == lead
+    cited = [c for c in cards if c["number"] in done["citations"]]
+    assert cited and {(c["arxiv_id"], c["kind"]) for c in cited} == {(arxiv_id, "abstract")}

@@ -64,6 +64,10 @@ CASES = [
         "overview",
         False,
     ),
+    # "work" after a plural is the verb, not "works" (papers).
+    ("Which classical optimizers work best for QAOA?", "overview", False),
+    ("Which optimizers work for noisy devices?", "overview", False),
+    ("what work exists on RAG?", "list", False),
     ("What is the state of the art in image segmentation?", "overview", True),
     ("How are LLM agents evaluated these days?", "overview", True),
     # A window that ended long ago is not "the latest".
@@ -187,6 +191,26 @@ def test_what_is_asked_of_a_papers_record(question, title, asks):
     intent = classify(question, analyse(question, NOW), NOW.date())
 
     assert (intent.kind, intent.title, intent.asks) == ("named_paper", title, asks)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "title"),
+    [
+        ("What is the main idea of the RWKV paper?", "named_paper", "RWKV"),
+        ("What is the key idea behind Fusion-in-Decoder?", "named_paper", "Fusion-in-Decoder"),
+        ("Summarize RWKV", "named_paper", "RWKV"),
+        ("What is the main idea of Attention Is All You Need?", "named_paper",
+         "Attention Is All You Need"),
+        ("What problem does NG-Scope solve?", "named_paper", "NG-Scope"),
+        # Of a topic, the gist is an overview.
+        ("What is the main idea of diffusion models?", "overview", ""),
+        ("summarize diffusion", "overview", ""),
+    ],
+)
+def test_the_gist_of_a_paper_named_by_a_name_or_a_title(question, kind, title):
+    intent = classify(question, analyse(question, NOW), NOW.date())
+
+    assert (intent.kind, intent.title) == (kind, title)
 
 
 @pytest.mark.parametrize("question", ["who wrote it?", "what did REALM find?"])
