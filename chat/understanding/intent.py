@@ -188,14 +188,19 @@ def timeline_topic(text: str) -> str:
     return " ".join(_TIMELINE_WORDS.sub(" ", text).split())
 
 
+# "work" is a verb after a plural, a pronoun or an auxiliary ("Which classical optimizers work
+# best for QAOA?", "Does it work with ResNets?"), not "work" (papers) on a topic.
+_WORK_NOUN = "".join(
+    rf"(?<!\b{w}\s)"
+    for w in "it we you they i do does did not to can could will would should may might must".split()
+) + r"(?<!s\s)work"
 _LIST = re.compile(
-    r"\b(?:papers?|articles?|preprints?|publications?|works|(?<!s\s)work|studies|research)\s+"
+    r"\b(?:papers?|articles?|preprints?|publications?|works|" + _WORK_NOUN + r"|studies|research)\s+"
     r"(?:on|about|"
     r"by|in|from|for|using|that|which|regarding|related|concerning|covering|with|of)\b"
     r"|^\s*(?:please\s+)?(?:list|show|find|give|get|recommend|suggest|search|any|which|what)\b"
-    # ("work" after a plural is its verb: "Which classical optimizers work best for QAOA?")
     r"(?:\s+\w+){0,3}?\s+(?<!future\s)(?:papers?|articles?|preprints?|publications?|works|"
-    r"(?<!s\s)work)\b(?!\s+(?:best|better|well|worse|worst|poorly)\b)"
+    + _WORK_NOUN + r")\b(?!\s+(?:best|better|well|worse|worst|poorly)\b)"
     r"|^\s*(?:please\s+)?(?:list|show\s+me|find|recommend|suggest)\b"
     r"|\b(?:latest|recent|newest|new)\s+(?:papers?|work|research|preprints?|articles?|"
     r"publications?|results)\b",

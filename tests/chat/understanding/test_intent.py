@@ -67,6 +67,8 @@ CASES = [
     # "work" after a plural is the verb, not "works" (papers).
     ("Which classical optimizers work best for QAOA?", "overview", False),
     ("Which optimizers work for noisy devices?", "overview", False),
+    ("Does it work with ResNets?", "overview", False),
+    ("is there work on RAG?", "list", False),
     ("what work exists on RAG?", "list", False),
     ("What is the state of the art in image segmentation?", "overview", True),
     ("How are LLM agents evaluated these days?", "overview", True),
