@@ -195,6 +195,8 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
         if _PLACEHOLDER.search(text):
             continue  # a printed prompt or template ("Summarize the following paragraph. <The
             # Abstract of this paper goes here> The paper presents …"): a model's words
+        if _ROADMAP.search(text):
+            continue  # where the paper says what, not what it says
         if (credits and not FLOAT_LABEL.search(text)) or _THANKS.match(text):
             # Who did and paid for the work, not what it found. (A table or figure is printed
             # wherever the page had room: ULSA's table of Fleiss' kappas follows its
@@ -271,6 +273,14 @@ def run_in_heading(sentence: str) -> bool:
     )
 
 
+# The paper's plan of itself ("The remainder of the paper is structured as follows: Section 1
+# revises …"), quoted for "What are the open problems in QAOA research?".
+_ROADMAP = re.compile(
+    r"\b(?:remainder|rest)\s+of\s+(?:this|the|our)\s+(?:paper|article|work|manuscript|report)\s+"
+    r"is\s+(?:structured|organi[sz]ed|laid\s+out|arranged)|\bis\s+(?:structured|organi[sz]ed)\s+as\s+"
+    r"follows\b",
+    re.IGNORECASE,
+)
 # A placeholder of a printed prompt or template, as papers' appendices show them.
 _PLACEHOLDER = re.compile(r"<[A-Z][^<>]{3,80}>")
 _THANKS = re.compile(r"acknowledge?ments?\s+[A-Z]", re.IGNORECASE)

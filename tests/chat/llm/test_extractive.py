@@ -290,3 +290,18 @@ def test_a_sentence_giving_a_web_address_answers_only_where_something_is(shared_
     quoted = answering_scores("Where are the implementations of diffusion models for medical "
                               "imaging available?", [source])
     assert link in quoted[1][1]
+
+
+def test_the_papers_plan_of_itself_is_not_quoted():
+    qaoa = SourceText(
+        5, "The Effect of Classical Optimizers and Ansatz Depth on QAOA Performance", "A. Pellow",
+        "2023-07-01", "The remainder of the paper is structured as follows: Section 1 revises the "
+        "QAOA algorithm and Section 3 presents our findings on QAOA optimizers. We find that SPSA "
+        "is the best QAOA optimizer under realistic noise.", "2307.10149", where="p. 2",
+    )  # fmt: skip
+
+    answer = compose_answer("QAOA optimizers findings", [qaoa])
+
+    assert [q for _, q in quotes(answer)] == [
+        "We find that SPSA is the best QAOA optimizer under realistic noise."
+    ]
