@@ -52,6 +52,7 @@ from .sentences import (
     is_stopped,
     opens_list,
     passage_sentences,
+    runs_on,
     split_sentences,
     stems,
     terms,
@@ -134,7 +135,7 @@ def _source_sentences(source: SourceText) -> tuple[bool, list[str]]:
     body = split(text[len(title) :].lstrip(" .:\n") if has_title else text)
     # Passages may be cut to fit a prompt: a last sentence with no final stop is likely a
     # fragment, and quoting it with a full stop added would put words in the authors' mouths.
-    if body and not has_final_stop(body[-1]):
+    if body and (not has_final_stop(body[-1]) or runs_on(body[-1])):
         body.pop()
     # A full-text chunk may begin inside a sentence its previous chunk holds: not quotable
     # ("and dropout rate 0.1.", "(2019) also propose splitting documents…" after "Wang et al.").

@@ -298,6 +298,18 @@ def has_final_stop(sentence: str) -> bool:
     return bool(_FINAL_STOP.search(sentence))
 
 
+# Abbreviations a sentence goes on after (of ABBREVIATIONS, those that never end one: "5 min."
+# may).
+_RUNS_ON = frozenset("e.g i.e al cf vs viz fig figs eq eqs sec secs tab ref refs resp".split())
+
+
+def runs_on(sentence: str) -> bool:
+    """Whether a text's last sentence stops at an abbreviation's dot ("… by a large margin (65.2%
+    vs."): a chunk cut there, and the sentence goes on in the next one."""
+    word = _WORD_BEFORE.search(sentence.rstrip()[:-1]) if sentence.rstrip().endswith(".") else None
+    return word is not None and word[1].lower().rstrip(".") in _RUNS_ON
+
+
 def is_caption(sentence: str) -> bool:
     """A figure's or table's caption (a table's row said as a sentence opens with its caption):
     a float, printed wherever the page had room, so not part of the section around it."""

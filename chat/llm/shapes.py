@@ -101,7 +101,7 @@ ASKING = frozenset(
     simpler largest smallest biggest longest shortest highest lowest maximum minimum true false
     really last lasted lasts recommend recommends recommended suggest suggests suggested know
     knows knowing big stand stands problem problems solve solves solved address addresses
-    tackle tackles""".split()
+    tackle tackles beat beats outperform outperforms""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"

@@ -305,3 +305,18 @@ def test_the_papers_plan_of_itself_is_not_quoted():
     assert [q for _, q in quotes(answer)] == [
         "We find that SPSA is the best QAOA optimizer under realistic noise."
     ]
+
+
+def test_a_chunk_cut_at_an_abbreviations_dot_is_not_quoted_as_a_sentence():
+    # DPR's chunk ended "… by a large margin (65.2% vs." and that was quoted as a sentence.
+    dpr = SourceText(
+        6, "Dense Passage Retrieval for Open-Domain Question Answering", "V. Karpukhin",
+        "2020-04-01", "Our Dense Passage Retriever (DPR) is exceptionally strong against BM25. It "
+        "not only outperforms BM25 by a large margin (65.2% vs.", "2004.04906", where="p. 2",
+    )  # fmt: skip
+
+    answer = compose_answer("Why does DPR outperform BM25?", [dpr])
+
+    assert [q for _, q in quotes(answer)] == [
+        "Our Dense Passage Retriever (DPR) is exceptionally strong against BM25."
+    ]
