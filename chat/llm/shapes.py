@@ -371,7 +371,8 @@ _WRITINGS = frozenset(stems("paper papers work research study studies article ar
 # Pre-Training" say no "generation", Fusion-in-Decoder's "Passage Retrieval with Generative
 # Models" no "augmented"; all three are on retrieval-augmented generation.
 _WEAK_HEADS = frozenset(stems("generation generative analysis applications understanding".split()))
-_TOPIC_TOKEN = re.compile(r"[\w-]+")
+# (a word with its clitic or possessive: "what's" is "what", no word "s" of a topic)
+_TOPIC_TOKEN = re.compile(r"([\w-]+)(?:['’]\w+)?")
 
 
 def topic_heads(topic: str) -> frozenset[str]:
@@ -582,11 +583,18 @@ def _asked_source(request: AnswerRequest) -> SourceText | None:
         return found
     named = asked_papers(request.intent, _analysis(request, "named", {}))
     key = name_key(request.intent.title)
-    return next(
+    if found := next(
         (s for s in request.sources if s.arxiv_id in named),
         # "who proposed batch normalization?": the paper whose title, before its colon, is it
-        next((s for s in request.sources if name_key(s.title.split(":")[0]) == key), None),
-    )
+        next((s for s in request.sources if key and name_key(s.title.split(":")[0]) == key), None),
+    ):
+        return found
+    # "Who are the authors of the first one?", "When was it published?": the one paper of the
+    # previous answer the question refers to.
+    referred = _one_per_paper(request.sources)
+    if _analysis(request, "previous", {}).get("referred") and len(referred) == 1:
+        return referred[0]
+    return None
 
 
 def _authors(source: SourceText) -> str:

@@ -51,9 +51,9 @@ SEED_MISSING_NOTHING = (
 # A named paper: its contributions and results.
 NAMED_LEAD = "What **{title}** ({published}) reports:"
 # What is asked of a paper's record ("who wrote Adam?"), from the catalogue; then what it reports.
-RECORD_AUTHORS = "**{title}** (arXiv {arxiv_id}) is by {authors} [{number}]"
-RECORD_DATE = "**{title}** (arXiv {arxiv_id}) was first posted to arXiv {when} [{number}]"
-RECORD_ORIGIN = "{name} was introduced by **{title}** ({published}, arXiv {arxiv_id}), by {authors} [{number}]"
+RECORD_AUTHORS = "**{title}** (arXiv {arxiv_id}) is by {authors} [{number}]."
+RECORD_DATE = "**{title}** (arXiv {arxiv_id}) was first posted to arXiv {when} [{number}]."
+RECORD_ORIGIN = "{name} was introduced by **{title}** ({published}, arXiv {arxiv_id}), by {authors} [{number}]."
 RECORD_CONTEXT = "What it reports:"
 
 # Compare A vs B.

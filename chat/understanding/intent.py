@@ -158,7 +158,9 @@ def _record(question: str) -> tuple[str, str] | None:
         match = pattern.search(question)
         if match:
             name = re.sub(r"^the\s+", "", match["t"].strip(" ,;:?!.\"“”'‘’"), flags=_FLAGS)
-            if name and name.lower() not in ("it", "this", "that", "them", "these", "they"):
+            if name.lower() in ("it", "this", "that", "them", "these", "they", "this paper"):
+                return asks, ""  # a paper of the previous answer ("When was it published?")
+            if name:
                 return asks, name
     return None
 

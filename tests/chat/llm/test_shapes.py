@@ -728,6 +728,11 @@ def test_a_paper_sharing_a_topics_words_but_not_its_head_is_off_topic(shared_dat
     assert on_topic(papers[gft]["title"], papers[gft]["abstract"], topic, whole=False)
     # A head done in every field comes with the word before it: either will do.
     assert topic_heads("retrieval-augmented generation") == set(terms("augmented generation"))
+    # A clitic is no word of the topic: the "s" of "What's" was its head, and every paper of a
+    # timeline "since 2021" was off the topic, so none was left out (OPT, CiteSee, QAOA …).
+    assert topic_heads("What's new on retrieval-augmented generation?") == set(
+        terms("augmented generation")
+    )
     fid = next(
         json.loads(line)
         for line in (shared_data / "arxiv-pdf" / "metadata.jsonl").read_text().splitlines()
@@ -772,7 +777,7 @@ def test_who_wrote_a_paper_named_by_what_it_introduced_is_its_record(settings):
     assert lines[0] == (
         "**Attention Is All You Need** (arXiv 1706.03762) is by Ashish Vaswani, Noam Shazeer, "
         "Niki Parmar, Jakob Uszkoreit, Llion Jones, Aidan N. Gomez, Łukasz Kaiser and Illia "
-        "Polosukhin [1]"
+        "Polosukhin [1]."
     )
     assert "We propose a new simple network architecture, the Transformer" in lines[-1]
 
@@ -782,9 +787,23 @@ def test_when_a_paper_appeared_says_only_what_the_catalogue_knows(settings):
     # The first of the month its id was given: a date the catalogue had from the id alone.
     asked = compose_shaped(_record_request("When was Attention Is All You Need published?",
                                            [ATTENTION, RWKV]))  # fmt: skip
-    assert asked.splitlines()[0].endswith("was first posted to arXiv in June 2017 [1]")
+    assert asked.splitlines()[0].endswith("was first posted to arXiv in June 2017 [1].")
     asked = compose_shaped(_record_request("when did RWKV come out?", [RWKV], [("2305.13048", "RWKV")]))
-    assert asked.splitlines()[0].endswith("was first posted to arXiv on 2023-05-22 [2]")
+    assert asked.splitlines()[0].endswith("was first posted to arXiv on 2023-05-22 [2].")
+
+
+def test_a_record_question_about_a_paper_of_the_previous_answer_is_its_record(settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    # "Who are the authors of the first one?", "When was it published?" after a list: the
+    # reference kept that paper alone (a list's chunk cards of it), and its record answers.
+    for question, lead in [
+        ("Who are the authors of the first one?", "is by Bo Peng and Eric Alcaide [2]."),
+        ("When was it published?", "was first posted to arXiv on 2023-05-22 [2]."),
+    ]:
+        request = _record_request(question, [RWKV, RWKV])
+        request.analysis["previous"] = {"referred": 1, "kept": 1, "question": question}
+
+        assert compose_shaped(request).splitlines()[0].endswith(lead), question
 
 
 def test_which_paper_introduced_a_name_quotes_where_it_does(settings):
