@@ -532,8 +532,19 @@ def _stemmer():
 
 def _spelt(text: str) -> str:
     """`text` (lower-cased) with its Greek letters spelled out; most texts have none, and
-    str.translate costs a dictionary lookup a character."""
-    return text.translate(_GREEK) if _ANY_GREEK.search(text) else text
+    str.translate costs a dictionary lookup a character. A numbered letter is the letter too
+    ("β1 = 0.9, β2 = 0.98" -> "beta1 beta … beta2 beta …"): "What were its beta values?"
+    asks for both."""
+    if _ANY_GREEK.search(text):
+        text = text.translate(_GREEK)
+    if _NUMBERED_LETTER.search(text):
+        text = _NUMBERED_LETTER.sub(r"\g<0> \g<letter>", text)
+    return text
+
+
+_NUMBERED_LETTER = re.compile(
+    r"\b(?P<letter>alpha|beta|gamma|delta|epsilon|lambda|sigma|theta|tau|eta|mu|rho)\d+\b"
+)
 
 
 # "include but are not limited to" lists examples: it says nothing of limits or limitations

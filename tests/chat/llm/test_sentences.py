@@ -62,6 +62,8 @@ def test_greek_letters_are_the_words_a_question_types_for_them():
     # "What beta2 value…" and the PDF's "β2 = 0.98" share the term; so do "epsilon" and "ϵ".
     assert terms("Adam with β2 = 0.98 and ϵ = 10−9") == terms("Adam beta2 98 epsilon 10")
     assert "beta2" in terms("What beta2 value did the Transformer use?")
+    # A numbered letter is the letter too: "What were its beta values?" asks for β1 and β2.
+    assert "beta" in terms("We used the Adam optimizer with β1 = 0.9, β2 = 0.98")
 
 
 def test_real_abstracts_split_without_losing_text(shared_data):
