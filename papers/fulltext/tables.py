@@ -184,6 +184,46 @@ class Table:
         )
 
 
+# A cell's number and its scale: "632M", "1.2e−4", "5.71%", "12".
+_MAGNITUDE = re.compile(
+    r"^[(\[]?[~≈<>≤≥]?([-−+]?)(\d[\d,]*(?:\.\d+)?)(?:[eE]([-−+]?\d+))?([KkMmBbGT]?)"
+)
+_SCALES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+
+
+def magnitude(cell: str) -> float | None:
+    """The number a value's cell says, scaled ("632M" -> 632e6); None for a dash or a word."""
+    match = _MAGNITUDE.match(cell)
+    if match is None:
+        return None
+    sign, digits, exponent, scale = match.groups()
+    value = float(digits.replace(",", "")) * 10 ** int((exponent or "0").replace("−", "-"))
+    value *= _SCALES.get(scale.lower(), 1.0)
+    return -value if sign in "-−" and sign else value
+
+
+def extreme_row(rows: list[RowSentence], smallest: bool = False) -> int | None:
+    """The index of the row of one table whose every value is at least every other row's
+    (at most, `smallest`), column by column: ViT-Huge's "32 1280 5120 16 632M" over ViT-Base's and
+    ViT-Large's, the largest of the model variants the table lists. None when no row is, or the
+    rows do not give as many values (their columns may not line up)."""
+    values = []
+    for row in rows:
+        cells = row.cells.split()
+        label = list(itertools.takewhile(lambda w: not is_value(w), cells))
+        values.append([magnitude(c) for c in cells[len(label) :]])
+    if len(values) < 2 or len({len(v) for v in values}) != 1 or not values[0]:
+        return None
+    sign = -1.0 if smallest else 1.0
+
+    def beats(a: list, b: list) -> bool:
+        pairs = [(sign * x, sign * y) for x, y in zip(a, b, strict=True) if None not in (x, y)]
+        return bool(pairs) and all(x >= y for x, y in pairs) and any(x > y for x, y in pairs)
+
+    found = [i for i, v in enumerate(values) if all(beats(v, o) for o in values if o is not v)]
+    return found[0] if len(found) == 1 else None
+
+
 def is_value(cell: str) -> bool:
     """A cell that is a number or a dash; "2019)" closes a citation, it is no value."""
     return bool(_VALUE.match(cell)) and cell.count("(") == cell.count(")")
