@@ -40,9 +40,12 @@ _HARDWARE_ASKED = re.compile(r"\b(?:hardware|accelerators?)\b", _FLAGS)
 HARDWARE_ASKING = frozenset("hardware accelerator accelerators".split())
 _HARDWARE = re.compile(r"\b(?:[GTI]PU|CPU)s?\b|\bTPU\s*v\d\b|\b[AHKPV]\d{2,3}\b")
 
-# How big a collection is: "How big / large is …", "What is the size of …".
+# How big a collection is: "How big / large is …", "What is the size of …", "What size is …";
+# not a measured property ("What batch size did …": its value is the answer, chat.understanding
+# .quantity).
 _SIZE_ASKED = re.compile(
-    r"\bhow\s+(?:big|large)\b|\b(?:what|which)\b.*\bsizes?\s+(?:of|is|was|does|did)\b", _FLAGS
+    r"\bhow\s+(?:big|large)\b|\bthe\s+sizes?\s+of\b|\bwhat\s+sizes?\s+(?:is|are|was|were)\b",
+    _FLAGS,
 )
 SIZE_ASKING = frozenset("big large size sizes".split())
 # A count of things: a number (or "a dozen", "three thousand") then at most two words before
