@@ -606,14 +606,15 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     own: dict[int, list[Chunk]] = {}
     for chunk in chunks:
         own.setdefault(chunk.paper_id, []).append(chunk)
+    ranked = {paper: _fused_per_paper(with_bm25(mine), len(mine))[paper] for paper, mine in own.items()}
     pools = {
-        paper: _fused_per_paper(
-            with_bm25(mine), ASKED_ABOUT_POOL if paper in asked_about else SENTENCE_POOL
-        )[paper]
-        for paper, mine in own.items()
+        paper: found[: ASKED_ABOUT_POOL if paper in asked_about else SENTENCE_POOL]
+        for paper, found in ranked.items()
     }
     # Only the pools' chunks are read: the sentence evidence and the cards need their text.
     read_pools = with_texts(cursor, [c for found in pools.values() for c in found], sketches)
+    if asking_words(question):
+        read_pools += _giving_asked_kind(cursor, ranked, pools, question, sketches)
     by_paper = {}
     for chunk in read_pools:
         by_paper.setdefault(chunk.paper_id, []).append(chunk)
@@ -628,6 +629,26 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
         for paper, found in by_paper.items()
     }
     return RankedChunks(by_paper, evidence)
+
+
+# Chunks beyond a paper's pool that give the kind of answer asked for ("8 TPUs" for "What
+# hardware …": chat.understanding.answer_kinds) join it, at most this many, best fused first:
+# neither the cosine nor BM25 of a word the answer never says finds them (MuZero's Appendix G
+# ranked below its 32 best chunks for "What hardware was MuZero trained on?").
+KIND_POOL = 8
+
+
+def _giving_asked_kind(cursor, ranked, pools, question: str, sketches) -> list[Chunk]:
+    """The chunks of `ranked` (each paper's, best first) outside its pool whose text gives the
+    kind of answer `question` asks for, with their text."""
+    kinds = set(asking_words(question).values())
+    rest = [c for paper, found in ranked.items() for c in found[len(pools[paper]) :]]
+    giving: dict[int, list[Chunk]] = {}
+    for chunk in with_texts(cursor, rest, sketches):
+        mine = giving.setdefault(chunk.paper_id, [])
+        if len(mine) < KIND_POOL and any(kind.gives(chunk.text) for kind in kinds):
+            mine.append(chunk)
+    return [c for found in giving.values() for c in found]
 
 
 def _kept(paper: int, per_paper: int, asked_about: Collection[int]) -> int:

@@ -51,19 +51,27 @@ SIZE_ASKING = frozenset("big large size sizes".split())
 # A count of things: a number (or "a dozen", "three thousand") then at most two words before
 # a plural noun: "9,280 expert-authored summaries", "4,539 instances", "40,119 source
 # documents", "175 billion parameters", "about 2.3M question-answer pairs".
+# (A count of one digit is seldom how big a collection is: "… per sample (which is 1 for SDS
+# datasets)"; nor are words such as "for" part of what is counted.)
+_COUNTED_WORDS = r"(?:(?!(?:for|of|in|on|at|to|per|the|an?|and|or|with|by|from|than)\b)[\w-]+\s+){0,2}"
 _COUNT = re.compile(
-    r"(?<![\w.,])\d[\d,.]*\s*(?:[kKMB]\b|thousand|million|billion|trillion)?"
-    r"\s+(?:[\w-]+\s+){0,2}[a-z][a-z-]*[a-z]s\b"
+    r"(?<![\w.,])(?:\d[\d,.]*\d\s*(?:[kKMB]\b|thousand|million|billion|trillion)?"
+    r"|\d\s*(?:[kKMB]\b|thousand|million|billion|trillion))"
+    r"\s+" + _COUNTED_WORDS + r"[a-z][a-z-]*[a-z]s\b"
     r"|\b(?:" + "|".join(sorted(NUMBER_WORDS)) + r")\s+(?:thousand|million|billion)\s+"
-    r"(?:[\w-]+\s+){0,2}[a-z][a-z-]*[a-z]s\b",
+    + _COUNTED_WORDS + r"[a-z][a-z-]*[a-z]s\b",
     _FLAGS,
 )
-# A year or a pointer counts nothing: "in 2019 papers", "Table 3 rows".
-_NOT_A_COUNT = re.compile(r"^(?:1[89]|20)\d\d\b")
+# A year counts nothing ("in 2019 papers"), nor does a duration say how big ("over a period of
+# more than 10 years").
+_NOT_A_COUNT = re.compile(
+    r"^(?:1[89]|20)\d\d\b|\b(?:seconds|minutes|hours|days|weeks|months|years|decades|times)$",
+    _FLAGS,
+)
 
 
 def _gives_count(sentence: str) -> bool:
-    return any(not _NOT_A_COUNT.match(m.group(0)) for m in _COUNT.finditer(sentence))
+    return any(not _NOT_A_COUNT.search(m.group(0)) for m in _COUNT.finditer(sentence))
 
 
 KINDS = (
