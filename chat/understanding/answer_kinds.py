@@ -74,8 +74,17 @@ def _gives_count(sentence: str) -> bool:
     return any(not _NOT_A_COUNT.search(m.group(0)) for m in _COUNT.finditer(sentence))
 
 
+# "How long are the passages …?" asks for a length (DPR's "100 words"), not a duration.
+_LENGTH_ASKED = re.compile(r"\bhow\s+long\s+(?:is|are|was|were)\b", _FLAGS)
+
+
 KINDS = (
-    AnswerKind("duration", asks_for_duration, frozenset(DURATION_ASKING), states_duration),
+    AnswerKind(
+        "duration",
+        lambda q: asks_for_duration(q) and not _LENGTH_ASKED.search(q),
+        frozenset(DURATION_ASKING),
+        states_duration,
+    ),
     AnswerKind(
         "hardware",
         lambda q: bool(_HARDWARE_ASKED.search(q)),

@@ -28,6 +28,9 @@ def test_a_sentence_giving_the_kind_of_answer_says_the_asking_word():
     big = "How big is the Multi-LexSum dataset?"
     assert said_by_kind("… a collection of 9,280 expert-authored summaries drawn from …", big)
     assert not said_by_kind("The dataset was released in 2022 under a CC license.", big)
+    # A length is no duration: "8.8 hours on 8 GPUs" does not say how long DPR's passages are.
+    assert asking_words("How long did the CiteSee field deployment last?")
+    assert asking_words("How long are the passages DPR splits Wikipedia into?") == {}
     # A measured property's value is the answer, not how big a collection is.
     assert asking_words("What batch size did Vision Transformer pre-training use?") == {}
     assert asks_for_quantity("Which vision transformer variant is largest?")
