@@ -692,7 +692,11 @@ def answering_scores(
         for sentence, weight in zip(sentences, weights, strict=True):
             for t in stems(sorted(said_by_kind(sentence.text, question))):
                 if t in idf:
-                    weight.setdefault(t, idf[t])
+                    # Said as a word is (over its heading's share), and the heading naming it
+                    # still tells its section apart ("8 NVIDIA P100 GPUs" under "5.2 Hardware
+                    # and Schedule" before "… the number of GPUs used …" elsewhere).
+                    under = t in sentence.context and t in heads
+                    weight[t] = max(weight.get(t, 0.0), idf[t]) + under * CONTEXT_WEIGHT * idf[t]
     # The variants the question asks about ("175B" of "OPT-175B"): a table row labelled with one
     # is that variant's own line ("Table 1: Model 175B, …, Batch 2M"), where a sentence on all
     # sizes ("Our batch sizes range from 0.5M to 4M depending on the model size") is not.
