@@ -22,19 +22,18 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from chat.understanding.answer_kinds import asking_words, said_by_kind
 from chat.understanding.quantity import (
-    DURATION_ASKING,
+    SMALLEST,
     asked_things,
-    asks_for_duration,
     asks_for_extreme,
     asks_for_quantity,
     number_weight,
     numbers_in,
-    states_duration,
     states_range,
 )
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
-from papers.fulltext.tables import RowSentence
+from papers.fulltext.tables import RowSentence, extreme_row
 
 from .base import LLM_UNAVAILABLE, AnswerRequest, LLMError, LLMStream, SourceText, Usage
 from .sentences import (
@@ -50,6 +49,7 @@ from .sentences import (
     is_float_text,
     is_heading,
     is_stopped,
+    names_asked_things,
     opens_list,
     passage_sentences,
     runs_on,
@@ -404,13 +404,15 @@ def _idf(query: list[str], sentences: list[_Sentence]) -> dict[str, float]:
 
 
 def _bm25_weights(
-    query: list[str], idf: dict[str, float], sentences: list[_Sentence]
+    query: list[str], idf: dict[str, float], sentences: list[_Sentence], answering=frozenset()
 ) -> list[dict[str, float]]:
-    """For each sentence, the BM25 weight of each query term it contains."""
+    """For each sentence, the BM25 weight of each query term it contains; a table's row whose
+    cells hold none of them weighs nothing, unless it is `answering` (by id: the largest row of
+    a table of what was asked, `_extreme_rows`)."""
     avg_len = sum(s.length for s in sentences) / len(sentences) or 1.0
     weights = []
     for s in sentences:
-        if answers_nothing(s.text, query):
+        if answers_nothing(s.text, query) and id(s) not in answering:
             weights.append({})
             continue
         norm = K1 * (1 - B + B * s.length / avg_len)
@@ -641,7 +643,13 @@ def answering_scores(
     for stem in stems(content_words(" ".join([*names, *written]))):
         if stem in idf:
             idf[stem] *= NAME_WEIGHT
-    weights = _bm25_weights(query, idf, sentences)
+    quantity = asks_for_quantity(question)
+    # "Which vision transformer variant is largest?": the row of the table of the variants
+    # ("Details of Vision Transformer model variants") whose values are all the largest is the
+    # answer, though its own cells ("ViT-Huge 32 1280 5120 16 632M") hold none of the words.
+    extremes = [t for w, t in zip(words, stems(words), strict=True) if asks_for_extreme(w)]
+    largest = _extreme_rows(sentences, words) if quantity and extremes else set()
+    weights = _bm25_weights(query, idf, sentences, largest)
     # A table's printed cells that hold only the name of the paper they are in say nothing of
     # what was asked: every row of its results names it ("RAPT 90.56 42.83 … Table 5: …" for
     # "Which datasets are used to evaluate RAPT …?").
@@ -650,7 +658,7 @@ def answering_scores(
     # (A table's row labelled with the paper's name gives its values: "MuZero 2041.1% …" for
     # "What median score does MuZero reach on Atari?"; it names no dataset nor baseline.)
     for sentence, weight in zip(sentences, weights, strict=True):
-        if weight and not (isinstance(sentence.text, RowSentence) and asks_for_quantity(question)):
+        if weight and not (isinstance(sentence.text, RowSentence) and quantity):
             if answers_nothing(sentence.text, unnamed, question):
                 weight.clear()
     # The items the question names by their label ("What learning rate did BN-x5 use?"): an
@@ -673,24 +681,37 @@ def answering_scores(
                     # it ("… some limitations should be acknowledged …" under "9 Limitations",
                     # over the introduction's "… mitigating their known limitations").
                     weight[t] += CONTEXT_WEIGHT * idf[t]
-    quantity = asks_for_quantity(question)
+    # "What baselines does CiteSee compare against?": the items of a list that name baselines
+    # ("• Linear Reading: A non-personalized baseline …") answer all of it, and better than "…
+    # comparing it against three baselines", which only counts them.
+    listing = set() if quantity else _naming_items(sentences, heads)
+    for sentence, weight in zip(sentences, weights, strict=True):
+        if id(sentence) in listing:
+            for t in query:
+                weight.setdefault(t, idf[t])
     things = asked_value_terms(question) if quantity else set()
     # "What is the largest RWKV model?": no sentence says "largest"; one giving a range says it
-    # ("models ranging in size from 169 million to 14 billion parameters"), as much as a word.
-    extremes = [t for w, t in zip(words, stems(words), strict=True) if asks_for_extreme(w)]
+    # ("models ranging in size from 169 million to 14 billion parameters"), as much as a word,
+    # and so does a table's largest row.
     if quantity and extremes:
         for sentence, weight in zip(sentences, weights, strict=True):
-            if states_range(sentence.text) and not answers_nothing(sentence.text, query):
+            if id(sentence) in largest or (
+                states_range(sentence.text) and not answers_nothing(sentence.text, query)
+            ):
                 for t in extremes:
                     weight.setdefault(t, idf[t])
     # "How long did the CiteSee field deployment last?": no sentence says "long" or "last"; one
-    # giving a duration says both ("… for one to two weeks").
-    if asks_for_duration(question):
-        asking = [t for w, t in zip(words, stems(words), strict=True) if w in DURATION_ASKING]
+    # giving a duration says both ("… for one to two weeks"); "What hardware …": one naming its
+    # GPUs or TPUs says "hardware" (chat.understanding.answer_kinds).
+    if asking_words(question):
         for sentence, weight in zip(sentences, weights, strict=True):
-            if asking and states_duration(sentence.text):
-                for t in asking:
-                    weight.setdefault(t, idf[t])
+            for t in stems(sorted(said_by_kind(sentence.text, question))):
+                if t in idf:
+                    # Said as a word is (over its heading's share), and the heading naming it
+                    # still tells its section apart ("8 NVIDIA P100 GPUs" under "5.2 Hardware
+                    # and Schedule" before "… the number of GPUs used …" elsewhere).
+                    under = t in sentence.context and t in heads
+                    weight[t] = max(weight.get(t, 0.0), idf[t]) + under * CONTEXT_WEIGHT * idf[t]
     # The variants the question asks about ("175B" of "OPT-175B"): a table row labelled with one
     # is that variant's own line ("Table 1: Model 175B, …, Batch 2M"), where a sentence on all
     # sizes ("Our batch sizes range from 0.5M to 4M depending on the model size") is not.
@@ -700,7 +721,9 @@ def answering_scores(
         score = sum(weight.values())
         if score > 0:
             score *= number_weight(sentence.text, question, quantity)
-        if score > 0 and things and gives_value(sentence.text, things, question):
+        if score > 0 and (
+            (things and gives_value(sentence.text, things, question)) or id(sentence) in listing
+        ):
             score *= VALUE_WEIGHT
         elif score > 0 and things and values_another(sentence.text, things, question):
             score *= OTHER_VALUE_WEIGHT
@@ -717,6 +740,39 @@ def answering_scores(
         if score > 0 and score > best.get(number, (0.0, ""))[0]:
             best[number] = (score, sentence.text)
     return best
+
+
+def _naming_items(sentences: list[_Sentence], heads: set[str]) -> set[int]:
+    """The ids of the first sentences of list items that name things a "what/which X" question
+    asks for (`heads`: X's stems), in lists where enough items do (names_asked_things)."""
+    lists: dict[tuple[int, int], list[_Sentence]] = {}
+    for s in sentences:
+        if isinstance(s.text, ItemSentence) and s.listed >= 0:
+            lists.setdefault((s.source.number, s.listed), []).append(s)
+    found = set()
+    for items in lists.values():
+        naming = names_asked_things([set(i.term_counts) for i in items], heads)
+        found.update(id(i) for i, names in zip(items, naming, strict=True) if names)
+    return found
+
+
+def _extreme_rows(sentences: list[_Sentence], words: list[str]) -> set[int]:
+    """The ids of the rows that answer a question after the largest or smallest of something
+    (`words`, the question's): in each table whose rows are sentences (one `listed` run of a
+    source), the row whose every value is the largest (papers.fulltext.tables.extreme_row), when
+    its caption and header say a word of the question other than the extreme's."""
+    asked = set(stems([w for w in words if not asks_for_extreme(w)]))
+    smallest = any(w in SMALLEST for w in words)
+    tables: dict[tuple[int, int], list[_Sentence]] = {}
+    for s in sentences:
+        if isinstance(s.text, RowSentence) and s.listed >= 0:
+            tables.setdefault((s.source.number, s.listed), []).append(s)
+    found = set()
+    for rows in tables.values():
+        at = extreme_row([r.text for r in rows], smallest)
+        if at is not None and asked & set(rows[at].term_counts):
+            found.add(id(rows[at]))
+    return found
 
 
 _NUMBER_IN_WORD = re.compile(r"\d+(?:[.,]\d+)*")

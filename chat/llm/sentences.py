@@ -392,6 +392,22 @@ def asked_heads(question: str) -> list[str]:
     return heads[-1:]  # the head noun: "dump" of "Wikipedia dump", "rank" of "LoRA rank r"
 
 
+# A bulleted list whose items name things of the kind a "what/which X" question asks for answers
+# it whole: "• Linear Reading: A non-personalized baseline …", "• Global Citation Count: A
+# non-personalized baseline …" for "What baselines does CiteSee compare against?", where "… by
+# comparing it against three baselines" only counts them. At least this many of its items say
+# the X.
+ASKED_LIST_ITEMS = 2
+
+
+def names_asked_things(items: list[set[str]], heads: set[str]) -> list[bool]:
+    """For the items of one list (each its first sentence's terms), whether each names a thing
+    the question asks for (`heads`, stems of asked_heads): the items saying it, when at least
+    ASKED_LIST_ITEMS do; all False otherwise."""
+    naming = [bool(heads & item) for item in items]
+    return naming if heads and sum(naming) >= ASKED_LIST_ITEMS else [False] * len(items)
+
+
 # A table's label as its caption opens ("Table 5:", "Table 3."), inside a sentence.
 _TABLE_CAPTION = re.compile(r"\bTable\s*\d+[.:]")
 # A printed table's cell that is no number: a dash for a missing value.

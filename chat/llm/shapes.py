@@ -33,6 +33,7 @@ from datetime import date
 
 from chat.understanding import intent as intents
 from chat.understanding.acronyms import expand
+from chat.understanding.answer_kinds import said_by_kind
 from chat.understanding.quantity import (
     asks_for_quantity,
     numbers_in,
@@ -686,6 +687,12 @@ def _grouped(
     papers: dict[str, list[_Sentence]] = {}
     continues = continues or {}
     ordered = sorted(chosen, key=lambda s: (s.source.number, s.position))
+    # An answer inside a list read in order ("Global Citation Count: A non-personalized
+    # baseline …", its third item) opens with the list's first item, the answer after it.
+    for _ in range(len(ordered)):
+        if first is None or id(first) not in continues or continues[id(first)] not in ordered:
+            break
+        first = continues[id(first)]
     if first is not None and first in ordered:
         ordered.remove(first)
         ordered.insert(0, first)
@@ -1353,7 +1360,9 @@ def _enough(sources, topic, scorer: _Scorer, scored) -> bool:
 
 
 def _missing_words(sources: list[SourceText], topic: str) -> list[str]:
-    words = [w for w in dict.fromkeys(content_words(topic)) if w not in ASKING]
+    # (A source naming "16 TPUs" says the "hardware" asked for: chat.understanding.answer_kinds.)
+    said = set().union(*(said_by_kind(s.text, topic) for s in sources)) if sources else set()
+    words = [w for w in dict.fromkeys(content_words(topic)) if w not in ASKING and w not in said]
     return unmentioned(words, [set(terms(f"{s.title} {s.text}")) for s in sources])
 
 

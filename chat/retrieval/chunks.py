@@ -33,6 +33,7 @@ no chunks and keeps its abstract passage.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Collection
@@ -43,14 +44,25 @@ from django.conf import settings
 
 from chat.llm.sentences import (
     STOPWORDS,
+    ItemSentence,
     answers_nothing,
+    asked_heads,
+    content_words,
+    names_asked_things,
     spells_greek,
     stems,
     terms,
     terms_any_sentence_may_hold,
 )
-from chat.understanding.quantity import number_weight, number_weight_at_most
+from chat.understanding.answer_kinds import asking_words, said_by_kind
+from chat.understanding.quantity import (
+    SMALLEST,
+    asks_for_extreme,
+    number_weight,
+    number_weight_at_most,
+)
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
+from papers.fulltext.tables import RowSentence, extreme_row
 from papers.indexing.chunkwords import average_length
 from papers.indexing.lexical import K1, B
 
@@ -594,24 +606,49 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     own: dict[int, list[Chunk]] = {}
     for chunk in chunks:
         own.setdefault(chunk.paper_id, []).append(chunk)
+    ranked = {paper: _fused_per_paper(with_bm25(mine), len(mine))[paper] for paper, mine in own.items()}
     pools = {
-        paper: _fused_per_paper(
-            with_bm25(mine), ASKED_ABOUT_POOL if paper in asked_about else SENTENCE_POOL
-        )[paper]
-        for paper, mine in own.items()
+        paper: found[: ASKED_ABOUT_POOL if paper in asked_about else SENTENCE_POOL]
+        for paper, found in ranked.items()
     }
     # Only the pools' chunks are read: the sentence evidence and the cards need their text.
     read_pools = with_texts(cursor, [c for found in pools.values() for c in found], sketches)
+    if asking_words(question):
+        read_pools += _giving_asked_kind(cursor, ranked, pools, question, sketches)
     by_paper = {}
     for chunk in read_pools:
         by_paper.setdefault(chunk.paper_id, []).append(chunk)
     by_paper = {
         paper: _by_sentences(
-            found, chunk_idf(own[paper]), question, quantity, _kept(paper, per_paper, asked_about)
+            found,
+            with_asking_words(chunk_idf(own[paper]), question, len(own[paper])),
+            question,
+            quantity,
+            _kept(paper, per_paper, asked_about),
         )[: _kept(paper, per_paper, asked_about)]
         for paper, found in by_paper.items()
     }
     return RankedChunks(by_paper, evidence)
+
+
+# Chunks beyond a paper's pool that give the kind of answer asked for ("8 TPUs" for "What
+# hardware …": chat.understanding.answer_kinds) join it, at most this many, best fused first:
+# neither the cosine nor BM25 of a word the answer never says finds them (MuZero's Appendix G
+# ranked below its 32 best chunks for "What hardware was MuZero trained on?").
+KIND_POOL = 8
+
+
+def _giving_asked_kind(cursor, ranked, pools, question: str, sketches) -> list[Chunk]:
+    """The chunks of `ranked` (each paper's, best first) outside its pool whose text gives the
+    kind of answer `question` asks for, with their text."""
+    kinds = set(asking_words(question).values())
+    rest = [c for paper, found in ranked.items() for c in found[len(pools[paper]) :]]
+    giving: dict[int, list[Chunk]] = {}
+    for chunk in with_texts(cursor, rest, sketches):
+        mine = giving.setdefault(chunk.paper_id, [])
+        if len(mine) < KIND_POOL and any(kind.gives(chunk.text) for kind in kinds):
+            mine.append(chunk)
+    return [c for found in giving.values() for c in found]
 
 
 def _kept(paper: int, per_paper: int, asked_about: Collection[int]) -> int:
@@ -671,6 +708,19 @@ def chunk_idf(chunks: list[Chunk]) -> dict[str, float]:
             df[lexeme] = df.get(lexeme, 0) + 1
     documents = len(chunks)
     return {t: math.log(1.0 + (documents - n + 0.5) / (n + 0.5)) for t, n in df.items()}
+
+
+def with_asking_words(idf: dict[str, float], question: str, documents: int) -> dict[str, float]:
+    """`idf` with the lexemes of the question's words that ask for a kind of answer
+    (chat.understanding.answer_kinds: "hardware", "big"), which the chunks seldom say: a word in
+    none of the `documents` weighs what BM25 gives such a word, its sentences that give the kind
+    of answer asked for holding it (sentence_evidence)."""
+    asked = set(terms(question))  # (a stopword, "take", is no word of the query)
+    asking = [t for t in stems(sorted(asking_words(question))) if t in asked]
+    if not asking:
+        return idf
+    unseen = math.log(1.0 + (documents + 0.5) / 0.5)
+    return {**{t: unseen for t in asking}, **idf}
 
 
 def bm25_scores(chunks: list[Chunk]) -> list[float]:
@@ -738,9 +788,24 @@ def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity:
     NUMBER_WEIGHT times more for a quantity question when it states a number, less when it is
     about another model size than the asked one (chat.understanding.variants)."""
     best = 0.0
-    for sentence, words in analysed_sentences(text):
-        if answers_nothing(sentence, idf, question):
+    asking = asking_words(question)
+    analysed = analysed_sentences(text)
+    heads = _asked_head_lexemes(question, quantity)
+    if heads:
+        # A list of the things asked for answers every word of the question (names_asked_things).
+        items = [words for sentence, words in analysed if isinstance(sentence, ItemSentence)]
+        if any(names_asked_things(items, heads)):
+            best = sum(idf.values())
+    largest = _extreme_rows(analysed, question) if quantity else {}
+    for sentence, words in analysed:
+        if id(sentence) in largest:
+            # The largest row of a table of what was asked (extractive._extreme_rows).
+            words = words | largest[id(sentence)]
+        elif answers_nothing(sentence, idf, question):
             continue
+        if asking and (said := said_by_kind(sentence, question)):
+            # ("8 TPUs" says the "hardware" asked for: chat.understanding.answer_kinds.)
+            words = words | set(stems(sorted(said)))
         score = sum(weight for lexeme, weight in idf.items() if lexeme in words)
         if score > 0:
             score *= number_weight(sentence, question, quantity)
@@ -748,6 +813,34 @@ def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity:
             score *= OTHER_SIZE_WEIGHT
         best = max(best, score)
     return best
+
+
+def _extreme_rows(analysed, question: str) -> dict[int, frozenset[str]]:
+    """For a question after the largest or smallest of something, the rows (by id) whose values
+    are all the largest of their table (papers.fulltext.tables.extreme_row), with the
+    question's extreme word ("largest") they say by it; only for a table whose caption or
+    header says another word of the question."""
+    words = content_words(question)
+    extremes = frozenset(stems([w for w in words if asks_for_extreme(w)]))
+    if not extremes:
+        return {}
+    asked = set(stems([w for w in words if not asks_for_extreme(w)]))
+    found = {}
+    runs = itertools.groupby(analysed, key=lambda pair: isinstance(pair[0], RowSentence))
+    for is_row, run in runs:
+        rows = list(run) if is_row else []
+        if len(rows) < 2:
+            continue
+        at = extreme_row([sentence for sentence, _ in rows], any(w in SMALLEST for w in words))
+        if at is not None and asked & rows[at][1]:
+            found[id(rows[at][0])] = extremes
+    return found
+
+
+@lru_cache(maxsize=64)
+def _asked_head_lexemes(question: str, quantity: bool) -> frozenset[str]:
+    """What a "what/which X" question asks for (asked_heads), as lexemes; none for a quantity."""
+    return frozenset() if quantity else frozenset(stems(asked_heads(question)))
 
 
 def _by_sentences(
@@ -763,7 +856,15 @@ def _by_sentences(
         return found
     # A chunk whose stored words hold none of the query's lexemes has no sentence that does:
     # splitting and stemming it (~2 ms a chunk under load) is skipped (bench_search --chunks).
-    read = [c for c in found if c.counts or spells_greek(c.text)]
+    # (A chunk may answer a question's asking word without saying it: "8 TPUs" for "hardware",
+    # chat.understanding.answer_kinds; its sentences may then score that word's weight too.)
+    asked_kind = sum(idf.get(t, 0.0) for t in stems(sorted(asking_words(question))))
+    if quantity:  # (a table's largest row says "largest": _extreme_rows)
+        asked_kind += sum(
+            idf.get(t, 0.0) for t in stems([w for w in content_words(question) if asks_for_extreme(w)])
+        )
+    heads = _asked_head_lexemes(question, quantity)
+    read = [c for c in found if c.counts or spells_greek(c.text) or asked_kind]
     evidence = dict.fromkeys((c.passage_id for c in found), 0.0)
     most = number_weight_at_most(quantity)
     bound = {}
@@ -777,6 +878,9 @@ def _by_sentences(
             else:  # all its words', as if one sentence held them
                 holds = _terms_any_sentence_may_hold(chunk.text)
                 bound[chunk.passage_id] = most * sum(w for t, w in weighted if t in holds)
+            bound[chunk.passage_id] += most * asked_kind
+            if heads and heads & {lexeme for lexeme, _ in chunk.counts}:
+                bound[chunk.passage_id] = most * sum(w for _, w in weighted)  # a list of them
         read.sort(key=lambda c: (-bound[c.passage_id], c.start))
         # A chunk that can score nothing scores nothing: it need not be read to be sure.
         while read and bound[read[-1].passage_id] == 0:

@@ -59,9 +59,12 @@ _CITATION = re.compile(
 
 # "What is the largest RWKV model?" asks for a size: the answer states one ("from 169 million
 # to 14 billion parameters").
+# "Which vision transformer variant is largest?" asks the same after its noun.
+_SIZED = r"(?:models?|networks?|versions?|variants?|datasets?|corpus|corpora|batch(?:es)?)"
 _LARGEST = re.compile(
-    r"\b(?:what|which)\b.*\b(?:largest|biggest|smallest)\s+(?:[\w-]+\s+){0,3}?"
-    r"(?:models?|networks?|versions?|variants?|datasets?|corpus|corpora|batch(?:es)?)\b",
+    r"\b(?:what|which)\b.*\b(?:largest|biggest|smallest)\s+(?:[\w-]+\s+){0,3}?" + _SIZED + r"\b"
+    r"|\b(?:what|which)\b.*\b" + _SIZED + r"\s+(?:is|are|was|were)\s+(?:the\s+)?"
+    r"(?:largest|biggest|smallest)\b",
     _FLAGS,
 )
 
@@ -142,6 +145,10 @@ _RANGE = re.compile(
     rf"|\bas\s+(?:large|big|many|much|long|deep|high)\s+as\s+{_NUMBER}",
     _FLAGS,
 )
+
+
+# The extremes that ask for the smallest end ("Which model is the smallest?").
+SMALLEST = frozenset("smallest shortest lowest minimum min".split())
 
 
 def asks_for_extreme(question: str) -> bool:

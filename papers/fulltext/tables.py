@@ -25,8 +25,11 @@ import re
 from dataclasses import dataclass
 
 # A cell that is a value: 21.43, 5.71%, 632M, 1.2e−4, ±0.04, 10K, (dev), -, ✓.
+# (A count may be written in lower case, "330m" parameters in REALM's Table 1, and a
+# percentage may carry a footnote's letter, "250%a" in MuZero's.)
 _VALUE = re.compile(
-    r"^[(\[]?[-−+±~≈<>≤≥]?\d[\d.,/]*(?:[eE][-−+]?\d+)?[%×xMBKkGTs]*[)\]]?[*†‡∗]*$"
+    r"^[(\[]?[-−+±~≈<>≤≥]?\d[\d.,/]*(?:[eE][-−+]?\d+)?(?:[%×xMBKkGTsmb]|(?<=%)[a-d])*"
+    r"[)\]]?[*†‡∗]*$"
     r"|^[-–—−✓✗×]$|^N/A$"
 )
 _CAPTION = re.compile(r"^(?:Table|TABLE)\s+(?:[0-9]{1,2}|[IVX]{1,5}|[A-Z]\.?\d{1,2})[.:]\s*")
@@ -38,6 +41,7 @@ _REFERENCE = re.compile(r"\s*\[\d{1,3}(?:,\s*\d{1,3})*\]")
 MAX_GAP_LINES = 2
 MIN_ROWS = 2
 MAX_ROW_WORDS = 24
+MAX_LABEL_WORDS = 12  # a row's label before its values ("Ours (X = Wikipedia, Z = Wikipedia) Dense …")
 MAX_HEADER_LINES = 3
 MAX_CAPTION_LINES = 8
 # A caption up to this long is said whole with each row, else its first sentence.
@@ -134,12 +138,17 @@ class Table:
         "StrategyQA 68.12 …" (its label again under GSM8K's), nor "acc. with Calc. - 26.99 …":
         rows of the row above them."""
         first, last = self.rows[0][0], self.rows[-1][1]
-        if text.count("\n", first, last) != len(self.rows) - 1:
+        # (A row may span two lines: its label's and its values', _row_spans.)
+        inside = sum(text.count("\n", a, b) for a, b in self.rows)
+        if text.count("\n", first, last) - inside != len(self.rows) - 1:
             return False
         labels = []
         for a, b in self.rows:
             words = _REFERENCE.sub("", text[a:b]).split()
             label = " ".join(itertools.takewhile(lambda w: not is_value(w), words))
+            if not label:  # a label that opens with a number ("30× stale MIPS 28.7 15.1")
+                values = list(itertools.takewhile(is_value, reversed(words)))
+                label = " ".join(words[: len(words) - len(values)])
             if not label or label[0].islower():
                 return False
             labels.append(label)
@@ -175,18 +184,67 @@ class Table:
         )
 
 
+# A cell's number and its scale: "632M", "1.2e−4", "5.71%", "12".
+_MAGNITUDE = re.compile(
+    r"^[(\[]?[~≈<>≤≥]?([-−+]?)(\d[\d,]*(?:\.\d+)?)(?:[eE]([-−+]?\d+))?([KkMmBbGT]?)"
+)
+_SCALES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+
+
+def magnitude(cell: str) -> float | None:
+    """The number a value's cell says, scaled ("632M" -> 632e6); None for a dash or a word."""
+    match = _MAGNITUDE.match(cell)
+    if match is None:
+        return None
+    sign, digits, exponent, scale = match.groups()
+    value = float(digits.replace(",", "")) * 10 ** int((exponent or "0").replace("−", "-"))
+    value *= _SCALES.get(scale.lower(), 1.0)
+    return -value if sign in "-−" and sign else value
+
+
+def extreme_row(rows: list[RowSentence], smallest: bool = False) -> int | None:
+    """The index of the row of one table whose every value is at least every other row's
+    (at most, `smallest`), column by column: ViT-Huge's "32 1280 5120 16 632M" over ViT-Base's and
+    ViT-Large's, the largest of the model variants the table lists. None when no row is, or the
+    rows do not give as many values (their columns may not line up)."""
+    values = []
+    for row in rows:
+        cells = row.cells.split()
+        label = list(itertools.takewhile(lambda w: not is_value(w), cells))
+        values.append([magnitude(c) for c in cells[len(label) :]])
+    if len(values) < 2 or len({len(v) for v in values}) != 1 or not values[0]:
+        return None
+    sign = -1.0 if smallest else 1.0
+
+    def beats(a: list, b: list) -> bool:
+        pairs = [(sign * x, sign * y) for x, y in zip(a, b, strict=True) if None not in (x, y)]
+        return bool(pairs) and all(x >= y for x, y in pairs) and any(x > y for x, y in pairs)
+
+    found = [i for i, v in enumerate(values) if all(beats(v, o) for o in values if o is not v)]
+    return found[0] if len(found) == 1 else None
+
+
 def is_value(cell: str) -> bool:
     """A cell that is a number or a dash; "2019)" closes a citation, it is no value."""
     return bool(_VALUE.match(cell)) and cell.count("(") == cell.count(")")
 
 
 def is_row(line: str) -> bool:
-    """A short line whose cells are mostly values (at least two)."""
+    """A short line whose cells are mostly values (at least two), or a label of a few words
+    followed by values only ("REALM with random uniform masks 32.3 24.2", an ablation's row)."""
     words = line.split()
     if not words or len(words) > MAX_ROW_WORDS:
         return False
     values = sum(is_value(w) for w in words)
-    return values >= 2 and values >= 0.3 * len(words)
+    if values >= 2 and values >= 0.3 * len(words):
+        return True
+    label = list(itertools.takewhile(lambda w: not is_value(w), words))
+    return (
+        values >= 2
+        and all(is_value(w) for w in words[len(label) :])
+        and 0 < len(label) <= MAX_LABEL_WORDS
+        and not any(w.lower() in _PROSE for w in label)
+    )
 
 
 # Lower-case header words that end the column name before them ("F1 score", "Hidden size").
@@ -214,7 +272,15 @@ def _is_header(line: str) -> bool:
 
 
 def find_tables(text: str) -> list[Table]:
-    """The captioned tables of `text` (lines separated by "\\n"), in order."""
+    """The captioned tables of `text` (lines separated by "\\n"), in order.
+
+    Each caption takes the run of rows nearest to it, above or below; a paper printing its
+    captions above its tables (ICML's style) is read again with every caption taking the run
+    below it, through a caption of several sentences and a header of many short lines (REALM's
+    "Table 2. Ablation experiments on NQ's development set." over "Ablation Exact / Match /
+    Zero-shot / Retrieval / Recall@5" and its rows, where the nearest run is Table 1's rows just
+    above it). The reading that finds more tables, then more of them with a header, wins; the
+    nearest on a tie."""
     if not _CAPTION_LINE.search(text):  # no caption: most passages, and no rows to find
         return []
     lines: list[tuple[int, int, str]] = []
@@ -224,6 +290,14 @@ def find_tables(text: str) -> list[Table]:
         offset += len(line) + 1
     rows = [is_row(line) for _, _, line in lines]
     runs = _runs(rows, lines)
+    readings = [_matched(lines, rows, runs, below) for below in (False, True)]
+    best = max(readings, key=lambda found: (len(found), sum(bool(t.header) for t in found)))
+    return sorted(best, key=lambda t: t.start)
+
+
+def _matched(lines, rows: list[bool], runs, below: bool) -> list[Table]:
+    """The tables of each caption and its nearest run of rows; `below`: only the run below the
+    caption, reached through the rest of its caption and its header (_caption_above)."""
     tables = []
     used_runs: set[int] = set()
     for c, (_, _, line) in enumerate(lines):
@@ -238,22 +312,18 @@ def find_tables(text: str) -> list[Table]:
             and not rows[caption_end + 1]
         ):
             caption_end += 1
-        found = _run_near(runs, used_runs, c, caption_end)
-        if found is None:
-            continue
-        index, (first, last) = found
+        if below:
+            found = _caption_above(lines, rows, runs, used_runs, c, caption_end)
+            if found is None:
+                continue
+            index, (first, last), caption_end, header_lines = found
+        else:
+            found = _run_near(runs, used_runs, c, caption_end)
+            if found is None:
+                continue
+            index, (first, last) = found
+            header_lines = _header_between(lines, rows, caption_end, first)
         used_runs.add(index)
-        if first > caption_end:  # caption above: the header sits between them
-            header_lines = list(range(caption_end + 1, first))
-            header_lines = header_lines if len(header_lines) <= MAX_HEADER_LINES else []
-        else:  # caption below: the header is just above the rows
-            header_lines = []
-            k = first - 1
-            while k >= 0 and len(header_lines) < MAX_HEADER_LINES - 1 and lines[k][2]:
-                if rows[k] or not _is_header(lines[k][2]):
-                    break
-                header_lines.insert(0, k)
-                k -= 1
         caption = " ".join(lines[i][2] for i in range(c, caption_end + 1))
         header = " ".join(lines[i][2] for i in header_lines)
         block = [c, caption_end, first, last, *header_lines]
@@ -263,11 +333,78 @@ def find_tables(text: str) -> list[Table]:
                 end=lines[max(block)][1],
                 caption=" ".join(caption.split()),
                 header=" ".join(header.split()),
-                rows=tuple((lines[i][0], lines[i][1]) for i in range(first, last + 1) if rows[i]),
+                rows=_row_spans(lines, rows, first, last),
                 header_lines=len(header_lines),
             )
         )
-    return sorted(tables, key=lambda t: t.start)
+    return tables
+
+
+def _header_between(lines, rows: list[bool], caption_end: int, first: int) -> list[int]:
+    """The header's lines: between the caption and the rows (caption above), else the short
+    lines just above the rows (caption below)."""
+    if first > caption_end:
+        header_lines = list(range(caption_end + 1, first))
+        return header_lines if len(header_lines) <= MAX_HEADER_LINES else []
+    header_lines: list[int] = []
+    k = first - 1
+    while k >= 0 and len(header_lines) < MAX_HEADER_LINES - 1 and lines[k][2]:
+        if rows[k] or not _is_header(lines[k][2]):
+            break
+        header_lines.insert(0, k)
+        k -= 1
+    return header_lines
+
+
+# A header printed one short name a line (REALM's "Ablation Exact / Match / Zero-shot / …"): up
+# to this many lines and words between a caption above and its rows.
+MAX_TALL_HEADER_LINES = 8
+MAX_HEADER_WORDS = 16
+
+
+def _caption_above(lines, rows: list[bool], runs, used: set[int], c: int, caption_end: int):
+    """The run of rows below the caption on lines c..caption_end, with the caption's last line
+    and the header's lines: the caption may run on over sentences of prose (a line that is no
+    header: "Predictions are evaluated with exact match …"), then the header's short lines, then
+    the rows. None when something else comes between."""
+    k = caption_end + 1
+    while k < len(lines) and k - c < MAX_CAPTION_LINES and lines[k][2] and not rows[k]:
+        if _is_header(lines[k][2]):
+            break
+        k += 1
+    header_end = k
+    while header_end < len(lines) and lines[header_end][2] and not rows[header_end]:
+        if not _is_header(lines[header_end][2]):
+            return None
+        header_end += 1
+    header_lines = list(range(k, header_end))
+    words = sum(len(lines[i][2].split()) for i in header_lines)
+    if len(header_lines) > MAX_TALL_HEADER_LINES or words > MAX_HEADER_WORDS:
+        return None
+    for index, (first, last) in enumerate(runs):
+        if index not in used and first == header_end:
+            return index, (first, last), k - 1, header_lines
+    return None
+
+
+def _row_spans(lines, rows: list[bool], first: int, last: int) -> tuple[tuple[int, int], ...]:
+    """Each row line's span; a row whose label was printed on the line above it ("UNREALa" over
+    "[19] 250%a 880%a 250M – –" in MuZero's Table 1) spans both lines."""
+    spans = []
+    for i in range(first, last + 1):
+        if not rows[i]:
+            continue
+        start = lines[i][0]
+        if i > first and not rows[i - 1] and lines[i - 1][2] and _OPENS_WITH_REFERENCE.match(
+            lines[i][2]
+        ):
+            start = lines[i - 1][0]
+        spans.append((start, lines[i][1]))
+    return tuple(spans)
+
+
+# A row that opens with its label's reference number: the label was printed on the line above.
+_OPENS_WITH_REFERENCE = re.compile(r"\[\d{1,3}(?:,\s*\d{1,3})*\]")
 
 
 def _runs(rows: list[bool], lines) -> list[tuple[int, int]]:

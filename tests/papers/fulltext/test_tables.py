@@ -174,3 +174,39 @@ def test_a_text_without_a_caption_line_is_not_searched_and_no_table_is_lost(opt,
     monkeypatch.setattr(tables, "_CAPTION_LINE", re.compile(""))  # every text searched
     assert [find_tables(text) for text in texts] == found
     assert any(found) and not found[3]
+
+
+def test_a_caption_above_a_header_of_many_short_lines_takes_the_rows_below_it(shared_data):
+    # REALM prints its captions above its tables; Table 2's header is five lines ("Ablation
+    # Exact / Match / Zero-shot / Retrieval / Recall@5"), and Table 1's rows end just above its
+    # caption: each caption takes the rows below it, its ablations' rows are sentences of their
+    # own ("REALM with random uniform masks 32.3 24.2": a label of words, then its values).
+    realm = _parsed(shared_data / "arxiv-pdf" / "2002.08909v1.pdf")
+    tables = {t.label: t for t in find_tables(realm.text)}
+    ablation = tables["Table 2"]
+    assert ablation.header == "Ablation Exact Match Zero-shot Retrieval Recall@5"
+    rows = [realm.text[a:b] for a, b in ablation.rows]
+    assert rows[0] == "REALM 38.2 38.5" and rows[-1] == "30× stale MIPS 28.7 15.1"
+    assert "REALM with random uniform masks 32.3 24.2" in rows and len(rows) == 7
+    assert tables["Table 1"].header.startswith("Name Architectures Pre-training NQ")
+    assert tables["Table 1"].caption.endswith("Our model, REALM, outperforms all existing systems.")
+    sentences = passage_sentences(realm.text[ablation.start : ablation.end + 1])
+    assert (
+        "Table 2: REALM with random uniform masks 32.3 24.2 (columns: Ablation Exact Match "
+        "Zero-shot Retrieval Recall@5) (Ablation experiments on NQ’s development set)."
+    ) in sentences
+
+
+def test_a_row_whose_label_sits_on_the_line_above_is_one_row(shared_data):
+    # MuZero's Table 1 prints "UNREALa" on its own line over "[19] 250%a 880%a 250M – –" (a
+    # footnote's letter after the percentages): still one row, and every row a sentence.
+    muzero = _parsed(shared_data / "arxiv-pdf" / "1911.08265v2.pdf")
+    table = next(t for t in find_tables(muzero.text) if t.label == "Table 1")
+    rows = [" ".join(muzero.text[a:b].split()) for a, b in table.rows]
+    assert "UNREALa [19] 250%a 880%a 250M – –" in rows and len(rows) == 8
+    sentences = passage_sentences(muzero.text[table.start : table.end + 1])
+    assert (
+        "Table 1: MuZero 2041.1% 4999.2% 20.0B 12 hours 1M (columns: Agent Median Mean Env. "
+        "Frames Training Time Training Steps)"
+    ) in " ".join(sentences)
+    assert not any("Ape-X" in s and "R2D2" in s for s in sentences)  # no row run into another
