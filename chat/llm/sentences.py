@@ -93,6 +93,12 @@ def _ends_sentence(masked: str, start: int, end: int, mark: bool = False) -> boo
     )
 
 
+def has_items(text: str) -> bool:
+    """Whether a text holds a bulleted list's items (ItemSentence): a bullet character, found
+    without splitting it."""
+    return any(bullet in text for bullet in _BULLETS)
+
+
 class ItemSentence(str):
     """The first sentence of a list's item that a bullet opened ("• Linear Reading: A
     non-personalized baseline …"): the items of one list are quoted together (chat.llm.shapes)."""

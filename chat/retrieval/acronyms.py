@@ -30,10 +30,14 @@ from papers.indexing.names import acronym_definitions, acronym_singular, name_ke
 
 DEFINING_PAPERS = 50
 DEFINING_CHUNKS = 30
+# (Oldest papers first, a paper's chunks in reading order: the same long form, as its first
+# definer writes it, whatever order the rows come in: "Dense Passage Retriever", not the
+# "dense passage retriever" of DPR's section 3.)
 
 _ABSTRACTS = """
 SELECT p.title, p.abstract FROM papers_paper p
 WHERE p.search_vector @@ plainto_tsquery('english', %s) AND NOT p.hidden AND NOT p.withdrawn
+ORDER BY p.published, p.id
 LIMIT %s
 """
 _CHUNKS = """
@@ -43,6 +47,7 @@ JOIN papers_fulltext f ON f.paper_id = c.paper_id AND f.status = 'ok'
 JOIN papers_paper p ON p.id = c.paper_id
 WHERE c.kind = 'fulltext' AND c.lexemes @@ plainto_tsquery('english', %s)
   AND NOT p.hidden AND NOT p.withdrawn
+ORDER BY p.published, c.paper_id, c.position
 LIMIT %s
 """
 

@@ -48,6 +48,7 @@ from chat.llm.sentences import (
     answers_nothing,
     asked_heads,
     content_words,
+    has_items,
     names_asked_things,
     spells_greek,
     stems,
@@ -879,7 +880,7 @@ def _by_sentences(
                 holds = _terms_any_sentence_may_hold(chunk.text)
                 bound[chunk.passage_id] = most * sum(w for t, w in weighted if t in holds)
             bound[chunk.passage_id] += most * asked_kind
-            if heads and heads & {lexeme for lexeme, _ in chunk.counts}:
+            if heads and has_items(chunk.text) and heads & {lexeme for lexeme, _ in chunk.counts}:
                 bound[chunk.passage_id] = most * sum(w for _, w in weighted)  # a list of them
         read.sort(key=lambda c: (-bound[c.passage_id], c.start))
         # A chunk that can score nothing scores nothing: it need not be read to be sure.
