@@ -724,21 +724,32 @@ _STANDS_FOR = re.compile(
 )
 
 
+def stands_for(question: str) -> str:
+    """The acronym "what does X stand for?" asks about, "" for any other question."""
+    asked = _STANDS_FOR.match(question)
+    return asked["x"] if asked else ""
+
+
+def title_spells(acronym: str, title: str) -> bool:
+    """Whether a title spells `acronym` out after it: "ULSA: Unified Language of …"."""
+    return bool(re.match(rf"\s*{re.escape(acronym)}\s*:\s*\w", title, re.IGNORECASE))
+
+
 def _definition(request: AnswerRequest, scorer: _Scorer) -> _Sentence | None:
     """For "what is X?", the sentence that says what X is: "X is a …", "The Quantum Approximate
     Optimization Algorithm (QAOA) is a …", "X refers to …"; for "what does X stand for?", the
     one that spells it out ("… Optimization Algorithm (QAOA)", a title "ULSA: Unified Language
     of Synthesis Actions …"). The best-scored of several."""
-    if asked := _STANDS_FOR.match(request.question):
+    if acronym := stands_for(request.question):
         # A title "ULSA: Unified Language of …", else a sentence defining it (the catalogue's
-        # own reading of "Long Form (LF)": papers.indexing.names).
-        titled = re.compile(rf"^\s*{re.escape(asked['x'])}\s*:\s*\w", re.IGNORECASE)
+        # own reading of "Long Form (LF)": papers.indexing.names). A title is quoted from its
+        # paper's abstract card (page 1), not from a chunk of its body.
         titles = [
             _Sentence(source, 0, _title(source), Counter(terms(source.title)), True)
-            for source in request.sources
-            if titled.search(_title(source))
+            for source in sorted(request.sources, key=lambda source: bool(source.where))
+            if title_spells(acronym, _title(source))
         ]
-        spelled = [s for s in scorer.sentences if acronym_definitions(s.text, asked["x"])]
+        spelled = [s for s in scorer.sentences if acronym_definitions(s.text, acronym)]
         return titles[0] if titles else max(spelled, key=scorer.prelim, default=None)
     asked = _WHAT_IS.match(request.question)
     if not asked:
