@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from chat import events, processes
 from chat.models import Ask, Message, Thread
-from chat.pipeline.rewrite import HISTORY_TURNS, Turn
+from chat.pipeline.rewrite import TOPIC_TURNS, Turn
 from chat.references import labels_of
 from chat.scopes import scope_of
 from chat.signed_in import still_signed_in
@@ -152,9 +152,9 @@ def fail_stale(thread_id, now=None) -> int:
 
 
 def _history(messages: list) -> list[Turn]:
-    """The last HISTORY_TURNS turns of the thread's `messages` (oldest first)."""
+    """The last TOPIC_TURNS turns of the thread's `messages` (oldest first)."""
     turns = []
-    for message in messages[-2 * HISTORY_TURNS :]:
+    for message in messages[-2 * TOPIC_TURNS :]:
         if message.role == Role.USER:
             turns.append(Turn(question=message.content))
         elif turns:
@@ -167,6 +167,7 @@ def _history(messages: list) -> list[Turn]:
                 topic=str((message.analysis or {}).get("query") or ""),
                 # What "which of these…" and "the second one" refer to.
                 sources=tuple(message.sources or ()),
+                on_sources=(message.analysis or {}).get("followup_of") is not None,
             )
     return turns
 

@@ -637,6 +637,18 @@ def _record(
     return [lead, "", T.RECORD_CONTEXT, T.QUOTE_ITEM.format(quote=_quote(quote[0]))]
 
 
+def _shown_records(request: AnswerRequest, scorer: _Scorer, cited: int) -> list[str]:
+    """ "who are the authors?", "when was it published?" after an answer: the record of each of
+    the papers it cited (the `cited` first sources; of one paper, with what it reports)."""
+    papers = _one_per_paper(list(request.sources))[: cited or None]
+    if len(papers) == 1:
+        return _record(request, scorer, papers[0]) or []
+    lines: list[str] = []
+    for source in papers:
+        lines += [(_record(request, scorer, source) or [""])[0], ""]
+    return lines[:-1]
+
+
 def _greedy(scored: list[tuple[float, _Sentence]], limit: int) -> list[_Sentence]:
     """The best sentences, a source already quoted counting less, near-repeats left out."""
     chosen: list[_Sentence] = []
@@ -1579,6 +1591,8 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
         body = _in_window(request, scorer, previous)
     elif previous.get("side_by_side"):
         body = _side_by_side(request, scorer)
+    elif previous and kind == intents.NAMED_PAPER and intent.asks and not intent.title:
+        body = _shown_records(request, scorer, previous.get("cited", 0))  # "who wrote it?"
     elif previous and not previous.get("question") and len(_one_per_paper(sources)) == 1:
         body = _named(request, scorer, sources[0])  # "tell me more about [3]": that paper
     elif kind == intents.NAMED_PAPER and intent.asks:

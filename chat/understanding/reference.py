@@ -6,12 +6,17 @@
 - **Topic**: an ellipsis that only makes sense with the previous question ("what about since
   2024?", "and for video?", "why?", "any newer ones?"): the previous topic is borrowed.
 - **Standalone**: everything else, and nothing of earlier turns goes into the search
-  ("compare DPO and RLHF" after a hallucination question searches DPO and RLHF only).
+  ("compare DPO and RLHF" after a hallucination question searches DPO and RLHF only), and a
+  listing in its own words with no topic ("papers since 2025"; "any other papers since 2024?"
+  and "more papers?" ask for more of the previous topic).
 
 A pronoun ("it", "they", "them", "these", ...) refers back only when no word of the question's
 own topic comes before it: "what is RLHF and why is it used?" stands alone, "how does it handle
-long inputs?" does not. "it" alone points at a paper only when the previous answer was about one
-paper; otherwise it borrows the previous topic. The table of cases these rules are measured on is
+long inputs?" does not; the subject of an inverted question refers back whatever is asked before
+it in its clause ("what optimizers do they compare?", "what BLEU score does it reach?"). "it"
+alone points at a paper only when the previous answer was about one paper; otherwise it borrows
+the previous topic, as "which one" does. A part only papers have, with no topic ("who are the
+authors?", "what are the limitations?"), is asked of the previous answer's papers. The table of cases these rules are measured on is
 tests/chat/understanding/test_reference.py.
 """
 
@@ -89,7 +94,39 @@ _EXPLETIVE_IT = re.compile(
     r"said|claimed|believed|often|widely|commonly|hard|difficult|easy|unclear|well)\b",
     re.I,
 )
-_PRONOUN = re.compile(r"\b(it|its|they|them|their|these|those|this|that)\b", re.I)
+_PRONOUN = re.compile(
+    r"\b(it|its|they|them|their|these|those|this|that|former|latter)\b"
+    r"|\bwhich\s+(one)\b|\bwhich\s+of\s+the\s+(two)\b",
+    re.I,
+)
+# A pronoun right after an auxiliary is the subject of an inverted question: the words before
+# it in the same clause are what is asked ("what optimizers do they compare?", "what BLEU score
+# does it reach?"), not what it refers to.
+_INVERTED_SUBJECT = re.compile(
+    r"\b(?:do|does|did|is|are|was|were|can|could|would|will|should|has|have|had)\s+$", re.I
+)
+# Where a clause of a compound question starts: "what is RLHF and why is it used?" (not the
+# "and" of "what optimizer and learning rate schedule do they use?").
+_CLAUSE_BREAK = re.compile(
+    r"[,;:]|\s[-–—]\s|\s(?:because|while|whereas)\s|\s(?:and|but|or|so)\s+(?=(?:what|why|how|who|"
+    r"which|where|when|whether|is|are|was|were|do|does|did|can|could|would|will|should|has|have)\b)",
+    re.I,
+)
+# A question with no topic of its own that asks for papers in so many words ("papers since
+# 2025", "show me the latest preprints") is a new listing, not an ellipsis of the previous topic
+# ("any newer ones?", "more papers?" ask for more of it).
+_ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|preprints|articles|publications)\b", re.I)
+_MORE_OF_IT = re.compile(
+    r"\b(?:more|other|others|another|newer|older|similar|related|further|else|also|too|again)\b",
+    re.I,
+)
+# "who are the authors?", "what dataset is used?" with no topic: a part of the papers just
+# shown, which only they have.
+_PART_OF_PAPERS = re.compile(
+    r"\bthe\s+(?:main\s+|key\s+|first\s+)?(?:authors?|datasets?|code|baselines?|experiments?|"
+    r"conclusions?|abstract|contributions?|findings?|limitations?)\b",
+    re.I,
+)
 _ELLIPSIS_START = re.compile(
     r"^\s*(?:and|but|also|or|so|then|what\s+about|how\s+about|what\s+else|anything\s+else|"
     r"same\s+(?:for|but|with)|and\s+what\s+about|and\s+how\s+about|what\s+if|more\s+on)\b",
@@ -138,8 +175,14 @@ def own_topic_words(text: str) -> list[str]:
 
 
 def _antecedent_before(text: str, position: int) -> bool:
-    """Whether a topic word comes before `position`, which a pronoun there could refer to."""
-    return bool(own_topic_words(text[:position]))
+    """Whether a topic word comes before `position`, which a pronoun there could refer to: in
+    an earlier clause when the pronoun is an inverted question's subject ("what is RLHF and why
+    is it used?", not "what optimizers do they compare?")."""
+    before = text[:position]
+    if _INVERTED_SUBJECT.search(before):
+        breaks = list(_CLAUSE_BREAK.finditer(before))
+        before = before[: breaks[-1].start()] if breaks else ""
+    return bool(own_topic_words(before))
 
 
 def _cut(text: str, span: tuple[int, int]) -> str:
@@ -238,7 +281,7 @@ def resolve(question: str, history: Sequence) -> Reference:
     for m in _PRONOUN.finditer(text):
         if _antecedent_before(text, m.start()):
             continue  # "what is RLHF and why is it used?": "it" is RLHF
-        word = m.group(1).lower()
+        word = next(g for g in m.groups() if g).lower()
         if word == "it" and any(
             e.start() <= m.start() < e.end() for e in _EXPLETIVE_IT.finditer(text)
         ):
@@ -248,6 +291,12 @@ def resolve(question: str, history: Sequence) -> Reference:
         if numbers and (word in ("they", "them", "their", "these", "those") or _papers(previous) == 1):
             return Reference(SOURCES, tuple(numbers), _cut(text, m.span()))
         return Reference(TOPIC)
-    if _ELLIPSIS_START.match(text) or not own_topic_words(text):
+    if _ELLIPSIS_START.match(text):
         return Reference(TOPIC)
-    return Reference(STANDALONE)
+    if own_topic_words(text):
+        return Reference(STANDALONE)
+    if numbers and _PART_OF_PAPERS.search(text):
+        return Reference(SOURCES, tuple(numbers), text.strip(" ?.!"))
+    if _ASKS_FOR_PAPERS.search(text) and not _MORE_OF_IT.search(text):
+        return Reference(STANDALONE)
+    return Reference(TOPIC)

@@ -189,6 +189,14 @@ def test_what_is_asked_of_a_papers_record(question, title, asks):
     assert (intent.kind, intent.title, intent.asks) == ("named_paper", title, asks)
 
 
-@pytest.mark.parametrize("question", ["who wrote it?", "what did REALM find?"])
-def test_a_record_question_names_a_paper(question):
+def test_a_record_question_names_a_paper():
+    question = "what did REALM find?"
     assert classify(question, analyse(question, NOW), NOW.date()).asks == ""
+
+
+@pytest.mark.parametrize(
+    "question", ["who wrote it?", "Who are the authors?", "who are its authors?", "who wrote these papers?"]
+)
+def test_a_record_question_naming_no_paper_asks_of_the_papers_shown(question):
+    intent = classify(question, analyse(question, NOW), NOW.date())
+    assert (intent.kind, intent.title, intent.asks) == ("named_paper", "", "authors")
