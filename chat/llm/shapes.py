@@ -100,7 +100,8 @@ ASKING = frozenset(
     faster slower better worse larger smaller bigger higher lower easier harder stronger weaker
     simpler largest smallest biggest longest shortest highest lowest maximum minimum true false
     really last lasted lasts recommend recommends recommended suggest suggests suggested know
-    knows knowing big stand stands""".split()
+    knows knowing big stand stands reach reaches reached achieve achieves achieved vs
+    versus""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"

@@ -889,3 +889,28 @@ def test_a_body_says_a_topic_with_its_words_together_and_in_order():
         "MuZero", "Model-based reinforcement learning first learns a model of the dynamics.",
         "Which papers use reinforcement learning?", every=True,
     )  # fmt: skip
+
+
+def test_asking_verbs_and_a_comparisons_glue_are_no_unmentioned_words(settings):
+    # "What BLEU score does it reach on English-German?" ended "None of these papers mentions
+    # “reach”", and "which one performs better on open-domain QA?" (searched with the sides it
+    # borrowed: "— RAG-Sequence vs RAG-Token") "… mentions “vs”".
+    settings.EMBEDDING_BACKEND = "hashing"
+    transformer = SourceText(
+        1, "Attention Is All You Need", "A. Vaswani", "2017-06-01",
+        "On the WMT 2014 English-to-German translation task, the big transformer model "
+        "establishes a new state-of-the-art BLEU score of 28.4.",
+        arxiv_id="1706.03762", where="p. 8",
+    )  # fmt: skip
+    rag = SourceText(
+        2, "Retrieval-Augmented Generation", "P. Lewis", "2020-05-01",
+        "RAG-Token performs better than RAG-Sequence on open-domain QA benchmarks.",
+        arxiv_id="2005.11401", where="p. 6",
+    )  # fmt: skip
+    for question, source in (
+        ("What BLEU score does it reach on English-German?", transformer),
+        ("Which one performs better on open-domain QA — RAG-Sequence vs RAG-Token", rag),
+    ):
+        answer = compose_shaped(_asked(question, [source], Intent("overview")))
+        assert source.text.rstrip(".") in answer, answer
+        assert "None of these papers mentions" not in answer, answer
