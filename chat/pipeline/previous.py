@@ -179,16 +179,16 @@ _CITED = re.compile(r"\[(\d+(?:\s*[,–-]\s*\d+)*)\]")
 
 
 def shown_papers(
-    sources: Sequence[dict], answer: str = "", every: bool = False
+    sources: Sequence[dict], answer: str = "", every: bool = False, few: int = 2
 ) -> list[list[dict]]:
     """The previous answer's papers as the reader saw them, each as its cards (best first): in
-    the order the answer first cites them; when it cites fewer than two (or with `every`), then
-    every other card's paper."""
+    the order the answer first cites them; when it cites fewer than `few` (or with `every`),
+    then every other card's paper."""
     by_paper: dict[int, list[dict]] = {}
     for card in sources:
         by_paper.setdefault(int(card["paper_id"]), []).append(card)
     order = _cited_papers(sources, answer)
-    if len(order) < 2 or every:
+    if len(order) < few or every:
         order += [paper for paper in by_paper if paper not in order]
     return [by_paper[paper] for paper in order]
 
@@ -366,7 +366,11 @@ async def previous_papers(
     time window in the rest of the question ("which of these are from 2024?") filters too.
     Given the `question`, only one that picks papers filters them by its words; `answer` (the
     previous answer's text) gives the order the papers were shown in."""
-    shown = shown_papers(sources, answer)
+    # Picking some of them ("which of these…", "compare them") after an answer that cited one
+    # paper picks among all its cards' papers; asking about them ("what optimizer do they
+    # use?" after the Transformer's BLEU score) asks about the paper it cited.
+    picks = not question or bool(_SELECTS.search(question) or _SIDE_BY_SIDE.search(question))
+    shown = shown_papers(sources, answer, few=2 if picks else 1)
     referred = _referred(reference, shown, shown_papers(sources, answer, every=True))
     firsts = [cards[0] for cards in referred]
     rows = await sync_to_async(_read)([int(c["paper_id"]) for c in firsts])
