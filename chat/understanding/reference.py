@@ -258,6 +258,24 @@ def _one_source(text: str, history: Sequence) -> Reference | None:
     return None
 
 
+# A question of its own after an ellipsis names its thing: "what about Fusion-in-Decoder, how
+# does it use the retrieved passages?".
+_OWN_QUESTION = re.compile(
+    r"[,;:]\s*(?:and\s+)?(?:what|why|how|who|which|where|when|does|do|did|is|are|can)\b", re.I
+)
+
+
+def _names_and_asks(text: str) -> bool:
+    """Whether an elliptical opening names a topic, then asks a question with words of its own
+    about it ("and for video, how does it work?" asks the previous question of video)."""
+    asked = _OWN_QUESTION.search(text)
+    return (
+        asked is not None
+        and bool(own_topic_words(text[: asked.start()]))
+        and bool(own_topic_words(text[asked.end() :]))
+    )
+
+
 def resolve(question: str, history: Sequence) -> Reference:
     """How `question` relates to the thread's previous answer (the last item of `history`, with
     its `sources`: the saved source cards). Rules only: pure and fast."""
@@ -291,7 +309,7 @@ def resolve(question: str, history: Sequence) -> Reference:
         if numbers and (word in ("they", "them", "their", "these", "those") or _papers(previous) == 1):
             return Reference(SOURCES, tuple(numbers), _cut(text, m.span()))
         return Reference(TOPIC)
-    if _ELLIPSIS_START.match(text):
+    if _ELLIPSIS_START.match(text) and not _names_and_asks(text):
         return Reference(TOPIC)
     if own_topic_words(text):
         return Reference(STANDALONE)

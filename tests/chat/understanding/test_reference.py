@@ -77,6 +77,10 @@ CASES = [
     ("What optimizer and learning rate schedule do they use?", LIST_ANSWER, SOURCES, ALL),
     ("Does RWKV scale better than transformers in their inference cost?", LIST_ANSWER, STANDALONE, ()),
     ("which one performs better on open-domain QA?", LIST_ANSWER, TOPIC, ()),
+    # An ellipsis that names its thing and asks of it in a clause of its own.
+    ("What about Fusion-in-Decoder, how does it use the retrieved passages?", LIST_ANSWER, STANDALONE, ()),
+    ("what about Fusion-in-Decoder?", LIST_ANSWER, TOPIC, ()),
+    ("and for video, how does it work?", LIST_ANSWER, TOPIC, ()),
     # A part only the papers shown have.
     ("who are the authors?", ONE_PAPER, SOURCES, (2,)),
     ("what are the limitations?", LIST_ANSWER, SOURCES, ALL),
