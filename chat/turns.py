@@ -151,6 +151,17 @@ def fail_stale(thread_id, now=None) -> int:
     return _streaming(thread_id, now or timezone.now())[0]
 
 
+def _of_all(previous: dict) -> bool:
+    """Whether a follow-up on an answer's papers (its analysis's `previous`) asked something of
+    all of them (several), picking none: no filter, no window, no places."""
+    return (
+        previous.get("referred", 0) > 1
+        and previous.get("referred") == previous.get("shown")
+        and not previous.get("filtered")
+        and not previous.get("windowed")
+    )
+
+
 def _history(messages: list) -> list[Turn]:
     """The last TOPIC_TURNS turns of the thread's `messages` (oldest first)."""
     turns = []
@@ -168,6 +179,7 @@ def _history(messages: list) -> list[Turn]:
                 # What "which of these…" and "the second one" refer to.
                 sources=tuple(message.sources or ()),
                 on_sources=(message.analysis or {}).get("followup_of") is not None,
+                of_all=_of_all((message.analysis or {}).get("previous") or {}),
             )
     return turns
 

@@ -59,6 +59,9 @@ class Turn:
     sources: tuple = ()  # the answer's source cards, as saved on its message
     # Answered from an earlier answer's papers (its analysis's `followup_of`), not a search.
     on_sources: bool = False
+    # One of those that asked something of all of them, picking none ("how do they retrieve
+    # documents?" after a list): "these" after it are still all of them.
+    of_all: bool = False
 
 
 def looks_like_follow_up(question: str, history: Sequence[Turn] = ()) -> bool:

@@ -3,6 +3,8 @@
 - **Sources**: "which of these use transformers?", "compare them", "those from 2024", "summarize
   these": works on the previous answer's sources (all of them, filtered by the rest of the
   question). "the second one", "tell me more about [3]", "paper 2": one source.
+  After a follow-up that asked something of all of them ("how do they retrieve documents?"),
+  "these" are still all of them, not the ones its answer happened to quote.
 - **Topic**: an ellipsis that only makes sense with the previous question ("what about since
   2024?", "and for video?", "why?", "any newer ones?"): the previous topic is borrowed.
 - **Standalone**: everything else, and nothing of earlier turns goes into the search
@@ -276,6 +278,17 @@ def _names_and_asks(text: str) -> bool:
     )
 
 
+def _whole_set(history: Sequence) -> tuple[tuple[int, ...], int]:
+    """What "these" and "they" are: the previous answer's cards, or when that answer asked
+    something of a whole set of papers ("how do they retrieve documents?" after a list), that
+    set's (the list's: "which of these use a dense retriever?" picks among the list, not
+    among the papers the answer happened to quote). The card numbers, and how far back."""
+    back = 1
+    while back < len(history) and getattr(history[-back], "of_all", False):
+        back += 1
+    return tuple(_numbers(history[-back])), back
+
+
 def resolve(question: str, history: Sequence) -> Reference:
     """How `question` relates to the thread's previous answer (the last item of `history`, with
     its `sources`: the saved source cards). Rules only: pure and fast."""
@@ -291,10 +304,11 @@ def resolve(question: str, history: Sequence) -> Reference:
     one = _one_source(text, history)
     if one is not None:
         return one
+    them, back = _whole_set(history)
     if numbers:
         m = _SET_REF.search(text)
         if m:
-            return Reference(SOURCES, tuple(numbers), _cut(text, m.span()))
+            return Reference(SOURCES, them, _cut(text, m.span()), back)
 
     for m in _PRONOUN.finditer(text):
         if _antecedent_before(text, m.start()):
@@ -306,7 +320,9 @@ def resolve(question: str, history: Sequence) -> Reference:
             continue
         if word in ("this", "that") and own_topic_words(text[m.end() :]):
             continue  # "this method for X", "that idea of Y": a determiner with its own topic
-        if numbers and (word in ("they", "them", "their", "these", "those") or _papers(previous) == 1):
+        if numbers and word in ("they", "them", "their", "these", "those"):
+            return Reference(SOURCES, them, _cut(text, m.span()), back)
+        if numbers and _papers(previous) == 1:
             return Reference(SOURCES, tuple(numbers), _cut(text, m.span()))
         return Reference(TOPIC)
     if _ELLIPSIS_START.match(text) and not _names_and_asks(text):
@@ -314,7 +330,7 @@ def resolve(question: str, history: Sequence) -> Reference:
     if own_topic_words(text):
         return Reference(STANDALONE)
     if numbers and _PART_OF_PAPERS.search(text):
-        return Reference(SOURCES, tuple(numbers), text.strip(" ?.!"))
+        return Reference(SOURCES, them, text.strip(" ?.!"), back)
     if _ASKS_FOR_PAPERS.search(text) and not _MORE_OF_IT.search(text):
         return Reference(STANDALONE)
     return Reference(TOPIC)

@@ -6,9 +6,12 @@ authors?" names the authors of the paper just shown."""
 import asyncio
 
 import pytest
+from asgiref.sync import sync_to_async
 
-from chat import service
+from chat import service, turns
 from chat.models import Message, Thread
+from chat.pipeline.rewrite import HISTORY_TURNS, Turn
+from chat.understanding.reference import SOURCES, resolve
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -59,3 +62,41 @@ async def test_who_are_the_authors_names_the_shown_papers_authors(catalogue, own
     assert answer.content.startswith("**Attention is all you need for translation**")
     assert "is by Noam Vaswani [" in answer.content
     assert cited(answer) == {"1706.00004"}
+
+
+
+def _card(number: int, paper_id: int) -> dict:
+    return {"number": number, "paper_id": paper_id, "arxiv_id": f"2401.0000{paper_id}",
+            "title": f"Paper {paper_id}", "passage": "Text.", "url": ""}  # fmt: skip
+
+
+def _list_then_a_question_about_all_of_it(thread) -> None:
+    Message.objects.create(thread=thread, role="user", content="papers on RAG")
+    Message.objects.create(
+        thread=thread, role="assistant", status="complete", query="papers on RAG",
+        content="4 papers: [1] [2] [3] [4]", sources=[_card(n, n) for n in range(1, 5)],
+        analysis={"query": "RAG"},
+    )  # fmt: skip
+    Message.objects.create(thread=thread, role="user", content="How do they retrieve documents?")
+    Message.objects.create(
+        thread=thread, role="assistant", status="complete", content="They use MIPS [1]. [3].",
+        query="How do they retrieve documents?", sources=[_card(1, 2), _card(2, 4), _card(3, 1)],
+        analysis={"followup_of": [1, 2, 3, 4], "previous": {
+            "shown": 4, "referred": 4, "filtered": False, "windowed": False}},
+    )  # fmt: skip
+
+
+async def test_these_after_a_question_about_a_whole_list_are_the_list(owner, thread):
+    # "Which of these use a dense retriever?" after "How do they retrieve documents?" (asked of
+    # a list of four RAG papers, answered quoting two) picked among the two quoted.
+    await sync_to_async(_list_then_a_question_about_all_of_it)(thread)
+    turn = await sync_to_async(turns.create_turn)(
+        owner.pk, thread.pk, "Which of these use a dense retriever?"
+    )
+    reference = resolve(turn.question, turn.history[-HISTORY_TURNS:])
+
+    assert (reference.kind, reference.numbers, reference.back) == (SOURCES, (1, 2, 3, 4), 2)
+    # After a follow-up that picked some ("which of these…"), "these" are the ones it kept.
+    picked = Turn(question="which of these use BM25?", sources=(_card(1, 3),), on_sources=True)
+    reference = resolve("what datasets do they use?", [turn.history[0], picked])
+    assert (reference.kind, reference.numbers, reference.back) == (SOURCES, (1,), 1)
