@@ -1372,14 +1372,13 @@ def _acronym_forms(side: str, sources: list[SourceText]) -> list[tuple[str, ...]
     forms = [tuple(dict.fromkeys(terms(side)))]
     token = side.strip()
     if re.fullmatch(r"[A-Za-z0-9-]{2,10}", token) and any(c.isupper() for c in token[1:]):
-        pattern = re.compile(r"((?:[\w-]+\s+){1,7}?[\w-]+)\s*\(\s*" + re.escape(token) + r"s?\s*\)")
+        # The catalogue's own reading of "Long Form (LF)": the words that spell it, no more
+        # (RAG's was "fine-tuning recipe for retrieval-augmented generation", and any sentence
+        # saying "fine-tuning" and "generative" named RAG).
         for source in sources:
-            for match in pattern.finditer(source.text):
-                words = match.group(1).split()
-                # Keep the words whose initials spell the acronym, counted from the end.
-                long_form = words[-len(token) - 2 :]
-                forms.append(tuple(dict.fromkeys(terms(" ".join(long_form)))))
-    return [f for f in forms if f]
+            for long_form in acronym_definitions(source.text, token):
+                forms.append(tuple(dict.fromkeys(terms(long_form))))
+    return list(dict.fromkeys(f for f in forms if f))
 
 
 PHRASE_GAP = 1  # words a short name's words may have between them ("convolutional neural networks")

@@ -914,3 +914,33 @@ def test_asking_verbs_and_a_comparisons_glue_are_no_unmentioned_words(settings):
         answer = compose_shaped(_asked(question, [source], Intent("overview")))
         assert source.text.rstrip(".") in answer, answer
         assert "None of these papers mentions" not in answer, answer
+
+
+def test_an_acronyms_long_form_is_the_words_that_spell_it(settings):
+    # "How does RAG differ from REALM?" set them side by side with REALM's "We start by
+    # formalizing REALM's pre-training … as a retrieve-then-predict generative process": RAG's
+    # long form was read as "fine-tuning recipe for retrieval-augmented generation", whose
+    # "fine-tuning" and "generative" that sentence says.
+    settings.EMBEDDING_BACKEND = "hashing"
+    formalizing = (
+        "We start by formalizing REALM's pre-training and fine-tuning tasks as a "
+        "retrieve-then-predict generative process in Section 3.1."
+    )
+    sources = [
+        SourceText(1, "Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks",
+                   "P. Lewis", "2020-05-22",
+                   "We explore a general-purpose fine-tuning recipe for retrieval-augmented "
+                   "generation (RAG) models. RAG models combine parametric and non-parametric "
+                   "memory.", "2005.11401", where="p. 1"),
+        SourceText(2, "REALM: Retrieval-Augmented Language Model Pre-Training", "K. Guu",
+                   "2020-02-10",
+                   "We propose Retrieval-Augmented Language Model (REALM) pre-training. "
+                   f"{formalizing} REALM outperforms previous systems by 4-16% accuracy.",
+                   "2002.08909", where="p. 3"),
+    ]  # fmt: skip
+    question = "How does RAG differ from REALM?"
+    answer = compose_shaped(_asked(question, sources, Intent("compare", subjects=("RAG", "REALM"))))
+
+    assert "**On RAG:**" in answer and "**On REALM:**" in answer
+    side_by_side = answer.split(T.COMPARE_DIFFERENCE)[-1] if T.COMPARE_DIFFERENCE in answer else ""
+    assert "We start by formalizing" not in side_by_side, answer
