@@ -371,7 +371,9 @@ _WRITINGS = frozenset(stems("paper papers work research study studies article ar
 # Pre-Training" say no "generation", Fusion-in-Decoder's "Passage Retrieval with Generative
 # Models" no "augmented"; all three are on retrieval-augmented generation.
 _WEAK_HEADS = frozenset(stems("generation generative analysis applications understanding".split()))
-_TOPIC_TOKEN = re.compile(r"[\w-]+")
+# A word with its contraction or possessive ("what's", "model's"), read as the word before it:
+# the "s" of "What's new on large language models?" was taken for the topic's head.
+_TOPIC_TOKEN = re.compile(r"([\w-]+)(?:['’]\w+)?")
 
 
 def topic_heads(topic: str) -> frozenset[str]:
@@ -384,7 +386,7 @@ def topic_heads(topic: str) -> frozenset[str]:
     it, either will do: "generat" or "augment" of "retrieval-augmented generation". Empty for
     a topic joining several ("transformers or CNNs"), or none found."""
     phrase: list[str] = []
-    for token in _TOPIC_TOKEN.findall(topic.lower()):
+    for token in _TOPIC_TOKEN.findall(topic.lower()):  # (the words, contractions cut)
         if token in _PHRASE_END:
             if phrase:
                 break

@@ -89,6 +89,8 @@ _SET_REF = re.compile(
     r"|\b(?:these|those|the\s+above)\s+(?:papers?|sources?|results?|ones|articles?|studies|works?)\b",
     re.I,
 )
+# "the largest one", "the most recent ones": one of the previous answer's papers, by a measure.
+_SUPERLATIVE_ONE = re.compile(r"\bthe\s+(?:\w+est|most\s+\w+|least\s+\w+)\s+ones?\b", re.I)
 # "is it true that…", "it is known that…": an "it" that refers to nothing.
 _EXPLETIVE_IT = re.compile(
     r"\b(?:is|was|isn't|wasn't)\s+it\s+(?:true|possible|known|the\s+case|feasible|worth|common|"
@@ -309,6 +311,8 @@ def resolve(question: str, history: Sequence) -> Reference:
         m = _SET_REF.search(text)
         if m:
             return Reference(SOURCES, them, _cut(text, m.span()), back)
+        if _SUPERLATIVE_ONE.search(text):  # "the largest one": asked of all of them
+            return Reference(SOURCES, them, text.strip(" ?.!"), back)
 
     for m in _PRONOUN.finditer(text):
         if _antecedent_before(text, m.start()):

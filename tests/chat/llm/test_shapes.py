@@ -944,3 +944,23 @@ def test_an_acronyms_long_form_is_the_words_that_spell_it(settings):
     assert "**On RAG:**" in answer and "**On REALM:**" in answer
     side_by_side = answer.split(T.COMPARE_DIFFERENCE)[-1] if T.COMPARE_DIFFERENCE in answer else ""
     assert "We start by formalizing" not in side_by_side, answer
+
+
+def test_a_contraction_is_no_topics_head():
+    # "What's new since 2022 on large language models?" set QAOA papers among its periods: the
+    # "s" of "What's" was taken for the topic's head, which no paper says, so every paper was
+    # off the topic and the timeline kept the search's tail.
+    from chat.llm.shapes import on_topic, topic_heads
+
+    topic = "What's new on large language models?"
+    assert topic_heads(topic) == topic_heads("large language models") == set(terms("language"))
+    assert on_topic(
+        "OPT: Open Pre-trained Transformer Language Models",
+        "Large language models trained on massive text collections show few-shot abilities.",
+        topic,
+    )  # fmt: skip
+    assert not on_topic(
+        "Benchmarking Quantum Optimization for the Maximum-Cut Problem",
+        "We solve large instances of the maximum-cut problem on a superconducting computer.",
+        topic,
+    )  # fmt: skip

@@ -81,6 +81,9 @@ CASES = [
     ("What about Fusion-in-Decoder, how does it use the retrieved passages?", LIST_ANSWER, STANDALONE, ()),
     ("what about Fusion-in-Decoder?", LIST_ANSWER, TOPIC, ()),
     ("and for video, how does it work?", LIST_ANSWER, TOPIC, ()),
+    # One of them by a measure: the question is asked of them all.
+    ("How many parameters does the largest one have?", LIST_ANSWER, SOURCES, ALL),
+    ("which is the most recent one?", LIST_ANSWER, SOURCES, ALL),
     # A part only the papers shown have.
     ("who are the authors?", ONE_PAPER, SOURCES, (2,)),
     ("what are the limitations?", LIST_ANSWER, SOURCES, ALL),
