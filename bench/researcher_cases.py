@@ -24,6 +24,7 @@ from bench.answer_checks import (
     mentions,
     no_refusal,
     published_between,
+    query_lacks,
     says,
     subset_of_previous,
 )
@@ -32,7 +33,7 @@ from bench.answer_checks import (
 )
 
 OPT, REALM, DPR, RAG, FID = "2205.01068", "2002.08909", "2004.04906", "2005.11401", "2007.01282"
-RWKV, CITESEE, SMALL_LM = "2305.13048", "2302.07302", "2212.08410"
+RWKV, CITESEE, SMALL_LM, ULSA = "2305.13048", "2302.07302", "2212.08410", "2201.09329"
 RESNET, BATCHNORM, ADAM, TRANSFORMER, VIT = (
     "1512.03385", "1502.03167", "1412.6980", "1706.03762", "2010.11929",
 )  # fmt: skip
@@ -121,6 +122,19 @@ def cites_a_page() -> Expect:
     return Expect("cites a page", run)
 
 
+def cites_the_abstract_of(arxiv_id: str) -> Expect:
+    """The paper is cited by its abstract card (its title and abstract: page 1), not a chunk."""
+
+    def run(answer, catalogue):
+        cards = [c for c in answer.cited if c["arxiv_id"] == arxiv_id]
+        if any(c.get("kind") == "abstract" for c in cards):
+            return None
+        pages = [c.get("page") for c in cards]
+        return f"cites {arxiv_id} by its body (pages {pages})" if cards else f"no {arxiv_id}"
+
+    return Expect(f"cites the abstract of {arxiv_id}", run)
+
+
 LLM_LIST = "List papers on large language models"
 RAG_LIST = "papers on retrieval-augmented generation"
 QAOA_LIST = "papers on QAOA since 2024"
@@ -189,4 +203,24 @@ CASES = [
          (subset_of_previous(), counts_shown(), cites(OPT, SMALL_LM),
           _cites_only(published_between(date(2022, 1, 1), date(2022, 12, 31)), "from 2022")),
          before=(LLM_LIST,)),
+    # Session 17 (helper dialogue), written after seeing each fail in a researcher's threads.
+    Case("since-after-fact", "followup-change", "papers since 2025",
+         (cites_at_least(2), _cites_only(published_between(date(2025, 1, 1), None), "since 2025"),
+          query_lacks("learning", "schedule", "transformer")),
+         before=("What learning-rate schedule does the Transformer use?",)),
+    Case("ulsa-stands-for", "overview", "What does ULSA stand for?",
+         (says(r"unified language of synthesis actions", "the long form"),
+          cites_the_abstract_of(ULSA))),
+    Case("gpt-vs-bert", "compare", "GPT vs BERT",
+         (says(r"where the papers set them side by side", "a side-by-side line"), cites(VIT))),
+    Case("authors-after-summary", "followup-refer", "Who are the authors?",
+         (cites(TRANSFORMER), cites_only_ids({TRANSFORMER}, "the Transformer"),
+          says(r"vaswani", "Vaswani")),
+         before=("summarize Attention Is All You Need",)),
+    Case("largest-one", "followup-refer", "How many parameters does the largest one have?",
+         (cites(OPT), says(r"175", "175B")),
+         before=(LLM_LIST, "Which of these are open-source?")),
+    Case("fid-own-question", "followup-change",
+         "What about Fusion-in-Decoder, how does it use the retrieved passages?",
+         (cites(FID), no_refusal()), before=("How much better is DPR in top-20 accuracy?",)),
 ]  # fmt: skip

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from chat import events, processes
 from chat.models import Ask, Message, Thread
-from chat.pipeline.rewrite import HISTORY_TURNS, Turn
+from chat.pipeline.rewrite import TOPIC_TURNS, Turn
 from chat.references import labels_of
 from chat.scopes import scope_of
 from chat.signed_in import still_signed_in
@@ -151,10 +151,21 @@ def fail_stale(thread_id, now=None) -> int:
     return _streaming(thread_id, now or timezone.now())[0]
 
 
+def _of_all(previous: dict) -> bool:
+    """Whether a follow-up on an answer's papers (its analysis's `previous`) asked something of
+    all of them (several), picking none: no filter, no window, no places."""
+    return (
+        previous.get("referred", 0) > 1
+        and previous.get("referred") == previous.get("shown")
+        and not previous.get("filtered")
+        and not previous.get("windowed")
+    )
+
+
 def _history(messages: list) -> list[Turn]:
-    """The last HISTORY_TURNS turns of the thread's `messages` (oldest first)."""
+    """The last TOPIC_TURNS turns of the thread's `messages` (oldest first)."""
     turns = []
-    for message in messages[-2 * HISTORY_TURNS :]:
+    for message in messages[-2 * TOPIC_TURNS :]:
         if message.role == Role.USER:
             turns.append(Turn(question=message.content))
         elif turns:
@@ -167,6 +178,8 @@ def _history(messages: list) -> list[Turn]:
                 topic=str((message.analysis or {}).get("query") or ""),
                 # What "which of these…" and "the second one" refer to.
                 sources=tuple(message.sources or ()),
+                on_sources=(message.analysis or {}).get("followup_of") is not None,
+                of_all=_of_all((message.analysis or {}).get("previous") or {}),
             )
     return turns
 

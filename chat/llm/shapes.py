@@ -102,7 +102,8 @@ ASKING = frozenset(
     simpler largest smallest biggest longest shortest highest lowest maximum minimum true false
     really last lasted lasts recommend recommends recommended suggest suggests suggested know
     knows knowing big stand stands problem problems solve solves solved address addresses
-    tackle tackles beat beats outperform outperforms""".split()
+    tackle tackles beat beats outperform outperforms reach reaches reached achieve achieves
+    achieved vs versus""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"
@@ -372,7 +373,8 @@ _WRITINGS = frozenset(stems("paper papers work research study studies article ar
 # Pre-Training" say no "generation", Fusion-in-Decoder's "Passage Retrieval with Generative
 # Models" no "augmented"; all three are on retrieval-augmented generation.
 _WEAK_HEADS = frozenset(stems("generation generative analysis applications understanding".split()))
-# (a word with its clitic or possessive: "what's" is "what", no word "s" of a topic)
+# A word with its contraction or possessive ("what's", "model's"), read as the word before it:
+# the "s" of "What's new on large language models?" was taken for the topic's head.
 _TOPIC_TOKEN = re.compile(r"([\w-]+)(?:['’]\w+)?")
 
 
@@ -386,7 +388,7 @@ def topic_heads(topic: str) -> frozenset[str]:
     it, either will do: "generat" or "augment" of "retrieval-augmented generation". Empty for
     a topic joining several ("transformers or CNNs"), or none found."""
     phrase: list[str] = []
-    for token in _TOPIC_TOKEN.findall(topic.lower()):
+    for token in _TOPIC_TOKEN.findall(topic.lower()):  # (the words, contractions cut)
         if token in _PHRASE_END:
             if phrase:
                 break
@@ -647,6 +649,18 @@ def _record(
     return [lead, "", T.RECORD_CONTEXT, T.QUOTE_ITEM.format(quote=_quote(quote[0]))]
 
 
+def _shown_records(request: AnswerRequest, scorer: _Scorer, cited: int) -> list[str]:
+    """ "who are the authors?", "when was it published?" after an answer: the record of each of
+    the papers it cited (the `cited` first sources; of one paper, with what it reports)."""
+    papers = _one_per_paper(list(request.sources))[: cited or None]
+    if len(papers) == 1:
+        return _record(request, scorer, papers[0]) or []
+    lines: list[str] = []
+    for source in papers:
+        lines += [(_record(request, scorer, source) or [""])[0], ""]
+    return lines[:-1]
+
+
 def _greedy(scored: list[tuple[float, _Sentence]], limit: int) -> list[_Sentence]:
     """The best sentences, a source already quoted counting less, near-repeats left out."""
     chosen: list[_Sentence] = []
@@ -740,21 +754,32 @@ _STANDS_FOR = re.compile(
 )
 
 
+def stands_for(question: str) -> str:
+    """The acronym "what does X stand for?" asks about, "" for any other question."""
+    asked = _STANDS_FOR.match(question)
+    return asked["x"] if asked else ""
+
+
+def title_spells(acronym: str, title: str) -> bool:
+    """Whether a title spells `acronym` out after it: "ULSA: Unified Language of …"."""
+    return bool(re.match(rf"\s*{re.escape(acronym)}\s*:\s*\w", title, re.IGNORECASE))
+
+
 def _definition(request: AnswerRequest, scorer: _Scorer) -> _Sentence | None:
     """For "what is X?", the sentence that says what X is: "X is a …", "The Quantum Approximate
     Optimization Algorithm (QAOA) is a …", "X refers to …"; for "what does X stand for?", the
     one that spells it out ("… Optimization Algorithm (QAOA)", a title "ULSA: Unified Language
     of Synthesis Actions …"). The best-scored of several."""
-    if asked := _STANDS_FOR.match(request.question):
+    if acronym := stands_for(request.question):
         # A title "ULSA: Unified Language of …", else a sentence defining it (the catalogue's
-        # own reading of "Long Form (LF)": papers.indexing.names).
-        titled = re.compile(rf"^\s*{re.escape(asked['x'])}\s*:\s*\w", re.IGNORECASE)
+        # own reading of "Long Form (LF)": papers.indexing.names). A title is quoted from its
+        # paper's abstract card (page 1), not from a chunk of its body.
         titles = [
             _Sentence(source, 0, _title(source), Counter(terms(source.title)), True)
-            for source in request.sources
-            if titled.search(_title(source))
+            for source in sorted(request.sources, key=lambda source: bool(source.where))
+            if title_spells(acronym, _title(source))
         ]
-        spelled = [s for s in scorer.sentences if acronym_definitions(s.text, asked["x"])]
+        spelled = [s for s in scorer.sentences if acronym_definitions(s.text, acronym)]
         return titles[0] if titles else max(spelled, key=scorer.prelim, default=None)
     asked = _WHAT_IS.match(request.question)
     if not asked:
@@ -1372,14 +1397,13 @@ def _acronym_forms(side: str, sources: list[SourceText]) -> list[tuple[str, ...]
     forms = [tuple(dict.fromkeys(terms(side)))]
     token = side.strip()
     if re.fullmatch(r"[A-Za-z0-9-]{2,10}", token) and any(c.isupper() for c in token[1:]):
-        pattern = re.compile(r"((?:[\w-]+\s+){1,7}?[\w-]+)\s*\(\s*" + re.escape(token) + r"s?\s*\)")
+        # The catalogue's own reading of "Long Form (LF)": the words that spell it, no more
+        # (RAG's was "fine-tuning recipe for retrieval-augmented generation", and any sentence
+        # saying "fine-tuning" and "generative" named RAG).
         for source in sources:
-            for match in pattern.finditer(source.text):
-                words = match.group(1).split()
-                # Keep the words whose initials spell the acronym, counted from the end.
-                long_form = words[-len(token) - 2 :]
-                forms.append(tuple(dict.fromkeys(terms(" ".join(long_form)))))
-    return [f for f in forms if f]
+            for long_form in acronym_definitions(source.text, token):
+                forms.append(tuple(dict.fromkeys(terms(long_form))))
+    return list(dict.fromkeys(f for f in forms if f))
 
 
 PHRASE_GAP = 1  # words a short name's words may have between them ("convolutional neural networks")
@@ -1592,6 +1616,8 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
         body = _in_window(request, scorer, previous)
     elif previous.get("side_by_side"):
         body = _side_by_side(request, scorer)
+    elif previous and kind == intents.NAMED_PAPER and intent.asks and not intent.title:
+        body = _shown_records(request, scorer, previous.get("cited", 0))  # "who wrote it?"
     elif previous and not previous.get("question") and len(_one_per_paper(sources)) == 1:
         body = _named(request, scorer, sources[0])  # "tell me more about [3]": that paper
     elif kind == intents.NAMED_PAPER and intent.asks:

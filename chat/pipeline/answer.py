@@ -34,7 +34,9 @@ from chat.llm.shapes import (
     asked_names,
     asked_papers,
     on_topic,
+    stands_for,
     title_match,
+    title_spells,
 )
 from chat.pipeline import progress, prompts
 from chat.pipeline.citations import CitationStream, check_citations, only_citations
@@ -442,6 +444,10 @@ async def answer_events(
             else hit
             for hit in hits
         ]  # fmt: skip
+    elif (acronym := stands_for(query)) and not evidence:
+        # "What does ULSA stand for?" is answered by the title "ULSA: Unified Language of …":
+        # quoted from its paper's abstract card (page 1), not from the chunk that matched.
+        hits = [abstract_first(h) if title_spells(acronym, h.title) else h for h in hits]
     yield events.analysis(query, analysis, window_label(analysis, now.date()))
 
     step = time.perf_counter()

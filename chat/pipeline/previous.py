@@ -36,6 +36,7 @@ from chat.retrieval.dense import vector_literal
 from chat.retrieval.relevance import THRESHOLDS
 from chat.retrieval.search import SearchHit
 from chat.understanding.analysis import analyse
+from chat.understanding.intent import asks_of_shown
 from chat.understanding.reference import Reference, own_topic_words
 from papers.embeddings import get_embedder
 from papers.embeddings.query_cache import query_vector
@@ -122,6 +123,7 @@ class PreviousPapers:
     asked: list[int]  # the previous card numbers the question referred to
     filter_words: list[str]  # "which of these use transformers" -> ["transformers"]
     shown: int = 0  # papers the previous answer showed
+    cited: int = 0  # of them, those its text cites (the first `cited` of `hits` when unfiltered)
     referred: int = 0  # papers the question referred to (before any filter)
     filtered: bool = False  # the question picks some of them by what their text says
     evidence: dict[int, Evidence] = field(default_factory=dict)  # paper id: what says so
@@ -136,6 +138,7 @@ class PreviousPapers:
         """What the analysis event and the composer know of it (docs/WEBSOCKET.md)."""
         return {
             "shown": self.shown,
+            "cited": self.cited,
             "referred": self.referred,
             "filtered": self.filtered,
             "kept": len(self.hits),
@@ -176,14 +179,22 @@ _CITED = re.compile(r"\[(\d+(?:\s*[,–-]\s*\d+)*)\]")
 
 
 def shown_papers(
-    sources: Sequence[dict], answer: str = "", every: bool = False
+    sources: Sequence[dict], answer: str = "", every: bool = False, few: int = 2
 ) -> list[list[dict]]:
     """The previous answer's papers as the reader saw them, each as its cards (best first): in
-    the order the answer first cites them; when it cites fewer than two (or with `every`), then
-    every other card's paper."""
+    the order the answer first cites them; when it cites fewer than `few` (or with `every`),
+    then every other card's paper."""
     by_paper: dict[int, list[dict]] = {}
     for card in sources:
         by_paper.setdefault(int(card["paper_id"]), []).append(card)
+    order = _cited_papers(sources, answer)
+    if len(order) < few or every:
+        order += [paper for paper in by_paper if paper not in order]
+    return [by_paper[paper] for paper in order]
+
+
+def _cited_papers(sources: Sequence[dict], answer: str) -> list[int]:
+    """The paper ids the answer's text cites, in the order it first cites them."""
     paper_of = {int(c["number"]): int(c["paper_id"]) for c in sources if "number" in c}
     order: list[int] = []
     for match in _CITED.finditer(answer or ""):
@@ -191,9 +202,7 @@ def shown_papers(
             paper = paper_of.get(int(number))
             if paper is not None and paper not in order:
                 order.append(paper)
-    if len(order) < 2 or every:
-        order += [paper for paper in by_paper if paper not in order]
-    return [by_paper[paper] for paper in order]
+    return order
 
 
 def _referred(
@@ -357,7 +366,11 @@ async def previous_papers(
     time window in the rest of the question ("which of these are from 2024?") filters too.
     Given the `question`, only one that picks papers filters them by its words; `answer` (the
     previous answer's text) gives the order the papers were shown in."""
-    shown = shown_papers(sources, answer)
+    # Picking some of them ("which of these…", "compare them") after an answer that cited one
+    # paper picks among all its cards' papers; asking about them ("what optimizer do they
+    # use?" after the Transformer's BLEU score) asks about the paper it cited.
+    picks = not question or bool(_SELECTS.search(question) or _SIDE_BY_SIDE.search(question))
+    shown = shown_papers(sources, answer, few=2 if picks else 1)
     referred = _referred(reference, shown, shown_papers(sources, answer, every=True))
     firsts = [cards[0] for cards in referred]
     rows = await sync_to_async(_read)([int(c["paper_id"]) for c in firsts])
@@ -423,6 +436,7 @@ async def previous_papers(
         asked=[int(c["number"]) for cards in referred for c in cards],
         filter_words=words,
         shown=len(shown),
+        cited=len(_cited_papers(sources, answer)),
         referred=len(firsts),
         filtered=filtered,
         evidence=evidence,
@@ -435,7 +449,10 @@ async def previous_papers(
             for c in firsts
             if int(c["paper_id"]) not in kept_ids | set(chunks)
         ],  # fmt: skip
-        question="" if filtered or (windowed and not words) else _asks(reference.rest),
+        # "who are the authors?": their records, nothing to search in their text.
+        question=""
+        if filtered or (windowed and not words) or asks_of_shown(reference.rest or question)
+        else _asks(reference.rest),
         windowed=windowed and not filtered,
         side_by_side=len(kept) > 1 and bool(_SIDE_BY_SIDE.search(reference.rest or question)),
     )

@@ -24,8 +24,13 @@ from chat.understanding.reference import SOURCES, STANDALONE, TOPIC, Reference, 
 
 logger = logging.getLogger(__name__)
 
-# Turns of history the rewrite looks at; older ones rarely carry the topic of the new question.
+# Turns of history a follow-up is read against (what "it", "these", "the second one" refer to;
+# what a model rewrites with); older ones rarely carry the topic of the new question.
 HISTORY_TURNS = 3
+# Turns looked back through for the topic an ellipsis borrows ("what about before 2023?"): the
+# last turns may all be follow-ups on a list's papers ("which of these…", "what optimizers do
+# they compare?", "summarize the second one"), which searched no topic of their own.
+TOPIC_TURNS = 8
 # A rewrite far longer than the question means the model answered instead of rewriting.
 _MAX_REWRITE_GROWTH = 400
 
@@ -52,6 +57,11 @@ class Turn:
     answer: str = ""
     topic: str = ""  # the query without its time expression, when the analysis knew it
     sources: tuple = ()  # the answer's source cards, as saved on its message
+    # Answered from an earlier answer's papers (its analysis's `followup_of`), not a search.
+    on_sources: bool = False
+    # One of those that asked something of all of them, picking none ("how do they retrieve
+    # documents?" after a list): "these" after it are still all of them.
+    of_all: bool = False
 
 
 def looks_like_follow_up(question: str, history: Sequence[Turn] = ()) -> bool:
@@ -94,7 +104,7 @@ def rule_rewrite(question: str, history: Sequence[Turn]) -> str:
         (
             turn
             for i, turn in reversed(list(enumerate(history)))
-            if resolve(turn.question, history[:i]).kind != SOURCES
+            if not turn.on_sources and resolve(turn.question, history[:i]).kind != SOURCES
         ),
         history[-1],
     )
@@ -131,17 +141,19 @@ def _clean_model_rewrite(text: str, question: str) -> str | None:
 async def understand_followup(
     question: str, history: Sequence[Turn], backend=None
 ) -> tuple[str, Reference]:
-    """What to search for `question`, and how it relates to the previous answer."""
-    history = list(history)[-HISTORY_TURNS:]
+    """What to search for `question`, and how it relates to the previous answer (its last
+    HISTORY_TURNS turns; the topic an ellipsis borrows may be older: TOPIC_TURNS)."""
+    history = list(history)[-TOPIC_TURNS:]
+    recent = history[-HISTORY_TURNS:]
     if not history:
         return question, Reference(STANDALONE)
     if _MORE_LIKE.match(question):  # a new search, never a filter of "these"
         return _more_like(history[-1]), Reference(TOPIC)
-    reference = resolve(question, history)
+    reference = resolve(question, recent)
     if reference.kind != TOPIC or not model_may_rewrite(backend):
         return rule_rewrite(question, history), reference
     try:
-        text = await backend.complete(prompts.rewrite_messages(question, history), max_tokens=120)
+        text = await backend.complete(prompts.rewrite_messages(question, recent), max_tokens=120)
     except LLMError as exc:
         logger.warning("rewrite_failed code=%s; using the rule", exc.code)
         return rule_rewrite(question, history), reference

@@ -9,7 +9,8 @@
   to 2024", which began in 2020 without it).
 - "A vs B": papers on each side, taken in turn, then the joint search's. One search for both
   finds mostly whichever side the catalogue holds more of ("LoRA compared with prompt tuning"
-  found no prompt-tuning paper).
+  found no prompt-tuning paper). A paper whose passage names both sides comes right after each
+  side's best: it is where the two are set side by side.
 """
 
 from __future__ import annotations
@@ -117,11 +118,28 @@ async def _both_sides(subjects, understood, hits: list, now: datetime, paper_ids
         sides.append([] if found.nothing_relevant else found.hits)
     merged, seen = [], set()
     alternating = [h for pair in zip(*sides, strict=False) for h in pair]
-    for hit in alternating + [h for side in sides for h in side] + hits:
+    # A passage naming both sides is where a paper sets them side by side ("BERT … uses a
+    # denoising … task, while the GPT line of work uses language modeling" in ViT's): right
+    # after each side's best paper, or the best papers' extra chunk cards (source_cards) push
+    # it out of the answer's cards ("GPT vs BERT" lost the line "BERT vs GPT" had).
+    beside = [h for h in hits + [h for side in sides for h in side] if _names_both(h, subjects)]
+    for hit in alternating[:2] + beside[:BESIDE_PAPERS] + alternating + [
+        h for side in sides for h in side
+    ] + hits:
         if hit.paper_id not in seen:
             seen.add(hit.paper_id)
             merged.append(hit)
     return merged[: settings.CHAT_SOURCES]
+
+
+# Papers whose passage names both sides of a comparison, kept among its first cards.
+BESIDE_PAPERS = 2
+
+
+def _names_both(hit, subjects) -> bool:
+    """Whether one passage of `hit` (its best, or one of its next chunks) names both sides."""
+    passages = [hit.passage_text or hit.abstract] + [c.text for c in hit.more_chunks]
+    return any(all(names_topic("", text, side) for side in subjects) for text in passages)
 
 
 EARLIER_SHARE = 4  # papers from before the earliest year found, in place of the weakest ones

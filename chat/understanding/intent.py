@@ -134,6 +134,8 @@ _RECORD = [
         r"author\s+of)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _PAPER_TAIL + _END,
         r"^\s*(?:what\s+are\s+the\s+|list\s+the\s+|the\s+)?authors\s+of\s+(?:the\s+paper\s+)?"
         r"(?P<t>.+?)" + _PAPER_TAIL + _END,
+        # Of the papers just shown: "who are the authors?", "who are its authors?"
+        r"^\s*who\s+(?:are|were|is)\s+(?P<t>the|its|their)\s+(?:first\s+)?authors?" + _END,
     )
 ] + [
     (DATE, re.compile(p, _FLAGS))
@@ -152,17 +154,32 @@ _RECORD = [
 ]
 
 
+# What a record question calls the paper when it names none: the papers just shown.
+_SHOWN = frozenset("it its this that them these they their the".split())
+
+
 def _record(question: str) -> tuple[str, str] | None:
-    """("authors", "the Adam") style: what is asked of a paper's record, and the paper."""
+    """("authors", "the Adam") style: what is asked of a paper's record, and the paper ("" for
+    the papers the previous answer showed: "who wrote it?", "who are the authors?")."""
     for asks, pattern in _RECORD:
         match = pattern.search(question)
         if match:
-            name = re.sub(r"^the\s+", "", match["t"].strip(" ,;:?!.\"“”'‘’"), flags=_FLAGS)
-            if name.lower() in ("it", "this", "that", "them", "these", "they", "this paper"):
-                return asks, ""  # a paper of the previous answer ("When was it published?")
+            name = match["t"].strip(" ,;:?!.\"“”'‘’")
+            if name.lower() in _SHOWN or re.fullmatch(
+                r"(?:these|those|this|that)(?:\s+(?:papers?|ones?))?", name, _FLAGS
+            ):
+                return asks, ""
+            name = re.sub(r"^the\s+", "", name, flags=_FLAGS)
             if name:
                 return asks, name
     return None
+
+
+def asks_of_shown(question: str) -> str:
+    """What a record question naming no paper asks of the papers just shown ("who are the
+    authors?": AUTHORS), "" for any other question."""
+    record = _record(" ".join(question.split()))
+    return record[0] if record and not record[1] else ""
 
 
 _TIMELINE = re.compile(

@@ -3,15 +3,22 @@
 - **Sources**: "which of these use transformers?", "compare them", "those from 2024", "summarize
   these": works on the previous answer's sources (all of them, filtered by the rest of the
   question). "the second one", "tell me more about [3]", "paper 2": one source.
+  After a follow-up that asked something of all of them ("how do they retrieve documents?"),
+  "these" are still all of them, not the ones its answer happened to quote.
 - **Topic**: an ellipsis that only makes sense with the previous question ("what about since
   2024?", "and for video?", "why?", "any newer ones?"): the previous topic is borrowed.
 - **Standalone**: everything else, and nothing of earlier turns goes into the search
-  ("compare DPO and RLHF" after a hallucination question searches DPO and RLHF only).
+  ("compare DPO and RLHF" after a hallucination question searches DPO and RLHF only), and a
+  listing in its own words with no topic ("papers since 2025"; "any other papers since 2024?"
+  and "more papers?" ask for more of the previous topic).
 
 A pronoun ("it", "they", "them", "these", ...) refers back only when no word of the question's
 own topic comes before it: "what is RLHF and why is it used?" stands alone, "how does it handle
-long inputs?" does not. "it" alone points at a paper only when the previous answer was about one
-paper; otherwise it borrows the previous topic. The table of cases these rules are measured on is
+long inputs?" does not; the subject of an inverted question refers back whatever is asked before
+it in its clause ("what optimizers do they compare?", "what BLEU score does it reach?"). "it"
+alone points at a paper only when the previous answer was about one paper; otherwise it borrows
+the previous topic, as "which one" does. A part only papers have, with no topic ("who are the
+authors?", "what are the limitations?"), is asked of the previous answer's papers. The table of cases these rules are measured on is
 tests/chat/understanding/test_reference.py.
 """
 
@@ -82,6 +89,8 @@ _SET_REF = re.compile(
     r"|\b(?:these|those|the\s+above)\s+(?:papers?|sources?|results?|ones|articles?|studies|works?)\b",
     re.I,
 )
+# "the largest one", "the most recent ones": one of the previous answer's papers, by a measure.
+_SUPERLATIVE_ONE = re.compile(r"\bthe\s+(?:\w+est|most\s+\w+|least\s+\w+)\s+ones?\b", re.I)
 # "is it true that…", "it is known that…": an "it" that refers to nothing.
 _EXPLETIVE_IT = re.compile(
     r"\b(?:is|was|isn't|wasn't)\s+it\s+(?:true|possible|known|the\s+case|feasible|worth|common|"
@@ -89,7 +98,39 @@ _EXPLETIVE_IT = re.compile(
     r"said|claimed|believed|often|widely|commonly|hard|difficult|easy|unclear|well)\b",
     re.I,
 )
-_PRONOUN = re.compile(r"\b(it|its|they|them|their|these|those|this|that)\b", re.I)
+_PRONOUN = re.compile(
+    r"\b(it|its|they|them|their|these|those|this|that|former|latter)\b"
+    r"|\bwhich\s+(one)\b|\bwhich\s+of\s+the\s+(two)\b",
+    re.I,
+)
+# A pronoun right after an auxiliary is the subject of an inverted question: the words before
+# it in the same clause are what is asked ("what optimizers do they compare?", "what BLEU score
+# does it reach?"), not what it refers to.
+_INVERTED_SUBJECT = re.compile(
+    r"\b(?:do|does|did|is|are|was|were|can|could|would|will|should|has|have|had)\s+$", re.I
+)
+# Where a clause of a compound question starts: "what is RLHF and why is it used?" (not the
+# "and" of "what optimizer and learning rate schedule do they use?").
+_CLAUSE_BREAK = re.compile(
+    r"[,;:]|\s[-–—]\s|\s(?:because|while|whereas)\s|\s(?:and|but|or|so)\s+(?=(?:what|why|how|who|"
+    r"which|where|when|whether|is|are|was|were|do|does|did|can|could|would|will|should|has|have)\b)",
+    re.I,
+)
+# A question with no topic of its own that asks for papers in so many words ("papers since
+# 2025", "show me the latest preprints") is a new listing, not an ellipsis of the previous topic
+# ("any newer ones?", "more papers?" ask for more of it).
+_ASKS_FOR_PAPERS = re.compile(r"\b(?:papers|preprints|articles|publications)\b", re.I)
+_MORE_OF_IT = re.compile(
+    r"\b(?:more|other|others|another|newer|older|similar|related|further|else|also|too|again)\b",
+    re.I,
+)
+# "who are the authors?", "what dataset is used?" with no topic: a part of the papers just
+# shown, which only they have.
+_PART_OF_PAPERS = re.compile(
+    r"\bthe\s+(?:main\s+|key\s+|first\s+)?(?:authors?|datasets?|code|baselines?|experiments?|"
+    r"conclusions?|abstract|contributions?|findings?|limitations?)\b",
+    re.I,
+)
 _ELLIPSIS_START = re.compile(
     r"^\s*(?:and|but|also|or|so|then|what\s+about|how\s+about|what\s+else|anything\s+else|"
     r"same\s+(?:for|but|with)|and\s+what\s+about|and\s+how\s+about|what\s+if|more\s+on)\b",
@@ -138,8 +179,14 @@ def own_topic_words(text: str) -> list[str]:
 
 
 def _antecedent_before(text: str, position: int) -> bool:
-    """Whether a topic word comes before `position`, which a pronoun there could refer to."""
-    return bool(own_topic_words(text[:position]))
+    """Whether a topic word comes before `position`, which a pronoun there could refer to: in
+    an earlier clause when the pronoun is an inverted question's subject ("what is RLHF and why
+    is it used?", not "what optimizers do they compare?")."""
+    before = text[:position]
+    if _INVERTED_SUBJECT.search(before):
+        breaks = list(_CLAUSE_BREAK.finditer(before))
+        before = before[: breaks[-1].start()] if breaks else ""
+    return bool(own_topic_words(before))
 
 
 def _cut(text: str, span: tuple[int, int]) -> str:
@@ -215,6 +262,35 @@ def _one_source(text: str, history: Sequence) -> Reference | None:
     return None
 
 
+# A question of its own after an ellipsis names its thing: "what about Fusion-in-Decoder, how
+# does it use the retrieved passages?".
+_OWN_QUESTION = re.compile(
+    r"[,;:]\s*(?:and\s+)?(?:what|why|how|who|which|where|when|does|do|did|is|are|can)\b", re.I
+)
+
+
+def _names_and_asks(text: str) -> bool:
+    """Whether an elliptical opening names a topic, then asks a question with words of its own
+    about it ("and for video, how does it work?" asks the previous question of video)."""
+    asked = _OWN_QUESTION.search(text)
+    return (
+        asked is not None
+        and bool(own_topic_words(text[: asked.start()]))
+        and bool(own_topic_words(text[asked.end() :]))
+    )
+
+
+def _whole_set(history: Sequence) -> tuple[tuple[int, ...], int]:
+    """What "these" and "they" are: the previous answer's cards, or when that answer asked
+    something of a whole set of papers ("how do they retrieve documents?" after a list), that
+    set's (the list's: "which of these use a dense retriever?" picks among the list, not
+    among the papers the answer happened to quote). The card numbers, and how far back."""
+    back = 1
+    while back < len(history) and getattr(history[-back], "of_all", False):
+        back += 1
+    return tuple(_numbers(history[-back])), back
+
+
 def resolve(question: str, history: Sequence) -> Reference:
     """How `question` relates to the thread's previous answer (the last item of `history`, with
     its `sources`: the saved source cards). Rules only: pure and fast."""
@@ -230,24 +306,35 @@ def resolve(question: str, history: Sequence) -> Reference:
     one = _one_source(text, history)
     if one is not None:
         return one
+    them, back = _whole_set(history)
     if numbers:
         m = _SET_REF.search(text)
         if m:
-            return Reference(SOURCES, tuple(numbers), _cut(text, m.span()))
+            return Reference(SOURCES, them, _cut(text, m.span()), back)
+        if _SUPERLATIVE_ONE.search(text):  # "the largest one": asked of all of them
+            return Reference(SOURCES, them, text.strip(" ?.!"), back)
 
     for m in _PRONOUN.finditer(text):
         if _antecedent_before(text, m.start()):
             continue  # "what is RLHF and why is it used?": "it" is RLHF
-        word = m.group(1).lower()
+        word = next(g for g in m.groups() if g).lower()
         if word == "it" and any(
             e.start() <= m.start() < e.end() for e in _EXPLETIVE_IT.finditer(text)
         ):
             continue
         if word in ("this", "that") and own_topic_words(text[m.end() :]):
             continue  # "this method for X", "that idea of Y": a determiner with its own topic
-        if numbers and (word in ("they", "them", "their", "these", "those") or _papers(previous) == 1):
+        if numbers and word in ("they", "them", "their", "these", "those"):
+            return Reference(SOURCES, them, _cut(text, m.span()), back)
+        if numbers and _papers(previous) == 1:
             return Reference(SOURCES, tuple(numbers), _cut(text, m.span()))
         return Reference(TOPIC)
-    if _ELLIPSIS_START.match(text) or not own_topic_words(text):
+    if _ELLIPSIS_START.match(text) and not _names_and_asks(text):
         return Reference(TOPIC)
-    return Reference(STANDALONE)
+    if own_topic_words(text):
+        return Reference(STANDALONE)
+    if numbers and _PART_OF_PAPERS.search(text):
+        return Reference(SOURCES, them, text.strip(" ?.!"), back)
+    if _ASKS_FOR_PAPERS.search(text) and not _MORE_OF_IT.search(text):
+        return Reference(STANDALONE)
+    return Reference(TOPIC)

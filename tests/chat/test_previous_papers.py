@@ -191,3 +191,21 @@ async def test_a_model_is_told_which_papers_say_so_and_reads_the_sentence(shown_
     assert "which of the 3 papers of your previous answer fit the question" in system["content"]
     assert "**Denoising diffusion models for video generation** (2023-01-10)" in system["content"]
     assert RELEASE in user["content"]  # the passage holding it, not cut to its best sentences
+
+
+async def test_they_after_an_answer_citing_one_paper_is_that_paper(shown_list):
+    # "What optimizer and learning rate schedule do they use?" after an answer quoting only the
+    # Transformer's BLEU score was searched in every card's paper (DPR's and REALM's schedules).
+    one = Turn(
+        question="What BLEU score does it reach?", query="What BLEU score does it reach?",
+        answer="**Latent diffusion transformers scale to high resolution** (2024-05-02): ... [2].",
+        sources=shown_list.sources,
+    )  # fmt: skip
+    _, by = await run("how many steps do they train for?", [one])
+    cards = by["sources"][0]["sources"]
+    assert {c["arxiv_id"] for c in cards} == {"2405.00002"}
+    assert "400k steps" in by["done"][0]["content"]
+
+    # Picking among them still picks among every card's paper.
+    _, by = await run("which of these are open-source?", [one])
+    assert by["analysis"][0]["analysis"]["previous"]["referred"] == 3

@@ -908,3 +908,78 @@ def test_a_body_says_a_topic_with_its_words_together_and_in_order():
         "MuZero", "Model-based reinforcement learning first learns a model of the dynamics.",
         "Which papers use reinforcement learning?", every=True,
     )  # fmt: skip
+
+
+def test_asking_verbs_and_a_comparisons_glue_are_no_unmentioned_words(settings):
+    # "What BLEU score does it reach on English-German?" ended "None of these papers mentions
+    # “reach”", and "which one performs better on open-domain QA?" (searched with the sides it
+    # borrowed: "— RAG-Sequence vs RAG-Token") "… mentions “vs”".
+    settings.EMBEDDING_BACKEND = "hashing"
+    transformer = SourceText(
+        1, "Attention Is All You Need", "A. Vaswani", "2017-06-01",
+        "On the WMT 2014 English-to-German translation task, the big transformer model "
+        "establishes a new state-of-the-art BLEU score of 28.4.",
+        arxiv_id="1706.03762", where="p. 8",
+    )  # fmt: skip
+    rag = SourceText(
+        2, "Retrieval-Augmented Generation", "P. Lewis", "2020-05-01",
+        "RAG-Token performs better than RAG-Sequence on open-domain QA benchmarks.",
+        arxiv_id="2005.11401", where="p. 6",
+    )  # fmt: skip
+    for question, source in (
+        ("What BLEU score does it reach on English-German?", transformer),
+        ("Which one performs better on open-domain QA — RAG-Sequence vs RAG-Token", rag),
+    ):
+        answer = compose_shaped(_asked(question, [source], Intent("overview")))
+        assert source.text.rstrip(".") in answer, answer
+        assert "None of these papers mentions" not in answer, answer
+
+
+def test_an_acronyms_long_form_is_the_words_that_spell_it(settings):
+    # "How does RAG differ from REALM?" set them side by side with REALM's "We start by
+    # formalizing REALM's pre-training … as a retrieve-then-predict generative process": RAG's
+    # long form was read as "fine-tuning recipe for retrieval-augmented generation", whose
+    # "fine-tuning" and "generative" that sentence says.
+    settings.EMBEDDING_BACKEND = "hashing"
+    formalizing = (
+        "We start by formalizing REALM's pre-training and fine-tuning tasks as a "
+        "retrieve-then-predict generative process in Section 3.1."
+    )
+    sources = [
+        SourceText(1, "Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks",
+                   "P. Lewis", "2020-05-22",
+                   "We explore a general-purpose fine-tuning recipe for retrieval-augmented "
+                   "generation (RAG) models. RAG models combine parametric and non-parametric "
+                   "memory.", "2005.11401", where="p. 1"),
+        SourceText(2, "REALM: Retrieval-Augmented Language Model Pre-Training", "K. Guu",
+                   "2020-02-10",
+                   "We propose Retrieval-Augmented Language Model (REALM) pre-training. "
+                   f"{formalizing} REALM outperforms previous systems by 4-16% accuracy.",
+                   "2002.08909", where="p. 3"),
+    ]  # fmt: skip
+    question = "How does RAG differ from REALM?"
+    answer = compose_shaped(_asked(question, sources, Intent("compare", subjects=("RAG", "REALM"))))
+
+    assert "**On RAG:**" in answer and "**On REALM:**" in answer
+    side_by_side = answer.split(T.COMPARE_DIFFERENCE)[-1] if T.COMPARE_DIFFERENCE in answer else ""
+    assert "We start by formalizing" not in side_by_side, answer
+
+
+def test_a_contraction_is_no_topics_head():
+    # "What's new since 2022 on large language models?" set QAOA papers among its periods: the
+    # "s" of "What's" was taken for the topic's head, which no paper says, so every paper was
+    # off the topic and the timeline kept the search's tail.
+    from chat.llm.shapes import on_topic, topic_heads
+
+    topic = "What's new on large language models?"
+    assert topic_heads(topic) == topic_heads("large language models") == set(terms("language"))
+    assert on_topic(
+        "OPT: Open Pre-trained Transformer Language Models",
+        "Large language models trained on massive text collections show few-shot abilities.",
+        topic,
+    )  # fmt: skip
+    assert not on_topic(
+        "Benchmarking Quantum Optimization for the Maximum-Cut Problem",
+        "We solve large instances of the maximum-cut problem on a superconducting computer.",
+        topic,
+    )  # fmt: skip

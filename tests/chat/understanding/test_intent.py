@@ -216,7 +216,13 @@ def test_the_gist_of_a_paper_named_by_a_name_or_a_title(question, kind, title):
 
 
 def test_a_record_question_names_a_paper():
-    assert classify("what did REALM find?", analyse("what did REALM find?", NOW), NOW.date()).asks == ""
-    # A pronoun names the paper of the previous answer it refers to: the record, of no title.
-    intent = classify("who wrote it?", analyse("who wrote it?", NOW), NOW.date())
+    question = "what did REALM find?"
+    assert classify(question, analyse(question, NOW), NOW.date()).asks == ""
+
+
+@pytest.mark.parametrize(
+    "question", ["who wrote it?", "Who are the authors?", "who are its authors?", "who wrote these papers?"]
+)
+def test_a_record_question_naming_no_paper_asks_of_the_papers_shown(question):
+    intent = classify(question, analyse(question, NOW), NOW.date())
     assert (intent.kind, intent.title, intent.asks) == ("named_paper", "", "authors")

@@ -65,6 +65,28 @@ CASES = [
     ("papers by Jianfeng Gao", LIST_ANSWER, STANDALONE, ()),
     ("how do transformers handle long contexts, and who proposed them?", LIST_ANSWER, STANDALONE, ()),
     ("the second law of thermodynamics in black holes", LIST_ANSWER, STANDALONE, ()),
+    # A new listing in its own words: no topic to borrow ("papers since 2025" after "What
+    # learning-rate schedule does the Transformer use?" searched that question since 2025).
+    ("papers since 2025", HALLUCINATION, STANDALONE, ()),
+    ("show me the latest preprints", LIST_ANSWER, STANDALONE, ()),
+    ("more papers?", LIST_ANSWER, TOPIC, ()),
+    ("any other papers since 2024?", LIST_ANSWER, TOPIC, ()),
+    # An inverted question's subject: the words before it are what is asked, not what it is.
+    ("what optimizers do they compare?", LIST_ANSWER, SOURCES, ALL),
+    ("What BLEU score does it reach on English-German?", ONE_PAPER, SOURCES, (2,)),
+    ("What optimizer and learning rate schedule do they use?", LIST_ANSWER, SOURCES, ALL),
+    ("Does RWKV scale better than transformers in their inference cost?", LIST_ANSWER, STANDALONE, ()),
+    ("which one performs better on open-domain QA?", LIST_ANSWER, TOPIC, ()),
+    # An ellipsis that names its thing and asks of it in a clause of its own.
+    ("What about Fusion-in-Decoder, how does it use the retrieved passages?", LIST_ANSWER, STANDALONE, ()),
+    ("what about Fusion-in-Decoder?", LIST_ANSWER, TOPIC, ()),
+    ("and for video, how does it work?", LIST_ANSWER, TOPIC, ()),
+    # One of them by a measure: the question is asked of them all.
+    ("How many parameters does the largest one have?", LIST_ANSWER, SOURCES, ALL),
+    ("which is the most recent one?", LIST_ANSWER, SOURCES, ALL),
+    # A part only the papers shown have.
+    ("who are the authors?", ONE_PAPER, SOURCES, (2,)),
+    ("what are the limitations?", LIST_ANSWER, SOURCES, ALL),
 ]  # fmt: skip
 
 

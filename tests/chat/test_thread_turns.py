@@ -1,0 +1,102 @@
+"""Turns of one thread, asked through chat.service as the socket asks them, so each follow-up is
+read against the thread's saved answers: a new listing does not borrow the last question's topic,
+an ellipsis after several follow-ups on a list's papers borrows the list's topic, and "who are the
+authors?" names the authors of the paper just shown."""
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from chat import service, turns
+from chat.models import Message, Thread
+from chat.pipeline.rewrite import HISTORY_TURNS, Turn
+from chat.understanding.reference import SOURCES, resolve
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+@pytest.fixture
+def thread(owner, settings):
+    settings.LLM_BACKEND = "extractive"
+    settings.CHAT_RATE_LIMIT_PER_MINUTE = 0
+    return Thread.objects.create(owner=owner)
+
+
+async def ask(owner, thread, question: str) -> Message:
+    running = await service.ask(owner, thread.pk, question)
+    await asyncio.wait_for(running.done.wait(), 60)
+    return await Message.objects.aget(pk=running.message_id)
+
+
+def cited(answer: Message) -> set[str]:
+    return {c["arxiv_id"] for c in answer.sources if c["number"] in answer.citations}
+
+
+async def test_a_new_listing_after_a_specific_question_keeps_no_topic(catalogue, owner, thread):
+    await ask(owner, thread, "How does the transformer reach state of the art BLEU?")
+    answer = await ask(owner, thread, "papers since 2025")
+
+    assert answer.query == "papers since 2025"
+    # The catalogue's papers of 2025 on, whatever their topic.
+    assert cited(answer) == {"2510.00003", "2511.00006"}
+
+
+async def test_an_ellipsis_after_follow_ups_on_a_list_borrows_the_lists_topic(
+    catalogue, owner, thread
+):
+    await ask(owner, thread, "papers on diffusion models")
+    await ask(owner, thread, "which of these are about video?")
+    await ask(owner, thread, "what datasets do they use?")
+    await ask(owner, thread, "summarize the first one")
+    answer = await ask(owner, thread, "what about before 2024?")
+
+    assert "diffusion models" in answer.query, answer.query
+    assert cited(answer) == {"2301.00001"}  # the one diffusion paper of 2023
+
+
+async def test_who_are_the_authors_names_the_shown_papers_authors(catalogue, owner, thread):
+    await ask(owner, thread, "summarize Attention is all you need for translation")
+    answer = await ask(owner, thread, "Who are the authors?")
+
+    assert answer.content.startswith("**Attention is all you need for translation**")
+    assert "is by Noam Vaswani [" in answer.content
+    assert cited(answer) == {"1706.00004"}
+
+
+
+def _card(number: int, paper_id: int) -> dict:
+    return {"number": number, "paper_id": paper_id, "arxiv_id": f"2401.0000{paper_id}",
+            "title": f"Paper {paper_id}", "passage": "Text.", "url": ""}  # fmt: skip
+
+
+def _list_then_a_question_about_all_of_it(thread) -> None:
+    Message.objects.create(thread=thread, role="user", content="papers on RAG")
+    Message.objects.create(
+        thread=thread, role="assistant", status="complete", query="papers on RAG",
+        content="4 papers: [1] [2] [3] [4]", sources=[_card(n, n) for n in range(1, 5)],
+        analysis={"query": "RAG"},
+    )  # fmt: skip
+    Message.objects.create(thread=thread, role="user", content="How do they retrieve documents?")
+    Message.objects.create(
+        thread=thread, role="assistant", status="complete", content="They use MIPS [1]. [3].",
+        query="How do they retrieve documents?", sources=[_card(1, 2), _card(2, 4), _card(3, 1)],
+        analysis={"followup_of": [1, 2, 3, 4], "previous": {
+            "shown": 4, "referred": 4, "filtered": False, "windowed": False}},
+    )  # fmt: skip
+
+
+async def test_these_after_a_question_about_a_whole_list_are_the_list(owner, thread):
+    # "Which of these use a dense retriever?" after "How do they retrieve documents?" (asked of
+    # a list of four RAG papers, answered quoting two) picked among the two quoted.
+    await sync_to_async(_list_then_a_question_about_all_of_it)(thread)
+    turn = await sync_to_async(turns.create_turn)(
+        owner.pk, thread.pk, "Which of these use a dense retriever?"
+    )
+    reference = resolve(turn.question, turn.history[-HISTORY_TURNS:])
+
+    assert (reference.kind, reference.numbers, reference.back) == (SOURCES, (1, 2, 3, 4), 2)
+    # After a follow-up that picked some ("which of these…"), "these" are the ones it kept.
+    picked = Turn(question="which of these use BM25?", sources=(_card(1, 3),), on_sources=True)
+    reference = resolve("what datasets do they use?", [turn.history[0], picked])
+    assert (reference.kind, reference.numbers, reference.back) == (SOURCES, (1,), 1)
