@@ -417,24 +417,14 @@ def _bm25_weights(
             continue
         norm = K1 * (1 - B + B * s.length / avg_len)
         scale = TITLE_WEIGHT if s.is_title else 1.0
-        weight = {
-            t: scale * idf[t] * s.term_counts[t] * (K1 + 1) / (s.term_counts[t] + norm)
-            for t in query
-            if s.term_counts[t]
-        }
-        if isinstance(s.text, RowSentence):
-            # A word only its caption or header says, every row of the table says alike: it
-            # weighs less than a word of the row's own cells. ("Table 4: 4% (213 examples) …
-            # (Task accuracy of T5 XXL finetuned on … chain-of-thought data)" opened the answer
-            # to "How many StrategyQA examples were used for chain-of-thought finetuning of
-            # T5?", over the prose's "using only 1319 of the original 1648 examples".)
-            own = set(terms(s.text.cells))
-            weight = {t: w if t in own else SHARED_ROW_WEIGHT * w for t, w in weight.items()}
-        weights.append(weight)
+        weights.append(
+            {
+                t: scale * idf[t] * s.term_counts[t] * (K1 + 1) / (s.term_counts[t] + norm)
+                for t in query
+                if s.term_counts[t]
+            }
+        )
     return weights
-
-
-SHARED_ROW_WEIGHT = 0.5
 
 
 def _pick(sentences: list[_Sentence], weights: list[dict[str, float]], max_words: int):

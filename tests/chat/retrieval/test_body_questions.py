@@ -186,11 +186,23 @@ async def test_body_questions_on_real_pdfs_cite_the_page_and_open_with_the_answe
     first = next(line for line in done["content"].splitlines() if line.startswith("- "))
     assert "For the base model, we use a rate of Pdrop = 0.1" in first
 
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bad (session 17): the prose chunk on p. 4 ('using only 1319 of the original "
+    "1648 examples') is not among the paper's chunks, and Table 3's rows, in a chunk that opens "
+    "inside prose, are not read as a table. This used to pass by citing that chunk for 'We do "
+    "not finetune PaLM for this', which says nothing of the count; the answer now quotes Table "
+    "4's GSM8K rows.",
+)
+async def test_a_count_in_the_body_is_quoted(two_read_pdfs):
     cards, done = await _answer(
         "How many StrategyQA examples were used for chain-of-thought finetuning of T5?"
     )
-    card = next(c for c in cards if c["arxiv_id"] == "2212.08410" and "1319" in c["passage"])
-    assert card["number"] in done["citations"] and card["page"] == 4
+    first = next(line for line in done["content"].splitlines() if line.startswith("- "))
+    assert "1319" in first
+    cited = int(first.rsplit("[", 1)[1].split("]")[0])
+    assert next(c for c in cards if c["number"] == cited)["page"] == 4
 
 
 NAMING = [
