@@ -146,28 +146,29 @@ def test_bench_retrieval_rejects_an_unknown_variant(beir):
         call_command("bench_retrieval", "--beir", str(beir), "--variant", "fusion-gap,rm4")
 
 
-def test_bench_retrieval_embeds_and_caches_sentences_for_the_sentences_variant(
-    beir, tmp_path, settings
+@pytest.mark.parametrize("variant", ["sentences", "learned"])  # both read sentence vectors
+def test_bench_retrieval_embeds_and_caches_sentences_for_the_sentence_variants(
+    beir, tmp_path, settings, variant
 ):
     settings.EMBEDDING_BACKEND = "hashing"
     cache = tmp_path / "cache"
     args = [
         "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(cache),
-        "--database", scratch_name("bench_beir_s"), "--variant", "sentences",
+        "--database", scratch_name("bench_beir_s"), "--variant", variant,
     ]  # fmt: skip
     out = StringIO()
 
     call_command(*args, stdout=out)
 
     data = json.loads(out.getvalue())
-    assert data["refinements"]["sentences"]["time_ratio"] > 0
+    assert data["refinements"][variant]["time_ratio"] > 0
     (sentences,) = cache.glob("*-sentences-hashing-test.npz")
     (abstracts,) = (p for p in cache.glob("*-hashing-test.npz") if "-sentences-" not in p.name)
     assert len(np.load(sentences)["doc_ids"]) > len(np.load(abstracts)["doc_ids"])
     again = StringIO()
     call_command(*args, stdout=again)  # from both caches: the same vectors, the same ranking
-    second = json.loads(again.getvalue())["refinements"]["sentences"]
-    assert second["ndcg@10"] == data["refinements"]["sentences"]["ndcg@10"]
+    second = json.loads(again.getvalue())["refinements"][variant]
+    assert second["ndcg@10"] == data["refinements"][variant]["ndcg@10"]
 
 
 def test_bench_retrieval_rejects_a_bad_bm25_variant(beir):

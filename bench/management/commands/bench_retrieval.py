@@ -91,6 +91,8 @@ VARIANTS = (
     "bm25:0.9/0.4",
     "bm25:0.9/0.5",
     "bm25:1.2/0.3",
+    # Session 17: learned fusion of every candidate's passage, BM25 and sentence scores.
+    "learned",
 )
 
 _TS_RANK = """
@@ -577,8 +579,8 @@ def _largest_earlier_cache(cache: Path, model: str) -> Path | None:
 
 
 def _needs_sentences(name: str) -> bool:
-    """Whether a --variant reads sentence vectors (SEARCH_REFINE "sentences")."""
-    return _index_time(name) is None and parse_refinements(_refine_value(name, "")).sentences
+    """Whether a --variant reads sentence vectors (SEARCH_REFINE "sentences", "learned")."""
+    return _index_time(name) is None and parse_refinements(_refine_value(name, "")).reads_sentences
 
 
 def _refine_value(name: str, default: str) -> str:
