@@ -434,19 +434,24 @@ def learned_scores(rows: Sequence[tuple], weights: Sequence[float] | None = None
     }
 
 
-def learned_list(cursor, vector, model: str, terms: Sequence[QueryTerm], paper_ids) -> Ranked:
-    """The candidates (`paper_ids`: those of the dense and BM25 lists) ranked by learned fusion:
-    one read of their passage and sentence vectors and their BM25 document weights by paper id."""
+def candidate_scores(cursor, vector, model: str, terms: Sequence[QueryTerm], paper_ids) -> list:
+    """(paper, best passage similarity, BM25 score, best sentence similarity) of each paper of
+    `paper_ids`, None where it has no such vector or no BM25 weights: one read by paper id."""
     # No term the index knows: every BM25 score is 0, the same for all, which ranks nothing.
     qv = sparse_literal({t.id: t.idf for t in terms})
     cursor.execute(
         _CANDIDATE_SCORES,
         {"q": vector_literal(vector), "model": model, "qv": qv, "ids": list(paper_ids)},
     )
-    rows = [
+    return [
         (int(row[0]), *(None if v is None else float(v) for v in row[1:]))
         for row in cursor.fetchall()
     ]
-    scores = learned_scores(rows)
+
+
+def learned_list(cursor, vector, model: str, terms: Sequence[QueryTerm], paper_ids) -> Ranked:
+    """The candidates (`paper_ids`: those of the dense and BM25 lists) ranked by learned fusion
+    of their three scores (`candidate_scores`)."""
+    scores = learned_scores(candidate_scores(cursor, vector, model, terms, paper_ids))
     ordered = sorted(scores, key=lambda pid: (-scores[pid], pid))
     return Ranked("learned", ordered, [scores[pid] for pid in ordered], 1.0)
