@@ -26,13 +26,16 @@ measured on SciFact train by `manage.py bench_retrieval --variant ...` (docs/BEN
   three scores, not only those of the lists that found it: its best passage's similarity, its
   BM25 score, its best sentence's similarity; each min-max normalised over the candidates and
   summed with LEARNED_WEIGHTS, fitted by coordinate ascent on nDCG@10 (SciFact train, checked by
-  5-fold cross-validation: docs/BENCHMARKS.md, session 17). Needs SENTENCE_VECTORS too.
+  5-fold cross-validation: docs/BENCHMARKS.md, session 17). Needs SENTENCE_VECTORS too:
+  without sentence vectors it changes nothing.
 
-Result (809 SciFact train claims, docs/BENCHMARKS.md, "Ranking variants"): "sentences" is the
-one that beat the default by more than noise, +0.0085 nDCG@10 at 1.00x the search time (its
-cost is at index time: ~10 sentence vectors a paper), so it is on by default; none of the
-others did ("passage-sum" was clearly worse, -0.038; Rocchio raised recall@100 without helping
-the top 10; proximity is noise at 1.11x).
+Result (809 SciFact train claims, docs/BENCHMARKS.md, "Ranking variants"): two beat the default
+by more than noise, both reading sentence vectors: "sentences", +0.0085 nDCG@10 at 1.00x the
+search time, and "learned", +0.012 held out (+0.014 with the constants fitted on the same
+claims) at 1.10x. Their cost is at index time (~10 sentence vectors a paper), so both are
+opt-in, off by default; none reaches the +0.02 issue #16 asked for. None of the others won
+("passage-sum" was clearly worse, -0.038; Rocchio raised recall@100 without helping the top
+10; proximity is noise at 1.11x; learned fusion without sentence vectors is noise).
 
 Feedback comes from the first *fused* ranking (better than either list alone), so PRF costs a
 second BM25 and/or dense query. The gate on absolute relevance (chat.retrieval.relevance) still
@@ -449,9 +452,15 @@ def candidate_scores(cursor, vector, model: str, terms: Sequence[QueryTerm], pap
     ]
 
 
-def learned_list(cursor, vector, model: str, terms: Sequence[QueryTerm], paper_ids) -> Ranked:
+def learned_list(
+    cursor, vector, model: str, terms: Sequence[QueryTerm], paper_ids
+) -> Ranked | None:
     """The candidates (`paper_ids`: those of the dense and BM25 lists) ranked by learned fusion
-    of their three scores (`candidate_scores`)."""
-    scores = learned_scores(candidate_scores(cursor, vector, model, terms, paper_ids))
+    of their three scores (`candidate_scores`); None when none has sentence vectors (the
+    weights were fitted with them: without, the default fusion stays)."""
+    rows = candidate_scores(cursor, vector, model, terms, paper_ids)
+    if all(row[3] is None for row in rows):
+        return None
+    scores = learned_scores(rows)
     ordered = sorted(scores, key=lambda pid: (-scores[pid], pid))
     return Ranked("learned", ordered, [scores[pid] for pid in ordered], 1.0)

@@ -680,10 +680,11 @@ async def _refine(q: _Query, lists: list[Ranked], r: refine.Refinements) -> list
         own = {"dense", "fulltext"}
         candidates = sorted({i for ranked in refined if ranked.name in own for i in ranked.ids})
         learned = await run_search_sql(_learned_stage, q, candidates, parallel=q.parallel)
-        weight = sum(ranked.weight for ranked in refined if ranked.name in own)
-        refined = [replace(ranked, weight=0.0) if ranked.name in own else ranked
-                   for ranked in refined]  # fmt: skip
-        return [*refined, replace(learned, weight=weight)]
+        if learned is not None:  # (None: no sentence vectors, the default fusion stays)
+            weight = sum(ranked.weight for ranked in refined if ranked.name in own)
+            refined = [replace(ranked, weight=0.0) if ranked.name in own else ranked
+                       for ranked in refined]  # fmt: skip
+            return [*refined, replace(learned, weight=weight)]
     if r.sentences and q.vector is not None:
         candidates = sorted({i for ranked in refined for i in ranked.ids})
         refined.append(await run_search_sql(_sentence_stage, q, candidates, parallel=q.parallel))
@@ -701,7 +702,7 @@ def _sentence_stage(q: _Query, candidates: list[int]) -> Ranked:
         return refine.sentence_list(cursor, q.vector, q.model, candidates)
 
 
-def _learned_stage(q: _Query, candidates: list[int]) -> Ranked:
+def _learned_stage(q: _Query, candidates: list[int]) -> Ranked | None:
     with connection.cursor() as cursor:
         return refine.learned_list(cursor, q.vector, q.model, q.lexical.terms, candidates)
 

@@ -187,13 +187,14 @@ def test_sentences_refinement_fuses_a_third_list(db, settings):
     assert "refine" in response.timings
 
 
-def test_sentences_refinement_without_sentence_vectors_changes_nothing(db, settings):
+@pytest.mark.parametrize("value", ["sentences", "learned"])
+def test_sentence_refinements_without_sentence_vectors_change_nothing(db, settings, value):
     settings.EMBEDDING_BACKEND = "hashing"
     build_corpus()
-    before = [h.arxiv_id for h in run("diffusion models for images", k=5, now=NOW).hits]
-    settings.SEARCH_REFINE = "sentences"
+    before = [h.arxiv_id for h in run("decoders at scale", k=14, now=NOW).hits]
+    settings.SEARCH_REFINE = value
 
-    after = [h.arxiv_id for h in run("diffusion models for images", k=5, now=NOW).hits]
+    after = [h.arxiv_id for h in run("decoders at scale", k=14, now=NOW).hits]
 
     assert after == before
 
