@@ -676,7 +676,8 @@ async def _refine(q: _Query, lists: list[Ranked], r: refine.Refinements) -> list
     fresh = {r.name: r for r in _lists(q.dense, q.lexical, "")}  # rewrites' lists unchanged
     refined = [fresh.get(r.name, r) for r in lists]
     if r.learned and q.vector is not None:
-        # One list in place of dense and BM25 (kept at weight 0: their ranks still explain a hit).
+        # One list in place of dense and BM25 (kept at weight 0: their ranks still explain a
+        # hit); it holds the sentence scores, so "sentences" beside it adds nothing more.
         own = {"dense", "fulltext"}
         candidates = sorted({i for ranked in refined if ranked.name in own for i in ranked.ids})
         learned = await run_search_sql(_learned_stage, q, candidates, parallel=q.parallel)
