@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from papers.indexing.lexical import K1
+from papers.indexing.lexical import K1, B
 
 _FIELD_TFS = """
 SELECT p.id, x.lexeme,
@@ -93,3 +93,28 @@ def rank_bm25(
             scores[paper_id] += term.idf * tf * (k1 + 1) / (tf + norm)
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:n]
     return [p for p, _ in best], [s for _, s in best]
+
+
+def field_scores(index: FieldIndex, terms, paper_ids, *, b: float = B) -> dict:
+    """paper -> (BM25 of its title alone, of its abstract alone, the share of the query's IDF
+    its title or abstract holds, the share its title holds), for learned fusion's features
+    (bench/learned_fusion.py). Each field normalised by its own length and average."""
+    avg_title, avg_abstract = index.averages
+    wanted = set(paper_ids)
+    total = sum(t.idf for t in terms) or 1.0
+    out = {p: [0.0, 0.0, 0.0, 0.0] for p in wanted}
+    for term in terms:
+        for paper_id, title_tf, abstract_tf in index.postings.get(term.lexeme, ()):
+            if paper_id not in wanted:
+                continue
+            len_title, len_abstract = index.lengths[paper_id]
+            scores = out[paper_id]
+            if title_tf:
+                tf = title_tf / (1 - b + b * len_title / avg_title)
+                scores[0] += term.idf * tf * (K1 + 1) / (tf + K1)
+                scores[3] += term.idf / total
+            if abstract_tf:
+                tf = abstract_tf / (1 - b + b * len_abstract / avg_abstract)
+                scores[1] += term.idf * tf * (K1 + 1) / (tf + K1)
+            scores[2] += term.idf / total
+    return {p: tuple(v) for p, v in out.items()}

@@ -675,6 +675,17 @@ async def _refine(q: _Query, lists: list[Ranked], r: refine.Refinements) -> list
         await asyncio.gather(*jobs)
     fresh = {r.name: r for r in _lists(q.dense, q.lexical, "")}  # rewrites' lists unchanged
     refined = [fresh.get(r.name, r) for r in lists]
+    if r.learned and q.vector is not None:
+        # One list in place of dense and BM25 (kept at weight 0: their ranks still explain a
+        # hit); it holds the sentence scores, so "sentences" beside it adds nothing more.
+        own = {"dense", "fulltext"}
+        candidates = sorted({i for ranked in refined if ranked.name in own for i in ranked.ids})
+        learned = await run_search_sql(_learned_stage, q, candidates, parallel=q.parallel)
+        if learned is not None:  # (None: no sentence vectors, the default fusion stays)
+            weight = sum(ranked.weight for ranked in refined if ranked.name in own)
+            refined = [replace(ranked, weight=0.0) if ranked.name in own else ranked
+                       for ranked in refined]  # fmt: skip
+            return [*refined, replace(learned, weight=weight)]
     if r.sentences and q.vector is not None:
         candidates = sorted({i for ranked in refined for i in ranked.ids})
         refined.append(await run_search_sql(_sentence_stage, q, candidates, parallel=q.parallel))
@@ -690,6 +701,11 @@ def _expanded_bm25_stage(q: _Query, feedback: dict[int, float]) -> None:
 def _sentence_stage(q: _Query, candidates: list[int]) -> Ranked:
     with connection.cursor() as cursor:
         return refine.sentence_list(cursor, q.vector, q.model, candidates)
+
+
+def _learned_stage(q: _Query, candidates: list[int]) -> Ranked | None:
+    with connection.cursor() as cursor:
+        return refine.learned_list(cursor, q.vector, q.model, q.lexical.terms, candidates)
 
 
 def _proximity_stage(q: _Query) -> None:

@@ -400,15 +400,16 @@ LEXICAL_YEAR_INDEXES = envbool("LEXICAL_YEAR_INDEXES", True)
 LEXICAL_WORK_MEM = envstr("LEXICAL_WORK_MEM", "64MB")
 SEARCH_MULTI_QUERY = envbool("SEARCH_MULTI_QUERY", False)  # LLM query reformulations, fused
 # Ranking refinements, comma-separated (chat/retrieval/refine.py); none by default. "sentences"
-# won on SciFact (+0.0085 nDCG@10, docs/BENCHMARKS.md session 15) but needs SENTENCE_VECTORS,
-# whose embedding costs more than that gain is worth on a small machine: opt in with both.
+# (+0.0085 nDCG@10 on SciFact, docs/BENCHMARKS.md session 15) and "learned" (+0.012 held out,
+# 1.10x the search time, session 17) won but need SENTENCE_VECTORS, whose embedding costs more
+# than that gain is worth on a small machine: opt in with both.
 SEARCH_REFINE = envstr("SEARCH_REFINE", "")
 # A vector per sentence of each title + abstract too (Passage kind "sentence"), embedded by the
-# indexing job after the abstracts: what SEARCH_REFINE "sentences" reads. Costs ~0.8x the
-# abstracts' embedding again and ~5x their vector rows (~10 a paper, ~23 KB on disk;
+# indexing job after the abstracts: what SEARCH_REFINE "sentences" and "learned" read. Costs
+# ~0.8x the abstracts' embedding again and ~5x their vector rows (~10 a paper, ~23 KB on disk;
 # docs/BENCHMARKS.md, session 15). Off by default: on two cores the embedder (~20 passages/s)
 # is what makes new papers findable, and this nearly doubles its work for +0.0085 nDCG@10.
-# Off, "sentences" changes nothing.
+# Off, "sentences" and "learned" change nothing.
 SENTENCE_VECTORS = envbool("SENTENCE_VECTORS", False)
 SEARCH_DB_THREADS = envint("SEARCH_DB_THREADS", 4)  # pooled connections: BM25 beside dense
 # How full-text chunks join the search (chat/retrieval/chunks.py): fused | papers_first | direct

@@ -146,28 +146,29 @@ def test_bench_retrieval_rejects_an_unknown_variant(beir):
         call_command("bench_retrieval", "--beir", str(beir), "--variant", "fusion-gap,rm4")
 
 
-def test_bench_retrieval_embeds_and_caches_sentences_for_the_sentences_variant(
-    beir, tmp_path, settings
+@pytest.mark.parametrize("variant", ["sentences", "learned"])  # both read sentence vectors
+def test_bench_retrieval_embeds_and_caches_sentences_for_the_sentence_variants(
+    beir, tmp_path, settings, variant
 ):
     settings.EMBEDDING_BACKEND = "hashing"
     cache = tmp_path / "cache"
     args = [
         "bench_retrieval", "--beir", str(beir), "--json", "--cache-dir", str(cache),
-        "--database", scratch_name("bench_beir_s"), "--variant", "sentences",
+        "--database", scratch_name("bench_beir_s"), "--variant", variant,
     ]  # fmt: skip
     out = StringIO()
 
     call_command(*args, stdout=out)
 
     data = json.loads(out.getvalue())
-    assert data["refinements"]["sentences"]["time_ratio"] > 0
+    assert data["refinements"][variant]["time_ratio"] > 0
     (sentences,) = cache.glob("*-sentences-hashing-test.npz")
     (abstracts,) = (p for p in cache.glob("*-hashing-test.npz") if "-sentences-" not in p.name)
     assert len(np.load(sentences)["doc_ids"]) > len(np.load(abstracts)["doc_ids"])
     again = StringIO()
     call_command(*args, stdout=again)  # from both caches: the same vectors, the same ranking
-    second = json.loads(again.getvalue())["refinements"]["sentences"]
-    assert second["ndcg@10"] == data["refinements"]["sentences"]["ndcg@10"]
+    second = json.loads(again.getvalue())["refinements"][variant]
+    assert second["ndcg@10"] == data["refinements"][variant]["ndcg@10"]
 
 
 def test_bench_retrieval_rejects_a_bad_bm25_variant(beir):
@@ -253,3 +254,31 @@ def test_bench_search_chunks_measures_the_products_chunk_path(shared_data, setti
     index = data["chunk_index"]
     for precision in ("halfvec", "vector"):
         assert 0.5 <= index[precision]["10 papers"]["recall"] <= 1.0
+
+
+def test_bench_learned_fusion_cross_validates_every_model_on_a_tiny_beir_folder(
+    beir, tmp_path, settings
+):
+    settings.EMBEDDING_BACKEND = "hashing"
+    out = StringIO()
+
+    call_command(
+        "bench_learned_fusion", "--beir", str(beir), "--json", "--folds", "2",
+        "--cache-dir", str(tmp_path / "cache"), "--database", scratch_name("bench_beir_l"),
+        stdout=out,
+    )  # fmt: skip
+
+    data = json.loads(out.getvalue())
+    assert data["claims"] == 2 and data["folds"] == 2
+    default, *rows = data["rows"]
+    assert default["row"].startswith("default") and "diff" not in default
+    # Both claims' relevant papers share their words: the default fusion finds them first.
+    assert default["ndcg@10"] == pytest.approx(1.0) and default["recall@100"] == 1.0
+    fitted = [row for row in rows if "weights" in row]
+    assert {row["row"].split(":")[0] for row in fitted} == {"ascent", "logistic", "pairwise"}
+    for row in rows:
+        assert row["ci95"][0] <= row["diff"] <= row["ci95"][1]
+        assert 0 <= row["ndcg@10"] <= 1
+    assert "sentence_z" in next(r for r in fitted if r["row"] == "logistic: every feature")["weights"]
+    with pytest.raises(CommandError, match="folds"):
+        call_command("bench_learned_fusion", "--beir", str(beir), "--folds", "3")

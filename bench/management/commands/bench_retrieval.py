@@ -44,10 +44,10 @@ from tqdm import tqdm
 from bench import bm25f
 from bench.evaluation import (
     BeirSet,
+    compared,
     load_beir,
     mean,
     ndcg_at,
-    paired_bootstrap,
     percentile,
     recall_at,
 )
@@ -91,6 +91,8 @@ VARIANTS = (
     "bm25:0.9/0.4",
     "bm25:0.9/0.5",
     "bm25:1.2/0.3",
+    # Session 17: learned fusion of every candidate's passage, BM25 and sentence scores.
+    "learned",
 )
 
 _TS_RANK = """
@@ -388,7 +390,7 @@ class Command(BaseCommand):
         result["refinements"] = {
             name: dict(
                 scores(refined[name]),
-                **_compared(per_query(refined[name]), control if name in fields else baseline),
+                **compared(per_query(refined[name]), control if name in fields else baseline),
                 time_ratio=(
                     round(seconds[name] / seconds[""], 3)
                     if seconds.get(name) and seconds[""]
@@ -525,18 +527,6 @@ def _bm25f_weight(name: str) -> float | None:
         raise CommandError(f"--variant: bad title weight in {name!r}") from None
 
 
-def _compared(variant: list[float], baseline: list[float]) -> dict:
-    """nDCG@10 difference to the default: mean, paired bootstrap 95% CI, odd and even claims."""
-    diffs = [v - b for v, b in zip(variant, baseline, strict=True)]
-    low, high = paired_bootstrap(diffs)
-    return {
-        "diff": round(mean(diffs), 4),
-        "ci95": [round(low, 4), round(high, 4)],
-        "odd": round(mean(diffs[1::2]), 4),
-        "even": round(mean(diffs[0::2]), 4),
-    }
-
-
 def _control(result: dict, variant: dict) -> dict:
     """What a variant was compared with: an index-time one (untimed) with the in-memory fusion
     of today's lists, the others with search()'s hybrid."""
@@ -577,8 +567,8 @@ def _largest_earlier_cache(cache: Path, model: str) -> Path | None:
 
 
 def _needs_sentences(name: str) -> bool:
-    """Whether a --variant reads sentence vectors (SEARCH_REFINE "sentences")."""
-    return _index_time(name) is None and parse_refinements(_refine_value(name, "")).sentences
+    """Whether a --variant reads sentence vectors (SEARCH_REFINE "sentences", "learned")."""
+    return _index_time(name) is None and parse_refinements(_refine_value(name, "")).reads_sentences
 
 
 def _refine_value(name: str, default: str) -> str:

@@ -8,7 +8,7 @@ from django.db import connection
 
 from chat.retrieval import refine
 from chat.retrieval.filters import SearchFilters
-from chat.retrieval.fulltext import QueryTerm, lexical_search
+from chat.retrieval.fulltext import QueryTerm, lexical_search, sparse_literal
 from chat.retrieval.fusion import Ranked
 from chat.retrieval.search import search
 from papers.embeddings import get_embedder
@@ -32,6 +32,9 @@ def test_nothing_is_refined_by_default_and_no_sentence_is_embedded(settings):
     assert refine.active() == refine.Refinements(sentences=True)
     assert refine.parse("prf-bm25:3, fusion-gap") == refine.Refinements(prf_bm25=3, fusion="gap")
     assert refine.parse("prf-dense,passage-top2").feedback == refine.ROCCHIO_DOCS
+    assert refine.parse("learned") == refine.Refinements(learned=True)
+    assert refine.parse("learned").reads_sentences and refine.parse("sentences").reads_sentences
+    assert not refine.parse("proximity").reads_sentences
 
 
 @pytest.mark.parametrize("value", ["rm3", "prf-bm25:0", "prf-bm25:x", "fusion-gap:2"])
@@ -140,7 +143,7 @@ def test_proximity_lifts_the_paper_whose_words_stand_together(db, settings):
 
 @pytest.mark.parametrize(
     "value", ["prf-bm25:2", "prf-dense:2", "prf-bm25:2,prf-dense:2", "fusion-gap",
-              "fusion-length", "passage-sum", "passage-top2", "proximity"],
+              "fusion-length", "passage-sum", "passage-top2", "proximity", "learned"],
 )  # fmt: skip
 def test_every_refinement_still_finds_the_topic(db, settings, value):
     settings.EMBEDDING_BACKEND = "hashing"
@@ -184,12 +187,82 @@ def test_sentences_refinement_fuses_a_third_list(db, settings):
     assert "refine" in response.timings
 
 
-def test_sentences_refinement_without_sentence_vectors_changes_nothing(db, settings):
+@pytest.mark.parametrize("value", ["sentences", "learned"])
+def test_sentence_refinements_without_sentence_vectors_change_nothing(db, settings, value):
     settings.EMBEDDING_BACKEND = "hashing"
     build_corpus()
-    before = [h.arxiv_id for h in run("diffusion models for images", k=5, now=NOW).hits]
-    settings.SEARCH_REFINE = "sentences"
+    before = [h.arxiv_id for h in run("decoders at scale", k=14, now=NOW).hits]
+    settings.SEARCH_REFINE = value
 
-    after = [h.arxiv_id for h in run("diffusion models for images", k=5, now=NOW).hits]
+    after = [h.arxiv_id for h in run("decoders at scale", k=14, now=NOW).hits]
 
     assert after == before
+
+
+def test_learned_scores_weigh_every_score_of_every_candidate():
+    # (paper, best passage, BM25, best sentence): paper 2 was missing from the BM25 list in the
+    # default fusion (0 there); here its own BM25 score counts. Paper 3 has no sentence vectors.
+    rows = [(1, 0.9, 10.0, 0.5), (2, 0.8, 6.0, 0.9), (3, 0.7, 2.0, None)]
+
+    scores = refine.learned_scores(rows, weights=(0.2, 0.4, 0.4))
+
+    assert scores[1] == pytest.approx(0.2 * 1.0 + 0.4 * 1.0 + 0.4 * 0.0)
+    assert scores[2] == pytest.approx(0.2 * 0.5 + 0.4 * 0.5 + 0.4 * 1.0)
+    assert scores[3] == pytest.approx(0.0)
+    assert refine.min_max([3.0, 3.0, None]) == [1.0, 1.0, 0.0]
+    assert sum(refine.LEARNED_WEIGHTS) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_learned_list_reads_the_three_scores_of_every_candidate(db, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    ids = build_corpus()
+    embed_sentences()
+    embedder = get_embedder()
+    text = "Message passing on molecular graphs predicts chemistry."
+    vector = embedder.embed_query(text)
+    candidates = [ids["1805.00009"], ids["2009.00012"], ids["2411.00013"], ids["1901.00001"]]
+
+    with connection.cursor() as cursor:
+        terms = lexical_search(cursor, text, SearchFilters(), 10).terms
+        ranked = refine.learned_list(cursor, vector, embedder.name, terms, candidates)
+        cursor.execute(
+            "SELECT paper_id, -(weights <#> %s::sparsevec) FROM papers_paperlexicon",
+            [sparse_literal({t.id: t.idf for t in terms})],
+        )
+        bm25 = dict(cursor.fetchall())
+
+    assert ranked.name == "learned" and sorted(ranked.ids) == sorted(candidates)
+    # The graph papers hold the sentence word for word and most of its terms: first.
+    assert set(ranked.ids[:2]) == {ids["2009.00012"], ids["2411.00013"]}
+    # The quantum and diffusion papers share no term with it: BM25 0, each scored only by
+    # how far its passage and sentence vectors are from the query.
+    assert bm25[ids["1805.00009"]] == 0 and bm25[ids["1901.00001"]] == 0
+    assert ranked.scores[0] <= sum(refine.LEARNED_WEIGHTS) + 1e-9
+    assert ranked.scores[-1] < refine.LEARNED_WEIGHTS[1]
+
+
+def test_learned_refinement_orders_the_results_by_the_learned_list(db, settings):
+    settings.EMBEDDING_BACKEND = "hashing"
+    ids = build_corpus()
+    embed_sentences()
+    text = "decoders at scale"
+    default = [h.arxiv_id for h in run(text, k=14, now=NOW).hits]
+    settings.SEARCH_REFINE = "learned"
+
+    learned = [h.arxiv_id for h in run(text, k=14, now=NOW).hits]
+
+    embedder = get_embedder()
+    candidates = sorted(ids[a] for a in default)  # every visible paper: dense finds them all
+    with connection.cursor() as cursor:
+        lexical = lexical_search(cursor, text, SearchFilters(), 10)
+        ranked = refine.learned_list(
+            cursor, embedder.embed_query(text), embedder.name, lexical.terms, candidates
+        )
+    arxiv = dict(Paper.objects.values_list("id", "arxiv_id"))
+    assert learned == [arxiv[i] for i in ranked.ids]
+    # The first quantum paper holds "decoders" in its abstract only, the last of the BM25 list:
+    # 0 there in the default fusion (min-max over the list), its own BM25 score in the learned
+    # one (min-max over every candidate, most of which hold no query term).
+    assert arxiv[lexical.hits[-1].paper_id] == "1805.00009"
+    assert learned.index("1805.00009") < learned.index("2503.00005")
+    assert default.index("1805.00009") > default.index("2503.00005")
