@@ -272,6 +272,12 @@ def _compare(question: str) -> tuple[str, str] | None:
         match = pattern.search(question)
         if match:
             a, b = _side(match["a"]), _side(match["b"])
+            # "Compare DPR and BM25 retrieval accuracy": after two names, the words in lower
+            # case are what they are compared in, not part of the second side.
+            first, _, rest = b.partition(" ")
+            if (_ONE_NAME.fullmatch(a) and _ONE_NAME.fullmatch(first) and rest
+                    and rest.islower()):  # fmt: skip
+                b = first
             # Each side names something, and not the same thing ("A or A").
             if a and b and a.lower() != b.lower() and len(a) <= 60 and len(b) <= 60:
                 return a, b
