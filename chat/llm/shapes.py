@@ -629,7 +629,9 @@ def _record(
     if source is None:
         return None  # no paper of the catalogue answers to it: the overview says what was found
     intent = request.intent
-    fields = {"title": _title(source), "arxiv_id": source.arxiv_id, "number": source.number}
+    # (cited to the paper's abstract card when it has one: a record is no page of its body)
+    card = next((s for s in request.sources if s.arxiv_id == source.arxiv_id and not s.where), source)
+    fields = {"title": _title(source), "arxiv_id": source.arxiv_id, "number": card.number}
     if intent.asks == intents.AUTHORS:
         lead = T.RECORD_AUTHORS.format(authors=_authors(source), **fields)
     elif intent.asks == intents.DATE:
@@ -1633,6 +1635,9 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
         body = _compare(request, scorer, topic)
     elif kind == intents.TIMELINE:
         body = _timeline(request, scorer, topic)
+    if intents.asks_citation_counts(request.question):
+        # Not a word of any paper: say so, then what each paper reports.
+        body = [T.NO_CITATION_COUNTS, "", *(_list(request, scorer, "") or [])]
     if body is None:
         body = _overview(request, scorer, topic)
     if body is None:

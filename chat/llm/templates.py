@@ -72,6 +72,10 @@ TIMELINE_ITEM_BARE = "- **{title}** ({published}) [{number}]"
 
 # Freshness: the question wants the newest work and the catalogue's newest is not that new.
 FRESHNESS = "The newest paper on this in the catalogue is from {month} ({age} before today)."
+NO_CITATION_COUNTS = (
+    "The catalogue has no citation counts (arXiv publishes none), so it cannot say which paper is "
+    "cited most; here is what each paper reports."
+)
 
 # Follow-ups on the previous answer's papers (chat.pipeline.previous). "Which of these…": the
 # papers whose own text says so, each with the sentence that does and where it is.

@@ -413,7 +413,8 @@ async def answer_events(
     analysis["intent"] = intent.kind
     searched = reference.kind != SOURCES
     listing = intent.kind == intents.LIST and searched and not intent.by_filter
-    if intent.kind in ABSTRACT_SHAPES and not evidence:
+    # (a question after citation counts is answered by what each paper reports: its abstract)
+    if (intent.kind in ABSTRACT_SHAPES or intents.asks_citation_counts(query)) and not evidence:
         hits = [
             replace(hit, more_chunks=[])
             if listing

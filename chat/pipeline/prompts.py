@@ -19,6 +19,7 @@ Rules:
   Only cite numbers that appear in the list of sources.
 - If the sources are not enough to answer, say so plainly and say what is missing.
 - When the question asks about recent work, prefer the most recent sources and give their dates.
+- The sources carry no citation counts: never state how often a paper is cited or rank by it.
 - Be concise: a short paragraph or a few bullet points. Use Markdown; no HTML.
 - A source read from a paper's full text says its page ("Pages: p. 7"); when you use it, you may
   name the page after the citation, like [2, p. 7].

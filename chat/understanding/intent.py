@@ -239,6 +239,20 @@ _LATEST = re.compile(
 )
 
 
+# How often papers are cited, which the catalogue does not know: "which is the most cited?",
+# "how many citations does RAG have?", "the most influential papers on X".
+_CITATIONS = re.compile(
+    r"\b(?:most|highly|least|widely|best)[\s-]+cited\b|\bcitations?\s+counts?\b"
+    r"|\bhow\s+(?:many\s+(?:times\s+)?|often\s+(?:is|was|has)\b.*\b)(?:citations|cited)\b"
+    r"|\bmost\s+influential\b|\bh-?index\b",
+    _FLAGS,
+)
+
+
+def asks_citation_counts(question: str) -> bool:
+    return bool(_CITATIONS.search(question or ""))
+
+
 def _get(analysis: Any, name: str, default=None):
     if analysis is None:
         return default

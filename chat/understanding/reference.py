@@ -90,7 +90,12 @@ _SET_REF = re.compile(
     re.I,
 )
 # "the largest one", "the most recent ones": one of the previous answer's papers, by a measure.
-_SUPERLATIVE_ONE = re.compile(r"\bthe\s+(?:\w+est|most\s+\w+|least\s+\w+)\s+ones?\b", re.I)
+# (or "which is the most cited?", "which one was the earliest?")
+_SUPERLATIVE_ONE = re.compile(
+    r"\bthe\s+(?:\w+est|most\s+\w+|least\s+\w+)\s+ones?\b"
+    r"|^\s*which\s+(?:one\s+|paper\s+)?(?:is|was)\s+the\s+(?:\w+est|most\s+\w+|least\s+\w+)\s*\??$",
+    re.I,
+)
 # "is it true that…", "it is known that…": an "it" that refers to nothing.
 _EXPLETIVE_IT = re.compile(
     r"\b(?:is|was|isn't|wasn't)\s+it\s+(?:true|possible|known|the\s+case|feasible|worth|common|"

@@ -100,3 +100,16 @@ async def test_these_after_a_question_about_a_whole_list_are_the_list(owner, thr
     picked = Turn(question="which of these use BM25?", sources=(_card(1, 3),), on_sources=True)
     reference = resolve("what datasets do they use?", [turn.history[0], picked])
     assert (reference.kind, reference.numbers, reference.back) == (SOURCES, (1,), 1)
+
+
+async def test_which_is_the_most_cited_says_the_catalogue_has_no_counts(catalogue, owner, thread):
+    from chat.llm import templates as T
+
+    listed = await ask(owner, thread, "papers on diffusion models")
+    answer = await ask(owner, thread, "which is the most cited?")
+
+    # Of the list's papers (it searched "most cited" and quoted "cited" sentences), with what
+    # each reports, and no count made up.
+    assert answer.content.splitlines()[0] == T.NO_CITATION_COUNTS
+    assert cited(answer) and cited(answer) <= cited(listed)
+    assert all(c["kind"] == "abstract" for c in answer.sources)

@@ -795,12 +795,17 @@ def test_when_a_paper_appeared_says_only_what_the_catalogue_knows(settings):
 def test_a_record_question_about_a_paper_of_the_previous_answer_is_its_record(settings):
     settings.EMBEDDING_BACKEND = "hashing"
     # "Who are the authors of the first one?", "When was it published?" after a list: the
-    # reference kept that paper alone (a list's chunk cards of it), and its record answers.
+    # reference kept that paper alone (a list's chunk cards of it), and its record answers,
+    # cited to its abstract's card, not to a page of its body.
+    chunk = SourceText(
+        5, RWKV.title, RWKV.authors, RWKV.published, "RWKV scales to 14 billion parameters.",
+        RWKV.arxiv_id, where="p. 9",
+    )  # fmt: skip
     for question, lead in [
         ("Who are the authors of the first one?", "is by Bo Peng and Eric Alcaide [2]."),
         ("When was it published?", "was first posted to arXiv on 2023-05-22 [2]."),
     ]:
-        request = _record_request(question, [RWKV, RWKV])
+        request = _record_request(question, [chunk, RWKV])
         request.analysis["previous"] = {"referred": 1, "kept": 1, "question": question}
 
         assert compose_shaped(request).splitlines()[0].endswith(lead), question

@@ -6,7 +6,13 @@ from datetime import UTC, datetime
 import pytest
 
 from chat.understanding.analysis import analyse
-from chat.understanding.intent import Intent, classify, compare_context, sources_wanted
+from chat.understanding.intent import (
+    Intent,
+    asks_citation_counts,
+    classify,
+    compare_context,
+    sources_wanted,
+)
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
@@ -229,3 +235,11 @@ def test_a_record_question_names_a_paper():
 def test_a_record_question_naming_no_paper_asks_of_the_papers_shown(question):
     intent = classify(question, analyse(question, NOW), NOW.date())
     assert (intent.kind, intent.title, intent.asks) == ("named_paper", "", "authors")
+
+
+def test_a_question_after_citation_counts_is_known():
+    for question in ["which is the most cited?", "How many citations does RAG have?",
+                     "the most influential papers on QAOA", "Which paper is highly cited?"]:
+        assert asks_citation_counts(question), question
+    for question in ["papers citing RAG", "What does CiteSee show beside cited papers?"]:
+        assert not asks_citation_counts(question), question

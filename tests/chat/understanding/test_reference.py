@@ -83,6 +83,9 @@ CASES = [
     ("and for video, how does it work?", LIST_ANSWER, TOPIC, ()),
     # One of them by a measure: the question is asked of them all.
     ("How many parameters does the largest one have?", LIST_ANSWER, SOURCES, ALL),
+    # "which is the most cited?" after a list: of its papers, not a search for "most cited".
+    ("which is the most cited?", LIST_ANSWER, SOURCES, ALL),
+    ("Which one was the earliest?", LIST_ANSWER, SOURCES, ALL),
     ("which is the most recent one?", LIST_ANSWER, SOURCES, ALL),
     # A part only the papers shown have.
     ("who are the authors?", ONE_PAPER, SOURCES, (2,)),
