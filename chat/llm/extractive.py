@@ -742,15 +742,21 @@ def answering_scores(
     return best
 
 
+def _printed_runs(sentences: list[_Sentence], kind: type) -> list[list[_Sentence]]:
+    """The sentences of `kind` (a list's items, a table's rows), grouped by the list or table
+    they were printed in (one `listed` run of a source)."""
+    runs: dict[tuple[int, int], list[_Sentence]] = {}
+    for s in sentences:
+        if isinstance(s.text, kind) and s.listed >= 0:
+            runs.setdefault((s.source.number, s.listed), []).append(s)
+    return list(runs.values())
+
+
 def _naming_items(sentences: list[_Sentence], heads: set[str]) -> set[int]:
     """The ids of the first sentences of list items that name things a "what/which X" question
     asks for (`heads`: X's stems), in lists where enough items do (names_asked_things)."""
-    lists: dict[tuple[int, int], list[_Sentence]] = {}
-    for s in sentences:
-        if isinstance(s.text, ItemSentence) and s.listed >= 0:
-            lists.setdefault((s.source.number, s.listed), []).append(s)
     found = set()
-    for items in lists.values():
+    for items in _printed_runs(sentences, ItemSentence):
         naming = names_asked_things([set(i.term_counts) for i in items], heads)
         found.update(id(i) for i, names in zip(items, naming, strict=True) if names)
     return found
@@ -763,12 +769,8 @@ def _extreme_rows(sentences: list[_Sentence], words: list[str]) -> set[int]:
     its caption and header say a word of the question other than the extreme's."""
     asked = set(stems([w for w in words if not asks_for_extreme(w)]))
     smallest = any(w in SMALLEST for w in words)
-    tables: dict[tuple[int, int], list[_Sentence]] = {}
-    for s in sentences:
-        if isinstance(s.text, RowSentence) and s.listed >= 0:
-            tables.setdefault((s.source.number, s.listed), []).append(s)
     found = set()
-    for rows in tables.values():
+    for rows in _printed_runs(sentences, RowSentence):
         at = extreme_row([r.text for r in rows], smallest)
         if at is not None and asked & set(rows[at].term_counts):
             found.add(id(rows[at]))
