@@ -196,8 +196,8 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
         if _PLACEHOLDER.search(text):
             continue  # a printed prompt or template ("Summarize the following paragraph. <The
             # Abstract of this paper goes here> The paper presents …"): a model's words
-        if _ROADMAP.search(text):
-            continue  # where the paper says what, not what it says
+        if _ROADMAP.search(text) or _PUBLISHING.search(text):
+            continue  # where the paper says what, or its publisher's notices, not what it says
         if (credits and not FLOAT_LABEL.search(text)) or _THANKS.match(text):
             # Who did and paid for the work, not what it found. (A table or figure is printed
             # wherever the page had room: ULSA's table of Fleiss' kappas follows its
@@ -281,6 +281,15 @@ _ROADMAP = re.compile(
     r"is\s+(?:structured|organi[sz]ed|laid\s+out|arranged)|\bis\s+(?:structured|organi[sz]ed)\s+as\s+"
     r"follows\b",
     re.IGNORECASE,
+)
+# A publisher's notices and index terms printed on a first page: "Request permissions from
+# permissions@acm.org", "Human-centered computing → Empirical studies in interaction design"
+# (quoted for "How many participants were in its user study?").
+_PUBLISHING = re.compile(
+    r"permissions@acm\.org|\bRequest permissions from\b|\bPermission to make digital or hard "
+    r"copies\b|\bACM Reference Format\b|\b(?:Human-centered computing|Computing methodologies|"
+    r"Information systems|Applied computing|Theory of computation|Software and its engineering|"
+    r"Security and privacy|Social and professional topics)\s*→"
 )
 # A placeholder of a printed prompt or template, as papers' appendices show them.
 _PLACEHOLDER = re.compile(r"<[A-Z][^<>]{3,80}>")

@@ -183,15 +183,19 @@ def own_topic_words(text: str) -> list[str]:
     ]
 
 
-def _antecedent_before(text: str, position: int) -> bool:
+def _antecedent_before(text: str, position: int, singular: bool = False) -> bool:
     """Whether a topic word comes before `position`, which a pronoun there could refer to: in
     an earlier clause when the pronoun is an inverted question's subject ("what is RLHF and why
-    is it used?", not "what optimizers do they compare?")."""
+    is it used?", not "what optimizers do they compare?"). A `singular` pronoun ("it", "its")
+    refers to no plural: "How many participants were in its user study?" asks of the paper."""
     before = text[:position]
     if _INVERTED_SUBJECT.search(before):
         breaks = list(_CLAUSE_BREAK.finditer(before))
         before = before[: breaks[-1].start()] if breaks else ""
-    return bool(own_topic_words(before))
+    words = own_topic_words(before)
+    if singular:
+        words = [w for w in words if not (w.endswith("s") and not w.endswith(("ss", "us", "is")))]
+    return bool(words)
 
 
 def _cut(text: str, span: tuple[int, int]) -> str:
@@ -320,9 +324,9 @@ def resolve(question: str, history: Sequence) -> Reference:
             return Reference(SOURCES, them, text.strip(" ?.!"), back)
 
     for m in _PRONOUN.finditer(text):
-        if _antecedent_before(text, m.start()):
-            continue  # "what is RLHF and why is it used?": "it" is RLHF
         word = next(g for g in m.groups() if g).lower()
+        if _antecedent_before(text, m.start(), singular=word in ("it", "its")):
+            continue  # "what is RLHF and why is it used?": "it" is RLHF
         if word == "it" and any(
             e.start() <= m.start() < e.end() for e in _EXPLETIVE_IT.finditer(text)
         ):

@@ -320,3 +320,18 @@ def test_a_chunk_cut_at_an_abbreviations_dot_is_not_quoted_as_a_sentence():
     assert [q for _, q in quotes(answer)] == [
         "Our Dense Passage Retriever (DPR) is exceptionally strong against BM25."
     ]
+
+
+def test_a_publishers_notices_and_index_terms_are_not_quoted():
+    plain = SourceText(
+        8, "Paper Plain", "T. August", "2022-02-28",
+        "Request permissions from permissions@acm.org. Human-centered computing → Empirical "
+        "studies in interaction design; User studies. A total of 12 participants completed the "
+        "user study.", "2203.00130", where="p. 1",
+    )  # fmt: skip
+
+    answer = compose_answer("How many participants were in the user study?", [plain])
+
+    assert [q for _, q in quotes(answer)] == [
+        "A total of 12 participants completed the user study."
+    ]

@@ -46,6 +46,8 @@ CASES = [
     ("and the last one?", LIST_ANSWER, SOURCES, (8,)),
     ("what dataset does it use?", ONE_PAPER, SOURCES, (2,)),
     ("who wrote it?", ONE_PAPER, SOURCES, (2,)),
+    # "its" refers to no plural before it: the paper shown, not "participants".
+    ("How many participants were in its user study?", ONE_PAPER, SOURCES, (2,)),
     ("what about since 2024?", LIST_ANSWER, TOPIC, ()),
     ("and in 2022?", LIST_ANSWER, TOPIC, ()),
     ("why?", LIST_ANSWER, TOPIC, ()),
