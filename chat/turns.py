@@ -162,6 +162,12 @@ def _of_all(previous: dict) -> bool:
     )
 
 
+def _named(named: dict) -> tuple[str, ...]:
+    """The names an answer's question gave its papers (its analysis's `named`), one a paper."""
+    by_paper = {p.get("arxiv_id"): p.get("asked") for p in named.get("papers", []) if p.get("asked")}
+    return tuple(dict.fromkeys(by_paper.values()))
+
+
 def _history(messages: list) -> list[Turn]:
     """The last TOPIC_TURNS turns of the thread's `messages` (oldest first)."""
     turns = []
@@ -180,6 +186,7 @@ def _history(messages: list) -> list[Turn]:
                 sources=tuple(message.sources or ()),
                 on_sources=(message.analysis or {}).get("followup_of") is not None,
                 of_all=_of_all((message.analysis or {}).get("previous") or {}),
+                named=_named((message.analysis or {}).get("named") or {}),
             )
     return turns
 

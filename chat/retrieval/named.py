@@ -206,6 +206,18 @@ def _in_naming_place(word: str, question: str) -> bool:
     return any(re.search(place.format(x=x), question) for place in _NAMING_PLACES)
 
 
+def writes_a_name(question: str) -> bool:
+    """Whether the question writes a word as a name (pure, no lookup): a model-like word ("ViT",
+    "GPT-3", "LoRA") anywhere, or a capitalised word past its first ("the Transformer", "Adam");
+    not hardware, units or metrics ("GPUs", "BLEU"), nor "I"."""
+    for index, word in enumerate(_tokens(question)):
+        if word.lower() in _NOT_PAPERS or word.lower() in _QUESTION_WORDS or word == "I":
+            continue
+        if _NAME_LIKE.fullmatch(word) or (index > 0 and word[:1].isupper()):
+            return True
+    return False
+
+
 def unknown_names(question: str, known: set[str]) -> list[str]:
     """Model-like names in a naming place of the question whose key no paper has."""
     found = []
