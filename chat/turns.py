@@ -162,10 +162,11 @@ def _of_all(previous: dict) -> bool:
     )
 
 
-def _named(named: dict) -> tuple[str, ...]:
-    """The names an answer's question gave its papers (its analysis's `named`), one a paper."""
+def _named(named: dict) -> tuple[tuple[str, str], ...]:
+    """The papers an answer's question named (its analysis's `named`): (name as asked, arXiv
+    id), one a paper."""
     by_paper = {p.get("arxiv_id"): p.get("asked") for p in named.get("papers", []) if p.get("asked")}
-    return tuple(dict.fromkeys(by_paper.values()))
+    return tuple((asked, arxiv_id) for arxiv_id, asked in by_paper.items())
 
 
 def _history(messages: list) -> list[Turn]:

@@ -131,7 +131,10 @@ async def test_a_question_naming_nothing_stays_on_the_threads_paper(pdfs, owner,
     assert answer.query == "How is positional information encoded in the Transformer?"
     assert cited(answer) == {TRANSFORMER}
     assert "information about the relative or absolute position of the tokens" in answer.content
-    # A question on another topic is searched as typed.
+    # A question on another topic is searched as typed: words the Transformer never says, or a
+    # listing.
+    covariate = "How does batch normalization reduce internal covariate shift?"
+    assert (await ask(owner, thread, covariate)).query == covariate
     elsewhere = await ask(owner, thread, "papers on image classification")
     assert elsewhere.query == "papers on image classification"
     assert VIT in cited(elsewhere) and TRANSFORMER not in cited(elsewhere)
