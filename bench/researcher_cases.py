@@ -223,4 +223,23 @@ CASES = [
     Case("fid-own-question", "followup-change",
          "What about Fusion-in-Decoder, how does it use the retrieved passages?",
          (cites(FID), no_refusal()), before=("How much better is DPR in top-20 accuracy?",)),
+    # Session 17 (helper thread): a thread stays on its paper while its questions name nothing
+    # else (each seen quoting other papers in a researcher's threads).
+    Case("thread-positions", "followup-stay", "How is positional information encoded?",
+         (cites(TRANSFORMER), cites_none_of(VIT), says(r"position", "positions")),
+         before=("summarize Attention Is All You Need",
+                 "How many layers does the Transformer's encoder have?")),
+    Case("thread-complexity", "followup-stay",
+         "What is the complexity of self-attention per layer?",
+         (cites(TRANSFORMER), cites_only_ids({TRANSFORMER}, "the Transformer"),
+          says(r"o\(n", "the table's O(n…)")),
+         before=("What does the Transformer replace recurrence with?",)),
+    Case("thread-rag-costs", "followup-stay", "What are the training costs?",
+         (cites(RAG), cites_none_of(ADAM, OPT, VIT)),
+         before=("RAG-Sequence vs RAG-Token",)),
+    # ... and leaves it for a topic of the question's own.
+    Case("thread-leaves", "followup-change", "papers on image recognition",
+         (cites_one_of([RESNET, VIT], "ResNet or ViT"), cites_none_of(TRANSFORMER),
+          query_lacks("transformer")),
+         before=("What does the Transformer replace recurrence with?",)),
 ]  # fmt: skip

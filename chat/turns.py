@@ -162,6 +162,13 @@ def _of_all(previous: dict) -> bool:
     )
 
 
+def _named(named: dict) -> tuple[tuple[str, str], ...]:
+    """The papers an answer's question named (its analysis's `named`): (name as asked, arXiv
+    id), one a paper."""
+    by_paper = {p.get("arxiv_id"): p.get("asked") for p in named.get("papers", []) if p.get("asked")}
+    return tuple((asked, arxiv_id) for arxiv_id, asked in by_paper.items())
+
+
 def _history(messages: list) -> list[Turn]:
     """The last TOPIC_TURNS turns of the thread's `messages` (oldest first)."""
     turns = []
@@ -180,6 +187,7 @@ def _history(messages: list) -> list[Turn]:
                 sources=tuple(message.sources or ()),
                 on_sources=(message.analysis or {}).get("followup_of") is not None,
                 of_all=_of_all((message.analysis or {}).get("previous") or {}),
+                named=_named((message.analysis or {}).get("named") or {}),
             )
     return turns
 

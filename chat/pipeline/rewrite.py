@@ -17,10 +17,22 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from asgiref.sync import sync_to_async
+from django.db import connection
+
 from chat.llm import LLMError
 from chat.pipeline import prompts
 from chat.pipeline.previous import shown_papers
-from chat.understanding.reference import SOURCES, STANDALONE, TOPIC, Reference, resolve
+from chat.retrieval.named import papers_say, writes_a_name
+from chat.understanding.reference import (
+    SOURCES,
+    STANDALONE,
+    TOPIC,
+    Reference,
+    asks_for_papers,
+    own_topic_words,
+    resolve,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +74,10 @@ class Turn:
     # One of those that asked something of all of them, picking none ("how do they retrieve
     # documents?" after a list): "these" after it are still all of them.
     of_all: bool = False
+    # The papers its question named (chat.retrieval.named: "the Transformer"): (the name as the
+    # question wrote it, arXiv id). What the thread is about while its next questions name
+    # nothing else.
+    named: tuple[tuple[str, str], ...] = ()
 
 
 def looks_like_follow_up(question: str, history: Sequence[Turn] = ()) -> bool:
@@ -119,6 +135,55 @@ def rule_rewrite(question: str, history: Sequence[Turn]) -> str:
     return f"{own.rstrip('?. ')} — {context}"
 
 
+# A thread stays on the papers its latest search named for at most this many of them ("RAG-Sequence
+# vs RAG-Token" is one paper; a question naming four is a survey, not a paper being read).
+THREAD_PAPERS = 2
+_ARXIV_ID = re.compile(r"\b\d{4}\.\d{4,5}\b")
+# Two things compared are the question's own topic ("compare dense and sparse retrieval").
+_COMPARES = re.compile(r"\b(?:compar\w*|versus|vs\.?|differ\w*)(?=\s|$)", re.I)
+
+
+def threads_papers(history: Sequence[Turn]) -> tuple[tuple[str, str], ...]:
+    """The papers the thread is on, (name, arXiv id): those its latest search (not a follow-up
+    on an answer's sources) named, when it was one of the last HISTORY_TURNS turns."""
+    for turn in reversed(list(history)[-HISTORY_TURNS:]):
+        if not turn.on_sources:
+            return turn.named if len(turn.named) <= THREAD_PAPERS else ()
+    return ()
+
+
+def _says_all(arxiv_ids: list[str], words: str) -> bool:
+    with connection.cursor() as cursor:
+        return papers_say(cursor, arxiv_ids, words)
+
+
+async def on_the_threads_papers(question: str, history: Sequence[Turn]) -> str:
+    """A question that stands alone but names nothing of its own, asked while the thread is on a
+    paper ("How is positional information encoded?" after questions on the Transformer), is
+    asked of that paper: its name goes into the search, where chat.retrieval.named finds it and
+    puts it first, as if the question had named it. A question pointing elsewhere is searched
+    as typed: one that writes a name ("How does BERT …"), an arXiv id, asks for papers ("papers
+    on protein folding"), a time window ("since 2024") or a comparison, or whose topic words the
+    thread's papers never say together ("how does batch normalization reduce internal
+    covariate shift?" after the Transformer is the batch normalization paper's question)."""
+    papers = threads_papers(history)
+    if (
+        not papers
+        or writes_a_name(question)
+        or _ARXIV_ID.search(question)
+        or asks_for_papers(question)
+        or _TIME_EXPRESSION.search(question)
+        or _COMPARES.search(question)
+    ):
+        return question
+    words = " ".join(own_topic_words(question))
+    if not await sync_to_async(_says_all)([arxiv_id for _, arxiv_id in papers], words):
+        return question
+    the = lambda name: f"the {name}" if re.fullmatch(r"[A-Z][a-z]+", name) else name  # noqa: E731
+    names = " and ".join(the(name) for name, _ in papers)
+    return f"{question.strip().rstrip('?. ')} in {names}?"
+
+
 def model_may_rewrite(backend) -> bool:
     """Only a model that follows instructions (an OpenAI-compatible one, not the small `local`
     model) is trusted to rewrite or triage questions."""
@@ -150,6 +215,8 @@ async def understand_followup(
     if _MORE_LIKE.match(question):  # a new search, never a filter of "these"
         return _more_like(history[-1]), Reference(TOPIC)
     reference = resolve(question, recent)
+    if reference.kind == STANDALONE:
+        return await on_the_threads_papers(question, history), reference
     if reference.kind != TOPIC or not model_may_rewrite(backend):
         return rule_rewrite(question, history), reference
     try:

@@ -206,6 +206,40 @@ def _in_naming_place(word: str, question: str) -> bool:
     return any(re.search(place.format(x=x), question) for place in _NAMING_PLACES)
 
 
+def writes_a_name(question: str) -> bool:
+    """Whether the question writes a word as a name (pure, no lookup): a model-like word ("ViT",
+    "GPT-3", "LoRA") anywhere, or a capitalised word past its first ("the Transformer", "Adam");
+    not hardware, units or metrics ("GPUs", "BLEU"), nor "I"."""
+    for index, word in enumerate(_tokens(question)):
+        if word.lower() in _NOT_PAPERS or word.lower() in _QUESTION_WORDS or word == "I":
+            continue
+        if _NAME_LIKE.fullmatch(word) or (index > 0 and word[:1].isupper()):
+            return True
+    return False
+
+
+# One of the papers says all of the words, in its title and abstract or in one chunk of its body.
+_SAYS_ALL = """
+SELECT EXISTS (
+    SELECT 1 FROM papers_paper p
+    WHERE p.arxiv_id = ANY(%(ids)s) AND p.search_vector @@ plainto_tsquery('english', %(words)s)
+) OR EXISTS (
+    SELECT 1 FROM papers_passage c JOIN papers_paper p ON p.id = c.paper_id
+    WHERE p.arxiv_id = ANY(%(ids)s) AND c.kind = 'fulltext'
+      AND c.lexemes @@ plainto_tsquery('english', %(words)s)
+)
+"""
+
+
+def papers_say(cursor, arxiv_ids, words: str) -> bool:
+    """Whether one of the papers says every one of the `words` (stemmed) in its abstract or in
+    one chunk of its body: whether a question in those words can be asked of them."""
+    if not words.strip():
+        return True
+    cursor.execute(_SAYS_ALL, {"ids": list(arxiv_ids), "words": words})
+    return bool(cursor.fetchone()[0])
+
+
 def unknown_names(question: str, known: set[str]) -> list[str]:
     """Model-like names in a naming place of the question whose key no paper has."""
     found = []

@@ -300,6 +300,12 @@ def _whole_set(history: Sequence) -> tuple[tuple[int, ...], int]:
     return tuple(_numbers(history[-back])), back
 
 
+def asks_for_papers(text: str) -> bool:
+    """Whether a question asks for papers in so many words ("papers on protein folding", "any
+    preprints since 2025?"): a listing, not a question about the papers being read."""
+    return bool(_ASKS_FOR_PAPERS.search(text))
+
+
 def resolve(question: str, history: Sequence) -> Reference:
     """How `question` relates to the thread's previous answer (the last item of `history`, with
     its `sources`: the saved source cards). Rules only: pure and fast."""

@@ -13,6 +13,11 @@ from chat.models import Message, Thread
 from chat.pipeline.rewrite import HISTORY_TURNS, Turn
 from chat.understanding.reference import SOURCES, resolve
 
+# The fixtures of tests/papers/fulltext: a local arXiv PDF server over the shared PDFs.
+from tests.papers.fulltext.conftest import pdf_server, shared_papers  # noqa: F401
+
+TRANSFORMER, VIT = "1706.03762", "2010.11929"
+
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 
@@ -113,3 +118,35 @@ async def test_which_is_the_most_cited_says_the_catalogue_has_no_counts(catalogu
     assert answer.content.splitlines()[0] == T.NO_CITATION_COUNTS
     assert cited(answer) and cited(answer) <= cited(listed)
     assert all(c["kind"] == "abstract" for c in answer.sources)
+
+
+@pytest.fixture
+def pdfs(pdf_server, shared_papers):  # noqa: F811
+    """The 28 shared papers indexed (BM25, vectors, the names they introduce); the Transformer
+    and ViT, which both say how they encode positions, read over HTTP."""
+    from papers.fulltext.read import read_paper
+    from papers.indexing.lexical import index_missing
+    from papers.indexing.vectors import embed_missing
+
+    index_missing()
+    embed_missing()
+    for arxiv_id in (TRANSFORMER, VIT):
+        assert read_paper(shared_papers[arxiv_id]).status == "ok"
+    return shared_papers
+
+
+async def test_a_question_naming_nothing_stays_on_the_threads_paper(pdfs, owner, thread):
+    await ask(owner, thread, "What does the Transformer replace recurrence with?")
+    # Named nothing, it opened with ViT's ablation of positional embeddings.
+    answer = await ask(owner, thread, "How is positional information encoded?")
+
+    assert answer.query == "How is positional information encoded in the Transformer?"
+    assert cited(answer) == {TRANSFORMER}
+    assert "information about the relative or absolute position of the tokens" in answer.content
+    # A question on another topic is searched as typed: words the Transformer never says, or a
+    # listing.
+    covariate = "How does batch normalization reduce internal covariate shift?"
+    assert (await ask(owner, thread, covariate)).query == covariate
+    elsewhere = await ask(owner, thread, "papers on image classification")
+    assert elsewhere.query == "papers on image classification"
+    assert VIT in cited(elsewhere) and TRANSFORMER not in cited(elsewhere)
