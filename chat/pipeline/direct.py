@@ -178,8 +178,19 @@ def chat_reply(reason: str, coverage: Coverage) -> str:
     return template.format(coverage=coverage.sentence(), examples=_try(coverage)).strip()
 
 
+# The words that ask, before the topic a refusal names: "What is known about cryo-EM …?" has
+# nothing on "cryo-EM …", not on "What is known about cryo-EM …".
+_ASKING_OPENER = re.compile(
+    r"^(?:what\s+(?:is|'s|are)\s+(?:known|new|the\s+latest)\s+(?:about|on|in)|what'?s\s+new\s+"
+    r"(?:about|on|in)|what\s+do\s+(?:we|you)\s+know\s+about|tell\s+me\s+(?:more\s+)?about|"
+    r"(?:is\s+there\s+)?anything\s+(?:on|about)|(?:what|which)\s+(?:papers|research|work)\s+"
+    r"(?:is\s+there\s+|exists?\s+)?(?:on|about))\s+",
+    re.IGNORECASE,
+)
+
+
 def nothing_relevant_reply(topic: str, window: str, coverage: Coverage) -> str:
-    topic = " ".join(topic.split()).strip(" ?.!") or "this"
+    topic = _ASKING_OPENER.sub("", " ".join(topic.split())).strip(" ?.!") or "this"
     return NOTHING_RELEVANT.format(
         topic=topic, window=f" ({window})" if window else "", coverage=coverage.sentence()
     ).strip()

@@ -76,6 +76,13 @@ async def test_out_of_catalogue_question_cites_nothing_and_says_what_is_covered(
     assert "1999-01-05 to 2025-11-03" in done["content"]
 
 
+async def test_a_refusal_names_the_topic_not_the_words_that_ask(catalogue):
+    _, by = await run("What is known about recipes for sourdough bread?")
+    done = by["done"][0]
+    assert done["nothing_relevant"] is True
+    assert "nothing on “recipes for sourdough bread”" in done["content"]
+
+
 async def test_a_question_the_catalogue_covers_is_not_gated(catalogue):
     _, by = await run("diffusion transformers for images")
     done = by["done"][0]
