@@ -523,11 +523,11 @@ def tokens(lowered: str) -> list[str]:
 
 # Greek letters as the words a question types for them ("beta2" for the PDF's "β2", "epsilon"
 # for "ϵ"), so that a sentence and a question share the term. Applied after lower().
-_GREEK_LETTERS = "αβγδεϵζηθϑικλμνξοπρσςτυφϕχψω"
+GREEK_LETTERS = "αβγδεϵζηθϑικλμνξοπρσςτυφϕχψω"
 _GREEK = str.maketrans(
     dict(
         zip(
-            _GREEK_LETTERS,
+            GREEK_LETTERS,
             "alpha beta gamma delta epsilon epsilon zeta eta theta theta iota kappa lambda mu nu "
             "xi omicron pi rho sigma sigma tau upsilon phi phi chi psi omega".split(),
             strict=True,
@@ -536,7 +536,27 @@ _GREEK = str.maketrans(
 )
 
 
-_ANY_GREEK = re.compile(f"[{_GREEK_LETTERS}]", re.IGNORECASE)
+_ANY_GREEK = re.compile(f"[{GREEK_LETTERS}]", re.IGNORECASE)
+
+# Each spelled letter's printed forms ("epsilon": "εϵ"), and a spelled letter in a question,
+# numbered or not ("beta", "betas", "beta2").
+_PRINTED = {
+    name: "".join(letter for letter in GREEK_LETTERS if letter.translate(_GREEK) == name)
+    for name in dict.fromkeys(letter.translate(_GREEK) for letter in GREEK_LETTERS)
+}
+_SPELLED_LETTER = re.compile(rf"\b(?P<name>{'|'.join(_PRINTED)})(?P<number>\d?)s?\b")
+
+
+def printed_greek(text: str) -> list[str]:
+    """The lexemes (as to_tsvector('english') makes them of a paper's text) that print the Greek
+    letters `text` spells: "beta" -> 'β', 'β0' ... 'β9' (a numbered letter is the letter too:
+    "What were its beta values?" asks for "β1 = 0.9, β2 = 0.98"), "beta2" -> 'β2'. The reverse
+    of `_spelt`, for the lexical search, whose index holds the printed letters."""
+    printed = []
+    for match in _SPELLED_LETTER.finditer(text.lower()):
+        numbers = [match["number"]] if match["number"] else ["", *"0123456789"]
+        printed += [letter + n for letter in _PRINTED[match["name"]] for n in numbers]
+    return list(dict.fromkeys(printed))
 
 
 def spells_greek(text: str) -> bool:

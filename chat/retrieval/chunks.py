@@ -43,6 +43,7 @@ from functools import lru_cache
 from django.conf import settings
 
 from chat.llm.sentences import (
+    GREEK_LETTERS,
     STOPWORDS,
     ItemSentence,
     answers_nothing,
@@ -103,7 +104,9 @@ ASKED_ABOUT_POOL = 32
 # sits in one sentence, so where the two disagree the sentence wins (bench_fulltext).
 SENTENCE_WEIGHT = 2.0
 
-_LEXEME = re.compile(r"^[a-z0-9]+$")
+# The lexemes the search weighs, safe in a to_tsquery: words, numbers, and the Greek letters a
+# paper prints ('β1', which a question spelling "beta" also asks for: fulltext.query_terms).
+_LEXEME = re.compile(rf"^[a-z0-9{GREEK_LETTERS}]+$")
 
 
 def asking_lexemes(question: str) -> set[str]:
@@ -622,7 +625,7 @@ def best_chunks(cursor, paper_ids, vector, model: str, lexemes,
     by_paper = {
         paper: _by_sentences(
             found,
-            with_asking_words(chunk_idf(own[paper]), question, len(own[paper])),
+            with_asking_words(spelt_idf(chunk_idf(own[paper])), question, len(own[paper])),
             question,
             quantity,
             _kept(paper, per_paper, asked_about),
@@ -722,6 +725,19 @@ def with_asking_words(idf: dict[str, float], question: str, documents: int) -> d
         return idf
     unseen = math.log(1.0 + (documents + 0.5) / 0.5)
     return {**{t: unseen for t in asking}, **idf}
+
+
+def spelt_idf(idf: dict[str, float]) -> dict[str, float]:
+    """`idf` with its printed Greek letters spelled as a sentence's terms spell them ('β1' ->
+    'beta1': chat.llm.sentences.terms), so the sentence evidence finds the sentence holding
+    the 'β1' BM25 found (a question spelling "beta" asks for it: fulltext.query_terms)."""
+    if not any(spells_greek(t) for t in idf):
+        return idf
+    spelt: dict[str, float] = {}
+    for lexeme, weight in idf.items():
+        term = terms(lexeme)[0] if spells_greek(lexeme) else lexeme
+        spelt[term] = max(weight, spelt.get(term, 0.0))  # ('ε1' and 'ϵ1' are one 'epsilon1')
+    return spelt
 
 
 def bm25_scores(chunks: list[Chunk]) -> list[float]:

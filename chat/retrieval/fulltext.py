@@ -47,6 +47,7 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db import transaction
 
+from chat.llm.sentences import printed_greek
 from papers.indexing.lexical import SPARSE_DIMENSIONS, year_sql
 from papers.indexing.periods import lexicon_year_indexes, year_bounds_sql
 from papers.text import american_spelling, tex_to_plain
@@ -86,8 +87,15 @@ class LexicalResult:
     years_read: int = 0  # ... of which some terms were read whole ("essential", "exhaustive")
 
 
+# A spelled Greek letter ("beta") is also the letters a paper prints ('β', 'β1', 'β2':
+# chat.llm.sentences.printed_greek), those the bodies' vocabulary holds (every read paper's
+# words, papers.indexing.lexical.BODIES; a unique index on the lexeme).
 _QUERY_TERMS = """
-WITH q AS (SELECT unnest(tsvector_to_array(to_tsvector('english', %(text)s))) AS lexeme)
+WITH q AS (
+    SELECT unnest(tsvector_to_array(to_tsvector('english', %(text)s))) AS lexeme
+    UNION ALL
+    SELECT b.lexeme FROM papers_bodyterm b WHERE b.lexeme = ANY(%(printed)s::text[])
+)
 SELECT q.lexeme, t.id, t.df, t.champion_floor,
        (SELECT documents FROM papers_lexicalstats WHERE id = 1)
 FROM q LEFT JOIN papers_lexicalterm t ON t.lexeme = q.lexeme
@@ -101,9 +109,12 @@ def idf(df: int, documents: int) -> float:
 def query_terms(cursor, text: str) -> tuple[list[str], list[QueryTerm]]:
     """The query's lexemes, and those present in the index with their IDF."""
     # Spelt as most papers are: "initialised" is indexed "initialis", "initialization" "initi".
-    cursor.execute(_QUERY_TERMS, {"text": american_spelling(tex_to_plain(text))})
+    text = american_spelling(tex_to_plain(text))
+    cursor.execute(_QUERY_TERMS, {"text": text, "printed": printed_greek(text)})
     lexemes, terms = [], []
     for lexeme, term_id, df, floor, documents in cursor.fetchall():
+        if lexeme in lexemes:  # a letter the query both prints and spells
+            continue
         lexemes.append(lexeme)
         if term_id is not None and df and documents:
             terms.append(QueryTerm(term_id, lexeme, df, idf(df, documents), floor))

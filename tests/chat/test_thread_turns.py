@@ -150,3 +150,13 @@ async def test_a_question_naming_nothing_stays_on_the_threads_paper(pdfs, owner,
     elsewhere = await ask(owner, thread, "papers on image classification")
     assert elsewhere.query == "papers on image classification"
     assert VIT in cited(elsewhere) and TRANSFORMER not in cited(elsewhere)
+
+
+async def test_a_spelled_greek_letter_finds_the_chunk_that_prints_it(pdfs, owner, thread):
+    await ask(owner, thread, "What optimizer did the Transformer use?")
+    # "beta" is the lexeme 'beta'; p. 7 prints "β1 = 0.9, β2 = 0.98" ('β1', 'β2' to PostgreSQL).
+    answer = await ask(owner, thread, "What were its beta values?")
+
+    assert cited(answer) == {TRANSFORMER}
+    first = next(line for line in answer.content.splitlines() if line.startswith("- "))
+    assert "with β1 = 0.9, β2 = 0.98" in first, answer.content

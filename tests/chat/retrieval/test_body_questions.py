@@ -187,6 +187,24 @@ async def test_body_questions_on_real_pdfs_cite_the_page_and_open_with_the_answe
     assert "For the base model, we use a rate of Pdrop = 0.1" in first
 
 
+def _lexemes(text: str) -> set[str]:
+    with connection.cursor() as cursor:
+        return set(query_terms(cursor, text)[0])
+
+
+async def test_a_spelled_greek_letter_finds_the_chunks_printed_letter(two_read_pdfs):
+    # The index holds what p. 7 prints, 'β1' and 'β2' (and 'ϵ'); the question spells the letters.
+    lexemes = await sync_to_async(_lexemes)("What were the beta values and the epsilon?")
+    assert {"beta", "β1", "β2", "epsilon", "ϵ"} <= lexemes
+    assert not {"β", "β3", "ε"} & lexemes  # letters no read paper prints
+    assert await sync_to_async(_lexemes)("the alphabet of betas") == {"alphabet", "beta", "β1", "β2"}
+    cards, done = await _answer("What were the Transformer's beta values?")
+    first = next(line for line in done["content"].splitlines() if line.startswith("- "))
+    assert "with β1 = 0.9, β2 = 0.98" in first, done["content"]
+    card = next(c for c in cards if "β1 = 0.9" in c["passage"])
+    assert card["number"] in done["citations"] and card["pages"] == "p. 7"
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="known bad (session 17): the prose chunk on p. 4 ('using only 1319 of the original "
