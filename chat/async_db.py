@@ -162,6 +162,12 @@ async def select(cursor, model, fields: Sequence[str], where: str, params, suffi
     """Instances of `model` with only `fields` loaded, as the ORM's `.only(*fields)` gives them
     (each value through its field's `from_db_value`, as the ORM does)."""
     await cursor.execute(select_sql(model, fields, where, suffix), params)
+    return await fetch(cursor, model, fields)
+
+
+async def fetch(cursor, model, fields: Sequence[str]):
+    """`select`'s instances, from a cursor that executed `select_sql(model, fields, …)` (in a
+    pipeline, several statements are sent before the first result is read)."""
     columns = _columns(model, fields)
     wrapper = connections["default"]
     converters = [

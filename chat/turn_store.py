@@ -45,40 +45,60 @@ async def create_turn(user_id: int, thread_id, question: str, session_key=CHECKE
     return await async_db.run(_create_turn, user_id, thread_id, question, session_key)
 
 
+# The turn's reads, sent together (one round trip in a pipeline): in a burst the event loop
+# serves every socket between two round trips of a turn, so a turn of ten sequential statements
+# held its connection and its locks for ten turns of a saturated loop.
+MESSAGE_FIELDS = (
+    "id", "role", "content", "query", "analysis", "sources", "status", "runner", "updated_at",
+)
+THREAD_FIELDS = ("id", "title", "scope")
+
+
 async def _create_turn(conn, user_id, thread_id, question, session_key) -> NewTurn:
     now = timezone.now()
-    async with conn.transaction():
-        cursor = conn.cursor()
+    limit = settings.CHAT_RATE_LIMIT_PER_MINUTE
+    checks_session = session_key is not CHECKED
+    async with conn.pipeline() as pipeline, conn.transaction():
         # Lock the user first, then the thread (always this order, so no deadlock): parallel asks
         # from several sockets or processes then count each other in the rate limit.
         user_model = get_user_model()
-        await cursor.execute(
+        await conn.cursor().execute(
             f'SELECT 1 FROM "{user_model._meta.db_table}" WHERE "{user_model._meta.pk.column}" = %s'
             " FOR UPDATE",
             [user_id],
         )
-        if session_key is not CHECKED and not await _signed_in(cursor, session_key, user_id, now):
-            raise SignedOut
-        found = await async_db.select(
-            cursor, Thread, ("id", "title", "scope"), "id = %s AND owner_id = %s", [thread_id, user_id],
-            "FOR UPDATE",
+        session_reads = await _send_session_reads(conn, session_key, user_id, now) if checks_session else None
+        thread_rows = conn.cursor()
+        await thread_rows.execute(
+            async_db.select_sql(Thread, THREAD_FIELDS, "id = %s AND owner_id = %s", "FOR UPDATE"),
+            [thread_id, user_id],
         )
+        # One read of the thread for the answer in progress, the history (its last turns) and
+        # the reference numbers (every answer's sources).
+        message_rows = conn.cursor()
+        await message_rows.execute(
+            async_db.select_sql(Message, MESSAGE_FIELDS, "thread_id = %s", "ORDER BY created_at"),
+            [thread_id],
+        )
+        ask_rows = conn.cursor()
+        if limit > 0:
+            await ask_rows.execute(
+                async_db.select_sql(Ask, ("asked_at",), "user_id = %s", "ORDER BY asked_at"), [user_id]
+            )
+        # The first read waits for them all.
+        if checks_session and not await _signed_in(session_reads, user_id):
+            raise SignedOut
+        found = await async_db.fetch(thread_rows, Thread, THREAD_FIELDS)
         if not found:
             raise AskRefused("not_found", NOT_FOUND)
         thread = found[0]
-        # One read of the thread for the answer in progress, the history (its last turns) and
-        # the reference numbers (every answer's sources).
-        messages = await async_db.select(
-            cursor, Message,
-            ("id", "role", "content", "query", "analysis", "sources", "status", "runner", "updated_at"),
-            "thread_id = %s", [thread.pk], "ORDER BY created_at",
-        )
+        messages = await async_db.fetch(message_rows, Message, MESSAGE_FIELDS)
         streaming = [m for m in messages if m.status == Status.STREAMING]
-        if len(await _fail_dead(cursor, streaming, now)) < len(streaming):
+        if len(await _fail_dead(conn.cursor(), streaming, now)) < len(streaming):
             raise AskRefused("busy", "An answer is already being written in this chat; wait or stop it.")
-        limit = settings.CHAT_RATE_LIMIT_PER_MINUTE
         if limit > 0:
-            await _check_rate(cursor, user_id, now, limit)
+            asks = await async_db.fetch(ask_rows, Ask, ("asked_at",))
+            await _check_rate(conn.cursor(), [ask.asked_at for ask in asks], user_id, now, limit)
         history = history_of(messages)
         earlier_labels = labels_of(m.sources for m in messages if m.role == Role.ASSISTANT)
         user_message = Message(
@@ -88,9 +108,11 @@ async def _create_turn(conn, user_id, thread_id, question, session_key) -> NewTu
             thread_id=thread.pk, role=Role.ASSISTANT, status=Status.STREAMING,
             runner=processes.this_process(),
         )
+        cursor = conn.cursor()
         try:
             await async_db.insert(cursor, user_message)
             await async_db.insert(cursor, message)
+            await pipeline.sync()  # a refusal is raised here, inside the transaction
         except IntegrityError:
             # The partial unique constraint: another process got there first. Leaving the
             # transaction rolls the question back too.
@@ -107,11 +129,9 @@ async def _create_turn(conn, user_id, thread_id, question, session_key) -> NewTu
     )
 
 
-async def _check_rate(cursor, user_id, now, limit: int) -> None:
+async def _check_rate(cursor, times: list, user_id, now, limit: int) -> None:
     # Asks, not Message rows: deleting threads must not give the quota back. Older asks are
     # deleted when there are some (at most once a minute per user).
-    asks = await async_db.select(cursor, Ask, ("asked_at",), "user_id = %s", [user_id], "ORDER BY asked_at")
-    times = [ask.asked_at for ask in asks]
     if times and times[0] < now - RATE_WINDOW:
         await cursor.execute(
             f'DELETE FROM "{Ask._meta.db_table}" WHERE user_id = %s AND asked_at < %s',
@@ -138,31 +158,47 @@ async def _fail_dead(cursor, rows: list, now) -> list:
     return dead
 
 
-async def _signed_in(cursor, session_key, user_id: int, now) -> bool:
-    """chat.signed_in.still_signed_in, its two reads on this connection: the session row as
-    Django's database session engine reads it (unexpired), decoded by that engine; the user as
-    ModelBackend.get_user gives it (the project's backends; any other signs nobody in here)."""
-    if not session_key:
-        return False
+SESSION_FIELDS = ("session_data",)
+
+
+async def _send_session_reads(conn, session_key, user_id: int, now):
+    """The two reads of chat.signed_in.still_signed_in, sent: the session row as Django's
+    database session engine reads it (unexpired), and the user row."""
     store = import_module(settings.SESSION_ENGINE).SessionStore
-    session_model = store.get_model_class()
-    sessions = await async_db.select(
-        cursor, session_model, ("session_data",), "session_key = %s AND expire_date > %s",
-        [session_key, now],
+    sessions, users = conn.cursor(), conn.cursor()
+    await sessions.execute(
+        async_db.select_sql(
+            store.get_model_class(), SESSION_FIELDS, "session_key = %s AND expire_date > %s"
+        ),
+        [session_key or "", now],
     )
-    if not sessions:
-        return False
-    session = store().decode(sessions[0].session_data)
     user_model = get_user_model()
-    users = await async_db.select(
-        cursor, user_model, (user_model._meta.pk.name, "password", "is_active"),
-        f'"{user_model._meta.pk.column}" = %s', [user_id],
+    await users.execute(
+        async_db.select_sql(user_model, _user_fields(), f'"{user_model._meta.pk.column}" = %s'),
+        [user_id],
     )
+    return store, sessions, users
+
+
+def _user_fields() -> tuple[str, ...]:
+    return (get_user_model()._meta.pk.name, "password", "is_active")
+
+
+async def _signed_in(reads, user_id: int) -> bool:
+    """chat.signed_in.still_signed_in on the rows `_send_session_reads` asked for: the session
+    decoded by its engine; the user as ModelBackend.get_user gives it (the project's backends;
+    any other signs nobody in here)."""
+    store, sessions, users = reads
+    found = await async_db.fetch(sessions, store.get_model_class(), SESSION_FIELDS)
+    user = await async_db.fetch(users, get_user_model(), _user_fields())
+    if not found:  # no session key, or the session was flushed or expired
+        return False
+    session = store().decode(found[0].session_data)
 
     def user_of(backend):
-        if not users or not isinstance(backend, ModelBackend):
+        if not user or not isinstance(backend, ModelBackend):
             return None
-        return users[0] if backend.user_can_authenticate(users[0]) else None
+        return user[0] if backend.user_can_authenticate(user[0]) else None
 
     return session_signs_in(session, user_id, user_of)
 
