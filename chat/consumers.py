@@ -5,7 +5,7 @@ forwards the events published to the thread's group (chat.events). Answers do no
 socket: closing it mid-answer changes nothing for the answer.
 
 Who is asking is checked again before every frame that reads or changes data (an ask's with its
-turn, chat.turn_store.create_turn), and when the user's account changes (chat.signed_in): a socket
+turn, chat.turns.create_turn), and when the user's account changes (chat.signed_in): a socket
 whose session ended is closed. The other checks run on chat.lanes.socket_lanes, whose
 connections stay open (Channels' database_sync_to_async opens and closes one per call: a
 PostgreSQL backend started for every frame) and which answers' saves and searches never hold.
@@ -20,13 +20,13 @@ import logging
 from collections import Counter
 
 from channels.auth import AuthMiddleware, get_user
-from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 from channels.sessions import CookieMiddleware, SessionMiddleware
 from django.conf import settings
 
-from chat import events, service, turn_store, turns
+from chat import events, service, turns
 from chat.lanes import socket_lanes
+from chat.models import Thread
 from chat.signed_in import fingerprint, still_signed_in
 from chat.throttle import TokenBucket
 
@@ -84,7 +84,8 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close()
             return
-        if not await turn_store.owns_thread(user.pk, thread_id):
+        owns = await socket_lanes.run(Thread.objects.filter(pk=thread_id, owner_id=user.pk).exists)
+        if not owns:
             await self.close()
             return
         limit = settings.WS_MAX_SOCKETS_PER_USER
@@ -199,7 +200,7 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
             if retry_after:
                 await self.send_json(events.control_rate_limited(retry_after))
                 return
-        # An ask's session is checked with its turn, in one lane job (chat.turn_store.create_turn).
+        # An ask's session is checked with its turn, in one lane job (chat.turns.create_turn).
         if kind in CHECKED_FRAMES and kind != "ask" and not await self.still_signed_in():
             return
         try:
@@ -229,14 +230,13 @@ class ThreadConsumer(AsyncJsonWebsocketConsumer):
 
     async def dispatch(self, message):
         # Channels runs django.db.close_old_connections on its one sync thread before every
-        # handler, for handlers that use that thread's connection (`database_sync_to_async`).
-        # None of these does (their reads and writes run on chat.async_db and chat.lanes), and
-        # each call was a round trip to that one thread, shared by every socket of the process:
-        # a handshake, every frame received, every token frame sent.
-        handler = getattr(self, get_handler_name(message), None)
-        if handler is None:
-            raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
+        # handler: for a token frame that is a thread round trip per socket per frame, queued
+        # behind every socket's session check, for a handler that never touches the database.
+        # The other handlers still get it.
+        if message["type"] == "chat.event":
+            await self.chat_event(message)
+        else:
+            await super().dispatch(message)
 
     # Group messages published through chat.events.
     async def chat_event(self, message):

@@ -29,8 +29,6 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 
-from chat import async_db
-
 # Answers in parallel before their first token. A lane spends most of its time waiting, not
 # computing: on PostgreSQL, on the commit reaching the disk, on the GIL (in a burst of 100 chats
 # saving a turn took 25-70 ms on its lane for 3-4 ms of the thread's CPU, and a search ~100 ms for
@@ -138,11 +136,10 @@ search_db_lanes = Lanes(settings.SEARCH_DB_THREADS, "search-db")
 
 
 def close_connections() -> None:
-    """Close every lane's connection, and chat.async_db's (tests and scratch databases, before a database is dropped;
+    """Close every lane's connection (tests and scratch databases, before a database is dropped;
     from async code, through `sync_to_async(..., thread_sensitive=False)`)."""
     for lanes in (search_lanes, write_lane, socket_lanes, search_db_lanes):
         lanes.close_connections()
-    async_db.close_connections()  # and the event loops' own (chat.turn_store's)
 
 
 def _in_transaction() -> bool:

@@ -14,8 +14,8 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 
-from chat import events, runner, turn_store, turns
-from chat.lanes import socket_lanes
+from chat import events, runner, turns
+from chat.lanes import search_lanes, socket_lanes
 from chat.models import Thread
 from chat.runner import RunningAnswer
 from chat.turns import AskRefused
@@ -33,8 +33,11 @@ async def ask(
     question = turns.validate_question(text)
     checked_filters = turns.validate_filters(filters)
     try:
-        # On the event loop's own connections (chat.async_db), not a thread: no hand-off.
-        turn = await turn_store.create_turn(user.pk, thread_id, question, session_key)
+        # Work before the first token runs on chat.lanes.search_lanes (in parallel across
+        # answers); see chat/lanes.py for why not Django's default thread.
+        turn = await search_lanes.run(
+            turns.create_turn, user.pk, thread_id, question, session_key
+        )
     except turns.DATABASE_DOWN as exc:
         logger.warning(
             "ask_refused thread=%s database unavailable: %s", thread_id, turns.reason(exc)
@@ -73,7 +76,7 @@ async def request_snapshot(thread_id, reply_channel: str) -> dict | None:
     """What a socket joining the thread should see of an answer in progress: the saved state now,
     and (through the control group) the live text from the process running it, sent later to
     `reply_channel` as a second `resume` event."""
-    snapshot = await turn_store.streaming_snapshot(thread_id)  # a socket is waiting
+    snapshot = await socket_lanes.run(turns.streaming_snapshot, thread_id)  # a socket is waiting
     if snapshot is not None:
         await events.request_live_text(thread_id, reply_channel, snapshot["message_id"])
     return snapshot

@@ -11,7 +11,6 @@ ends, whose sockets close; after a password change or a deactivation every socke
 import asyncio
 import hashlib
 import logging
-from collections.abc import Callable, Mapping
 from importlib import import_module
 
 from asgiref.sync import async_to_sync
@@ -48,13 +47,6 @@ def still_signed_in(session_key: str | None, user_id: int) -> bool:
     if not session_key:
         return False
     session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
-    return session_signs_in(session, user_id, lambda backend: backend.get_user(user_id))
-
-
-def session_signs_in(session: Mapping, user_id: int, user_of: Callable) -> bool:
-    """`still_signed_in` on a session already read: `user_of(backend)` is the user the session's
-    backend gives for `user_id` (None for an inactive or deleted one), called only when the
-    session names that user (chat.turn_store reads both on the event loop's connections)."""
     try:
         session_user = get_user_model()._meta.pk.to_python(session[SESSION_KEY])
         backend_path = session[BACKEND_SESSION_KEY]
@@ -62,7 +54,7 @@ def session_signs_in(session: Mapping, user_id: int, user_of: Callable) -> bool:
         return False
     if session_user != user_id or backend_path not in settings.AUTHENTICATION_BACKENDS:
         return False
-    user = user_of(load_backend(backend_path))
+    user = load_backend(backend_path).get_user(user_id)  # None for an inactive user
     if user is None or not user.is_active:
         return False
     session_hash = session.get(HASH_SESSION_KEY)

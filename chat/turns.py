@@ -8,18 +8,23 @@ ran on this host and has died (chat.processes), else once nobody has saved the r
 STALE_AFTER (its heartbeat, chat.runner.HEARTBEAT_INTERVAL, stopped).
 """
 
+import math
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from chat import events, processes
-from chat.models import Message, Thread
+from chat.models import Ask, Message, Thread
 from chat.pipeline.rewrite import TOPIC_TURNS, Turn
+from chat.references import labels_of
+from chat.scopes import scope_of
+from chat.signed_in import still_signed_in
 from chat.understanding.overrides import parse_filters
 from security import inputs
 from security.errors import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, reason  # noqa: F401 (used by callers)
@@ -126,17 +131,12 @@ def _streaming(thread_id, now, fields=("pk", "runner", "updated_at")) -> tuple[i
     return _fail_dead(rows, now)
 
 
-def dead_answers(rows: list, now) -> list:
-    """The pks of the streaming `rows` (pk, runner, updated_at) whose process is gone."""
-    return [
+def _fail_dead(rows: list, now) -> tuple[int, list]:
+    """`_streaming` for streaming rows already read (pk, runner, updated_at)."""
+    dead = [
         row.pk for row in rows
         if row.updated_at < now - STALE_AFTER or processes.is_gone(row.runner)
     ]
-
-
-def _fail_dead(rows: list, now) -> tuple[int, list]:
-    """`_streaming` for streaming rows already read (pk, runner, updated_at)."""
-    dead = dead_answers(rows, now)
     if not dead:
         return 0, rows
     failed = Message.objects.filter(pk__in=dead, status=Status.STREAMING).update(
@@ -169,7 +169,7 @@ def _named(named: dict) -> tuple[tuple[str, str], ...]:
     return tuple((asked, arxiv_id) for arxiv_id, asked in by_paper.items())
 
 
-def history_of(messages: list) -> list[Turn]:
+def _history(messages: list) -> list[Turn]:
     """The last TOPIC_TURNS turns of the thread's `messages` (oldest first)."""
     turns = []
     for message in messages[-2 * TOPIC_TURNS :]:
@@ -198,6 +198,96 @@ class SignedOut(Exception):
 
 # `create_turn`'s caller has checked who is asking (an HTTP request, at its start).
 CHECKED = object()
+
+
+def create_turn(user_id: int, thread_id, question: str, session_key=CHECKED) -> NewTurn:
+    """Save the question and a streaming answer row; with `session_key` (a socket's), first check
+    that this session still signs the user in (raises SignedOut). The check is here, not in a
+    job of its own before this one, so an ask queues for one lane, not two (docs/BENCHMARKS.md,
+    session 13); behind the user's lock, so a password change that commits first is seen."""
+    now = timezone.now()
+    with transaction.atomic():
+        # Lock the user first, then the thread (always this order, so no deadlock): parallel asks
+        # from several sockets or processes then count each other in the rate limit.
+        list(get_user_model().objects.select_for_update().filter(pk=user_id).values_list("pk"))
+        if session_key is not CHECKED and not still_signed_in(session_key, user_id):
+            raise SignedOut
+        thread = Thread.objects.select_for_update().filter(pk=thread_id, owner_id=user_id).first()
+        if thread is None:
+            raise AskRefused("not_found", "This chat does not exist (it may have been deleted).")
+        # One read of the thread for the answer in progress, the history (its last turns) and
+        # the reference numbers (every answer's sources).
+        messages = list(
+            Message.objects.filter(thread=thread)
+            .order_by("created_at")
+            .only("role", "content", "query", "analysis", "sources", "status", "runner",
+                  "updated_at")
+        )
+        if _fail_dead([m for m in messages if m.status == Status.STREAMING], now)[1]:
+            raise AskRefused("busy", "An answer is already being written in this chat; wait or stop it.")
+        limit = settings.CHAT_RATE_LIMIT_PER_MINUTE
+        if limit > 0:
+            # Asks, not Message rows: deleting threads must not give the quota back. Older asks
+            # are deleted when there are some (at most once a minute per user).
+            asks = Ask.objects.filter(user_id=user_id)
+            times = list(asks.order_by("asked_at").values_list("asked_at", flat=True))
+            if times and times[0] < now - RATE_WINDOW:
+                asks.filter(asked_at__lt=now - RATE_WINDOW).delete()
+                times = [t for t in times if t >= now - RATE_WINDOW]
+            if len(times) >= limit:
+                retry_after = max(1, math.ceil((times[-limit] + RATE_WINDOW - now).total_seconds()))
+                raise AskRefused(
+                    "rate_limited",
+                    f"You can ask {limit} questions a minute; try again in {retry_after} s.",
+                    retry_after=retry_after,
+                )
+        history = _history(messages)
+        earlier_labels = labels_of(m.sources for m in messages if m.role == Role.ASSISTANT)
+        try:
+            user_message = Message.objects.create(
+                thread=thread, role=Role.USER, content=question, status=Status.COMPLETE
+            )
+            message = Message.objects.create(
+                thread=thread, role=Role.ASSISTANT, status=Status.STREAMING,
+                runner=processes.this_process(),
+            )
+        except IntegrityError:
+            # The partial unique constraint: another process got there first. No savepoint is
+            # needed: the refusal leaves the transaction, which rolls the question back too.
+            raise AskRefused("busy", "An answer is already being written in this chat.") from None
+        if limit > 0:
+            Ask.objects.create(user_id=user_id, asked_at=now)
+        if not thread.title:
+            thread.title = Thread.title_from_question(question)
+        thread.save(update_fields=["title", "updated_at"])
+    scope = scope_of(thread)
+    return NewTurn(
+        thread.pk, user_message.pk, message.pk, question, history,
+        scope_ids=scope.paper_ids if scope is not None else None,
+        earlier_labels=earlier_labels,
+    )
+
+
+def streaming_snapshot(thread_id) -> dict | None:
+    """The `resume` of the thread's answer in progress as last saved, or None."""
+    # A dead answer is not resumed: it is failed.
+    _, live = _streaming(
+        thread_id, timezone.now(),
+        fields=("pk", "runner", "updated_at", "created_at", "query", "analysis", "sources",
+                "content", "status"),
+    )
+    if not live:
+        return None
+    message = live[0]
+    question = (
+        Message.objects.filter(thread_id=thread_id, role=Role.USER, created_at__lte=message.created_at)
+        .order_by("-created_at")
+        .first()
+    )
+    return events.resume(
+        message.pk, str(question.pk) if question else None, question.content if question else "",
+        message.query, message.analysis, message.sources, message.content, message.status,
+    )
 
 
 def streaming_state(user_id: int, thread_id) -> tuple[int, Message | None]:

@@ -5,9 +5,8 @@ import re
 
 import bibtexparser
 import pytest
-from asgiref.sync import async_to_sync
 
-from chat import turn_store
+from chat import turns
 from chat.models import Message, Thread
 from chat.references import label_cards
 from papers.ingest.upsert import upsert_papers
@@ -63,9 +62,8 @@ def test_labels_continue_and_reuse_across_answers():
     assert [c["label"] for c in second] == [3, 1]
 
 
-@pytest.mark.django_db(transaction=True)  # chat.turn_store reads on connections of its own
 def test_next_turn_carries_the_threads_labels(owner, two_answer_thread):
-    turn = async_to_sync(turn_store.create_turn)(owner.pk, two_answer_thread.pk, "and then?")
+    turn = turns.create_turn(owner.pk, two_answer_thread.pk, "and then?")
     assert turn.earlier_labels == {"2401.00001": 1, "2402.00002": 2, "2403.00003": 3}
 
 

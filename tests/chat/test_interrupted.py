@@ -8,10 +8,9 @@ import sys
 from datetime import timedelta
 
 import pytest
-from asgiref.sync import async_to_sync
 from django.utils import timezone
 
-from chat import processes, turn_store, turns
+from chat import processes, turns
 from chat.models import Message, Thread
 from chat.turns import AskRefused
 
@@ -50,23 +49,23 @@ def streaming(thread, runner: str, saved_ago: timedelta = timedelta(0)) -> Messa
     return row
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_answer_of_a_dead_process_frees_the_thread_at_once(owner, thread):
     dead = streaming(thread, dead_process())
-    turn = async_to_sync(turn_store.create_turn)(owner.pk, thread.pk, "next question")
+    turn = turns.create_turn(owner.pk, thread.pk, "next question")
     dead.refresh_from_db()
     assert dead.status == "failed" and dead.error == turns.INTERRUPTED
     assert dead.content == "Partial", "what was saved is kept"
     assert Message.objects.get(pk=turn.message_id).runner == processes.this_process()
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_answer_of_a_live_process_locks_the_thread(owner, thread):
     streaming(thread, processes.this_process())
     with pytest.raises(AskRefused) as refused:
-        async_to_sync(turn_store.create_turn)(owner.pk, thread.pk, "next question")
+        turns.create_turn(owner.pk, thread.pk, "next question")
     assert refused.value.code == "busy"
-    assert async_to_sync(turn_store.streaming_snapshot)(thread.pk) is not None
+    assert turns.streaming_snapshot(thread.pk) is not None
 
 
 @pytest.mark.django_db

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from asgiref.sync import sync_to_async
 
-from chat import service, turn_store
+from chat import service, turns
 from chat.models import Message, Thread
 from chat.pipeline.rewrite import HISTORY_TURNS, Turn
 from chat.understanding.reference import SOURCES, resolve
@@ -95,7 +95,9 @@ async def test_these_after_a_question_about_a_whole_list_are_the_list(owner, thr
     # "Which of these use a dense retriever?" after "How do they retrieve documents?" (asked of
     # a list of four RAG papers, answered quoting two) picked among the two quoted.
     await sync_to_async(_list_then_a_question_about_all_of_it)(thread)
-    turn = await turn_store.create_turn(owner.pk, thread.pk, "Which of these use a dense retriever?")
+    turn = await sync_to_async(turns.create_turn)(
+        owner.pk, thread.pk, "Which of these use a dense retriever?"
+    )
     reference = resolve(turn.question, turn.history[-HISTORY_TURNS:])
 
     assert (reference.kind, reference.numbers, reference.back) == (SOURCES, (1, 2, 3, 4), 2)

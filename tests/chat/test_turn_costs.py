@@ -1,34 +1,19 @@
-"""What an answer costs the server besides its search: the statements that save a turn and open
-a socket, that they run on the event loop without a thread hand-off, and how many token messages
-a fast stream makes (docs/BENCHMARKS.md, "Cutting the answer path's CPU", "TTFT, session 18").
-Each number is a ceiling a regression would cross, not a timing."""
+"""What an answer costs the server besides its search: the queries that save a turn and open a
+socket, and how many token messages a fast stream makes (docs/BENCHMARKS.md, "Cutting the answer
+path's CPU"). Each number is a ceiling a regression would cross, not a timing."""
 
 import asyncio
-import contextlib
 
 import pytest
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 
-from chat import async_db, events, runner, service, turn_store, turns
+from chat import events, runner, service, turns
 from chat.models import Message, Thread
 from tests.chat.conftest import slow_reply
 
 CARD = {"number": 1, "paper_id": 1, "arxiv_id": "2401.00001", "title": "A paper",
         "passage": "Text.", "url": "https://arxiv.org/abs/2401.00001"}
-
-
-@contextlib.contextmanager
-def statements_at_most(ceiling):
-    """The statements chat.async_db runs inside the block (its transactions' BEGIN and COMMIT
-    are not statements of a cursor, and not counted)."""
-    before = async_db.statements
-    yield
-    ran = async_db.statements - before
-    assert ran <= ceiling, f"{ran} statements, over the ceiling of {ceiling}"
-
-
-create_turn = async_to_sync(turn_store.create_turn)
 
 
 def earlier_turns(thread, n):
@@ -43,7 +28,9 @@ def earlier_turns(thread, n):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("earlier", [0, 6])
-def test_saving_a_turn_takes_six_statements_however_long_the_thread(owner, settings, earlier):
+def test_saving_a_turn_takes_six_statements_however_long_the_thread(
+    owner, settings, django_assert_max_num_queries, earlier
+):
     settings.CHAT_RATE_LIMIT_PER_MINUTE = 0
     thread = Thread.objects.create(owner=owner)
     earlier_turns(thread, earlier)
@@ -51,8 +38,8 @@ def test_saving_a_turn_takes_six_statements_however_long_the_thread(owner, setti
     # Lock the user and the thread, the thread's messages (the answer in progress, history and
     # reference numbers at once), the question, the answer row, the thread's title; and the
     # transaction's BEGIN and COMMIT (13 statements and a savepoint in session 7, 7 in session 8).
-    with statements_at_most(6):
-        turn = create_turn(owner.pk, thread.pk, "What is new?")
+    with django_assert_max_num_queries(6 + 2):
+        turn = turns.create_turn(owner.pk, thread.pk, "What is new?")
 
     # What the one read of the thread gives is still all there.
     last = -turns.TOPIC_TURNS
@@ -63,20 +50,24 @@ def test_saving_a_turn_takes_six_statements_however_long_the_thread(owner, setti
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_rate_limit_adds_two_queries_and_still_counts(owner, settings):
+def test_the_rate_limit_adds_two_queries_and_still_counts(
+    owner, settings, django_assert_max_num_queries
+):
     settings.CHAT_RATE_LIMIT_PER_MINUTE = 2
     threads = [Thread.objects.create(owner=owner) for _ in range(3)]
-    create_turn(owner.pk, threads[0].pk, "one")
+    turns.create_turn(owner.pk, threads[0].pk, "one")
 
-    with statements_at_most(6 + 2):  # the recent asks, and this one's
-        create_turn(owner.pk, threads[1].pk, "two")
+    with django_assert_max_num_queries(8 + 2):  # the recent asks, and this one's
+        turns.create_turn(owner.pk, threads[1].pk, "two")
     with pytest.raises(turns.AskRefused) as refused:
-        create_turn(owner.pk, threads[2].pk, "three")
+        turns.create_turn(owner.pk, threads[2].pk, "three")
     assert refused.value.code == "rate_limited"
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_socket_s_session_is_checked_in_the_same_transaction_as_its_turn(owner, settings):
+def test_a_socket_s_session_is_checked_in_the_same_transaction_as_its_turn(
+    owner, settings, django_assert_max_num_queries
+):
     # A socket's ask was two lane jobs, the session check and then the turn, each queued on its
     # own lanes (docs/BENCHMARKS.md, session 13): now one, two reads more (the session, the user).
     from django.test import Client
@@ -87,15 +78,15 @@ def test_a_socket_s_session_is_checked_in_the_same_transaction_as_its_turn(owner
     session_key = client.session.session_key
     thread = Thread.objects.create(owner=owner)
 
-    with statements_at_most(6 + 2):
-        create_turn(owner.pk, thread.pk, "What is new?", session_key)
+    with django_assert_max_num_queries(6 + 2 + 2):
+        turns.create_turn(owner.pk, thread.pk, "What is new?", session_key)
     Message.objects.filter(thread=thread, status="streaming").update(status="complete")
 
     client.logout()
     with pytest.raises(turns.SignedOut):
-        create_turn(owner.pk, thread.pk, "And now?", session_key)
+        turns.create_turn(owner.pk, thread.pk, "And now?", session_key)
     with pytest.raises(turns.SignedOut):  # a socket without a session
-        create_turn(owner.pk, thread.pk, "And now?", None)
+        turns.create_turn(owner.pk, thread.pk, "And now?", None)
     assert thread.messages.count() == 2  # the first turn's question and answer only
 
 
@@ -106,19 +97,21 @@ def test_a_stale_answer_is_still_failed_before_a_new_turn(owner, settings):
     old = Message.objects.create(thread=thread, role="assistant", status="streaming")
     Message.objects.filter(pk=old.pk).update(updated_at=old.updated_at - turns.STALE_AFTER * 2)
 
-    create_turn(owner.pk, thread.pk, "Again?")
+    turns.create_turn(owner.pk, thread.pk, "Again?")
 
     old.refresh_from_db()
     assert old.status == "failed" and old.error == turns.INTERRUPTED
 
 
 @pytest.mark.django_db(transaction=True)
-def test_opening_a_socket_on_an_idle_thread_reads_the_database_once(owner):
+def test_opening_a_socket_on_an_idle_thread_reads_the_database_once(
+    owner, django_assert_max_num_queries
+):
     thread = Thread.objects.create(owner=owner)
     earlier_turns(thread, 2)
 
-    with statements_at_most(1):
-        assert async_to_sync(turn_store.streaming_snapshot)(thread.pk) is None
+    with django_assert_max_num_queries(1):
+        assert turns.streaming_snapshot(thread.pk) is None
 
 
 @pytest.mark.django_db(transaction=True)
