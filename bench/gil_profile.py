@@ -27,7 +27,7 @@ PIECES = [
     ("Channels' close_old_connections before a handler", r"close_old_connections"),
     ("search (chat/retrieval, the query's vector)", r"chat/retrieval/|papers/embeddings"),
     ("saves while streaming and the final save", r"update_message|finish_message|_save_final"),
-    ("the LLM request and its stream (openai SDK, httpx)", r"openai|httpx|httpcore|chat/llm/"),
+    ("the LLM request and its stream (openai SDK, its aiohttp transport)", r"openai|aiohttp|httpx|httpcore|chat/llm/"),
     (
         "the pipeline besides search (prompt, quotes, final event)",
         r"chat/pipeline/|chat/markdown|chat/references|_final_event",
