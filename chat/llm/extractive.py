@@ -40,8 +40,6 @@ from .sentences import (
     STOPWORDS,
     ItemSentence,
     NoteSentence,
-    abbreviated_terms,
-    about_other_names,
     answers_nothing,
     asked_heads,
     content_words,
@@ -55,7 +53,6 @@ from .sentences import (
     opens_list,
     passage_sentences,
     runs_on,
-    sentence_terms,
     split_sentences,
     stems,
     terms,
@@ -236,7 +233,7 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
                     source,
                     position,
                     text,
-                    Counter(sentence_terms(text)),
+                    Counter(terms(text)),
                     False,
                     context,
                     label,
@@ -644,7 +641,6 @@ def answering_scores(
     names: "OPT-175B") weigh NAME_WEIGHT of their IDF: rare, they would make "we provide a model
     card for OPT-175B" the best answer to "What batch size was used to train OPT-175B?", yet
     kept, they tell "the largest RWKV model has 14B parameters" from any other parameter count."""
-    names = list(names)
     sentences = for_question([s for s in _candidates(sources) if not s.is_title], question)
     words = list(dict.fromkeys(content_words(question)))
     query = list(dict.fromkeys(stems(words)))
@@ -699,13 +695,6 @@ def answering_scores(
                     # it ("… some limitations should be acknowledged …" under "9 Limitations",
                     # over the introduction's "… mitigating their known limitations").
                     weight[t] += CONTEXT_WEIGHT * idf[t]
-    # A sentence writing the question's words as their acronym says them ("NQ" for "Natural
-    # Questions", "CoT" for "chain-of-thought"), once it says something else of the question.
-    for sentence, weight in zip(sentences, weights, strict=True):
-        if weight:
-            for t in abbreviated_terms(sentence.text, question):
-                if t in idf:
-                    weight.setdefault(t, idf[t])
     # "What baselines does CiteSee compare against?": the items of a list that name baselines
     # ("• Linear Reading: A non-personalized baseline …") answer all of it, and better than "…
     # comparing it against three baselines", which only counts them.
@@ -737,18 +726,6 @@ def answering_scores(
                     # and Schedule" before "… the number of GPUs used …" elsewhere).
                     under = t in sentence.context and t in heads
                     weight[t] = max(weight.get(t, 0.0), idf[t]) + under * CONTEXT_WEIGHT * idf[t]
-    # A row of the named paper's own table labelled as its method ("Ours (X = Wikipedia, …)" in
-    # REALM's) is that paper's row: it says the name the question gives the paper, and is its
-    # own line as a row labelled with an asked variant is.
-    own = {
-        sentence.source.number: _own_name_terms(sentence.source, names, idf)
-        for sentence in sentences
-        if quantity and _is_own_row(sentence)
-    }
-    for sentence, weight in zip(sentences, weights, strict=True):
-        if _is_own_row(sentence):
-            for t in own.get(sentence.source.number, ()):
-                weight.setdefault(t, idf[t])
     # The variants the question asks about ("175B" of "OPT-175B"): a table row labelled with one
     # is that variant's own line ("Table 1: Model 175B, …, Batch 2M"), where a sentence on all
     # sizes ("Our batch sizes range from 0.5M to 4M depending on the model size") is not.
@@ -758,44 +735,25 @@ def answering_scores(
         score = sum(weight.values())
         if score > 0:
             score *= number_weight(sentence.text, question, quantity)
-        if score > 0 and id(sentence) in listing:
+        if score > 0 and (
+            (things and gives_value(sentence.text, things, question)) or id(sentence) in listing
+        ):
             score *= VALUE_WEIGHT
-        elif score > 0 and things:
-            score *= value_weight(sentence.text, things, question)
+        elif score > 0 and things and values_another(sentence.text, things, question):
+            score *= OTHER_VALUE_WEIGHT
         # (The row's label may write the model with it: "ViT-Huge" for "ViT-Huge".)
         if score > 0 and variants & set(re.split(r"[-‐‑]", _row_label(sentence.text))):
             score *= ROW_VARIANT_WEIGHT
-        if score > 0 and own.get(sentence.source.number) and _is_own_row(sentence):
-            score *= ROW_VARIANT_WEIGHT  # the named paper's own row
         if score > 0 and sentence.label and _names_label(question, sentence.label):
             score *= ROW_VARIANT_WEIGHT  # the named item's own sentence
         elif score > 0 and other_item(sentence, question, by_source[sentence.source.number]):
             score *= OTHER_SIZE_WEIGHT
         if score > 0 and about_other_size(sentence.text, question):
             score *= OTHER_SIZE_WEIGHT  # "the big model used…" for a question on the base one
-        elif score > 0 and quantity and about_other_names(sentence.text, question):
-            score *= OTHER_SIZE_WEIGHT  # GSM8K's accuracy for a question on StrategyQA
         number = sentence.source.number
         if score > 0 and score > best.get(number, (0.0, ""))[0]:
             best[number] = (score, sentence.text)
     return best
-
-
-def _is_own_row(sentence: _Sentence) -> bool:
-    return isinstance(sentence.text, RowSentence) and sentence.text.is_own
-
-
-def _own_name_terms(source: SourceText, names: Iterable[str], idf: dict) -> frozenset[str]:
-    """The query terms of the names in `names` (what the question calls the papers it names)
-    that `source`'s title says: the name of the paper whose table `source` holds, which its rows
-    labelled "Ours" stand for ("REALM" for REALM's)."""
-    title = set(terms(source.title))
-    found: set[str] = set()
-    for name in names:
-        said = terms(name)
-        if said and set(said) <= title:
-            found.update(t for t in said if t in idf)
-    return frozenset(found)
 
 
 def _printed_runs(sentences: list[_Sentence], kind: type) -> list[list[_Sentence]]:
@@ -884,16 +842,6 @@ def gives_value(
         or (bare[:1].isdigit() and new & set(_NUMBER_IN_WORD.findall(bare)))
     ]
     return any(abs(i - j) <= VALUE_NEAR for i in at_things for j in at_numbers)
-
-
-def value_weight(sentence: str, things: set[str], question: str) -> float:
-    """VALUE_WEIGHT for a sentence giving the value of what was asked (`gives_value`),
-    OTHER_VALUE_WEIGHT for one giving another quantity's (`values_another`), else 1: how the
-    composer weighs a sentence for a quantity question, and the sentence evidence that picks
-    a paper's chunks (chat.retrieval.chunks) with it."""
-    if gives_value(sentence, things, question):
-        return VALUE_WEIGHT
-    return OTHER_VALUE_WEIGHT if values_another(sentence, things, question) else 1.0
 
 
 def values_another(sentence: str, things: set[str], question: str) -> bool:

@@ -14,7 +14,6 @@ from functools import lru_cache
 
 from papers.fulltext.parse import heading_title
 from papers.fulltext.tables import RowSentence, find_tables
-from papers.indexing.names import coined
 from papers.text import american_spelling
 
 # TeX spans whose inner punctuation must never end a sentence.
@@ -468,8 +467,6 @@ def answers_nothing(sentence: str, query_terms, question: str = "") -> bool:
     `question` asks for (asked_heads) in a cell labels numbers, it names no X: "Dataset Size 1844
     1544" is no answer to "On which … dataset are the T5 models benchmarked?"."""
     if isinstance(sentence, RowSentence):
-        if question and not says_written_names(sentence, question):
-            return True
         # (Its header names each cell: "Dataset" there is a column's name, not a label.) But a
         # first column named what was asked makes each row's label one: DPR's "Dataset Train Dev
         # Test" over "CuratedTREC 1,353 1,125 133 694" names a dataset it is evaluated on.
@@ -479,97 +476,8 @@ def answers_nothing(sentence: str, query_terms, question: str = "") -> bool:
     cells = table_cells(sentence)
     if cells is None:
         return False
-    if question and not says_written_names(sentence, question):
-        return True
     wanted = set(query_terms) - _asked_head_terms(question) if question else set(query_terms)
     return not wanted & set(terms(cells))
-
-
-def says_written_names(table: str, question: str) -> bool:
-    """Whether a table's row (or its printed cells run into its caption: `table`, with its
-    header and caption) says every made-up name the question writes ("StrategyQA", "T5",
-    "OPT-175B": papers.indexing.names.coined), one of a hyphenated name's made-up parts enough
-    ("175B"). A table that never names the dataset or model asked about is about others: Table
-    4's "4% (213 examples)" (GSM8K's, its caption on "T5 XXL finetuned on … chain-of-thought")
-    is no answer to "How many StrategyQA examples were used for chain-of-thought finetuning of
-    T5?". A row labelled as the paper's own method ("Ours", "Proposed") may name it so."""
-    names = _written_names(question)
-    if not names or (isinstance(table, RowSentence) and table.is_own):
-        return True
-    said = sentence_term_set(table)
-    return all(any(part in said for part in name) for name in names)
-
-
-def about_other_names(sentence: str, question: str) -> bool:
-    """Whether `sentence` misses a made-up name the question writes (`_written_names`) and
-    writes made-up names of its own (a letter first: "GSM8K", "PaLM", not a value such as
-    "540B"; not the initials of the question's words, "CoT" of "chain-of-thought"): its numbers
-    are the other thing's. "For example, the accuracy of T5 XXL on GSM8K improves from 8.11% to
-    21.99% …" states no count of StrategyQA's examples."""
-    names = _written_names(question)
-    said = sentence_term_set(sentence)
-    if not names or all(any(part in said for part in name) for name in names):
-        return False
-    asked = set(terms(question))
-    initials = _initials(question)
-    return any(
-        word[:1].isalpha()
-        and not set(terms(word)) <= asked
-        and word.lower() not in initials
-        for word in re.findall(r"[\w.-]+", sentence)
-        if coined(word)
-    )
-
-
-def abbreviated_terms(sentence: str, question: str) -> set[str]:
-    """The terms of the question's words that `sentence` writes as their acronym: "natural" and
-    "question" for REALM's "NQ (79k/4k)" under "What exact match does REALM get on Natural
-    Questions?", "chain" and "thought" for "CoT finetuning" under "… chain-of-thought
-    finetuning …". A paper defines its acronym once and writes it everywhere after."""
-    initials = _initials(question)
-    if not initials:
-        return set()
-    found: set[str] = set()
-    for word in _ACRONYM_WORD.findall(sentence):
-        found.update(initials.get(word.lower(), ()))
-    return found
-
-
-# An acronym as a paper writes it: two capitals at least, a lower-case letter between ("CoT").
-_ACRONYM_WORD = re.compile(r"(?<![\w-])[A-Z][a-z]?[A-Z][A-Za-z]{0,4}(?![\w-])")
-
-
-@lru_cache(maxsize=64)
-def _initials(question: str) -> dict[str, tuple[str, ...]]:
-    """The initials of every run of two to five of the question's words ("cot" of "… of
-    chain-of-thought finetuning", its stopwords in or out: "nq" of "Natural Questions"), with
-    the terms of the run's content words."""
-    words = re.findall(r"[^\W\d_]+", question.lower())
-    found: dict[str, tuple[str, ...]] = {}
-    for run in (words, [w for w in words if w not in STOPWORDS]):
-        for n in range(2, 6):
-            for i in range(len(run) - n + 1):
-                part = run[i : i + n]
-                said = tuple(terms(" ".join(part)))
-                if len(said) >= 2:
-                    found.setdefault("".join(w[0] for w in part), said)
-    return found
-
-
-_EXPONENT = re.compile(r"\d+[eE]\d*")
-
-
-@lru_cache(maxsize=256)
-def _written_names(question: str) -> tuple[frozenset[str], ...]:
-    """The made-up names `question` writes, each as the terms of its made-up parts:
-    "OPT-175B" -> {"175b"}, "StrategyQA" -> {"strategyqa"}."""
-    found = []
-    for word in re.findall(r"[\w.-]+", question):
-        # (Not a number's exponent: "1e-4".)
-        parts = [p for p in re.split(r"[-.]", word) if coined(p) and not _EXPONENT.fullmatch(p)]
-        if parts:
-            found.append(frozenset(t for p in parts for t in terms(p)))
-    return tuple(n for n in found if n)
 
 
 @lru_cache(maxsize=256)
@@ -685,19 +593,14 @@ _NUMBERED_LETTER = re.compile(
 # ("Examples of harm include but are not limited to racism, sexism, toxicity" answered "What
 # are the limitations of Constitutional AI?").
 _NOT_LIMITED = re.compile(r"\b(?:but\s+)?(?:(?:is|are)\s+)?not\s+limited\s+to\b")
-# "For example" gives one, it says nothing of examples ("For example, the accuracy of T5 XXL on
-# GSM8K improves from 8.11% …" answered "How many StrategyQA examples were used …?").
-_FOR_EXAMPLE = re.compile(r"\bfor\s+(?:example|instance)\b")
 
 
 def _words(text: str) -> list[str]:
     """Lower-cased tokens of a text, TeX out, Greek letters spelled out ("β2" -> "beta2"), the
-    idioms "not limited to" and "for example" out."""
+    idiom "not limited to" out."""
     text = text.lower()
     if "limited to" in text:
         text = _NOT_LIMITED.sub(" ", text)
-    if "for " in text:
-        text = _FOR_EXAMPLE.sub(" ", text)
     if _has_tex(text):
         text = _TEX.sub(" ", text)
     return tokens(_spelt(text))
@@ -753,25 +656,6 @@ def terms_any_sentence_may_hold(text: str) -> set[str]:
     words -= STOPWORDS
     words -= _ONE_CHARACTER
     return set(stems(list(words)))
-
-
-def sentence_terms(sentence: str) -> list[str]:
-    """`terms` of a sentence; a table's row holds its whole caption's too, though it says only
-    the caption's first sentence (RowSentence.caption): "Predictions are evaluated with exact
-    match …" under REALM's Table 1 says what every row's numbers are, as its header does."""
-    found = terms(sentence)
-    if isinstance(sentence, RowSentence) and sentence.caption:
-        said = set(found)
-        found += [t for t in dict.fromkeys(terms(sentence.caption)) if t not in said]
-    return found
-
-
-def sentence_term_set(sentence: str) -> set[str]:
-    """`term_set` of a sentence, with a table row's whole caption (`sentence_terms`)."""
-    found = term_set(sentence)
-    if isinstance(sentence, RowSentence) and sentence.caption:
-        found |= term_set(sentence.caption)
-    return found
 
 
 def term_set(text: str) -> set[str]:

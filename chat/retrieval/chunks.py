@@ -42,13 +42,10 @@ from functools import lru_cache
 
 from django.conf import settings
 
-from chat.llm.extractive import VALUE_WEIGHT, asked_value_terms, value_weight
 from chat.llm.sentences import (
     GREEK_LETTERS,
     STOPWORDS,
     ItemSentence,
-    abbreviated_terms,
-    about_other_names,
     answers_nothing,
     asked_heads,
     content_words,
@@ -67,7 +64,7 @@ from chat.understanding.quantity import (
     number_weight_at_most,
 )
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
-from papers.fulltext.tables import RowSentence, extreme_row, find_tables, has_caption
+from papers.fulltext.tables import RowSentence, extreme_row
 from papers.indexing.chunkwords import average_length
 from papers.indexing.lexical import K1, B
 
@@ -677,32 +674,11 @@ def with_texts(cursor, chunks: list[Chunk], sketches: dict | None = None) -> lis
     texts = dict(cursor.fetchall())
     found = []
     for c in chunks:
-        full = texts.get(c.paper_id, "")
-        end = through_tables(full, c.start, c.end)
-        text = full[c.start : end]
+        text = texts.get(c.paper_id, "")[c.start : c.end]
         sketch = sketches.get(c.paper_id)
-        # (The sketch knows the chunk's own sentences, not a table's rows read on past it.)
-        filters = sketch.filters(c.start, c.end, text) if sketch and end == c.end else None
+        filters = sketch.filters(c.start, c.end, text) if sketch else None
         found.append(_changed(c, text=text, filters=filters))
     return found
-
-
-# How far past a chunk's end the rows of a table it opens are read (a table too long for one
-# chunk is cut between its rows: papers.fulltext.chunk).
-TABLE_REACH = 4000
-
-
-def through_tables(text: str, start: int, end: int) -> int:
-    """The end of the chunk text[start:end], or of the table it holds the caption or first rows
-    of when its rows run on past it: REALM's Table 1 is cut after its fourth row, and the rows
-    labelled "Ours" are REALM's results. The chunk holding a table's caption and header says
-    what its rows are; the next chunk's rows alone say nothing."""
-    if not has_caption(text, start, end):
-        return end
-    for table in find_tables(text[start : end + TABLE_REACH]):
-        if table.start < end - start < table.end:
-            return start + table.end
-    return end
 
 
 def _with_lengths(cursor, chunks: list[Chunk]) -> list[Chunk]:
@@ -838,27 +814,19 @@ def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity:
         if any(names_asked_things(items, heads)):
             best = sum(idf.values())
     largest = _extreme_rows(analysed, question) if quantity else {}
-    things = asked_value_terms(question) if quantity else set()
     for sentence, words in analysed:
         if id(sentence) in largest:
             # The largest row of a table of what was asked (extractive._extreme_rows).
             words = words | largest[id(sentence)]
         elif answers_nothing(sentence, idf, question):
             continue
-        # ("NQ (79k/4k)" says the question's "Natural Questions": abbreviated_terms.)
-        words = words | abbreviated_terms(sentence, question)
         if asking and (said := said_by_kind(sentence, question)):
             # ("8 TPUs" says the "hardware" asked for: chat.understanding.answer_kinds.)
             words = words | set(stems(sorted(said)))
         score = sum(weight for lexeme, weight in idf.items() if lexeme in words)
         if score > 0:
             score *= number_weight(sentence, question, quantity)
-        if score > 0 and things:
-            # (As the composer weighs it: a number next to what was asked gives its value.)
-            score *= value_weight(sentence, things, question)
         if score > 0 and about_other_size(sentence, question):
-            score *= OTHER_SIZE_WEIGHT
-        elif score > 0 and quantity and about_other_names(sentence, question):
             score *= OTHER_SIZE_WEIGHT
         best = max(best, score)
     return best
@@ -915,7 +883,7 @@ def _by_sentences(
     heads = _asked_head_lexemes(question, quantity)
     read = [c for c in found if c.counts or spells_greek(c.text) or asked_kind]
     evidence = dict.fromkeys((c.passage_id for c in found), 0.0)
-    most = number_weight_at_most(quantity) * (VALUE_WEIGHT if quantity else 1.0)
+    most = number_weight_at_most(quantity)
     bound = {}
     done: set[int] = set()
     if kept is not None and kept < len(found):
@@ -928,8 +896,6 @@ def _by_sentences(
                 holds = _terms_any_sentence_may_hold(chunk.text)
                 bound[chunk.passage_id] = most * sum(w for t, w in weighted if t in holds)
             bound[chunk.passage_id] += most * asked_kind
-            if short := abbreviated_terms(chunk.text, question):
-                bound[chunk.passage_id] += most * sum(w for t, w in weighted if t in short)
             if heads and has_items(chunk.text) and heads & {lexeme for lexeme, _ in chunk.counts}:
                 bound[chunk.passage_id] = most * sum(w for _, w in weighted)  # a list of them
         read.sort(key=lambda c: (-bound[c.passage_id], c.start))

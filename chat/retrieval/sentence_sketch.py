@@ -36,7 +36,7 @@ from functools import lru_cache
 from django.db import connection, transaction
 
 from chat.llm import sentences as sentence_module
-from chat.llm.sentences import passage_sentences, sentence_term_set
+from chat.llm.sentences import passage_sentences, term_set
 
 log = logging.getLogger("chat.retrieval.sentence_sketch")
 
@@ -62,7 +62,7 @@ def analysed_sentences(text: str) -> tuple[tuple[str, frozenset], ...]:
     again (a follow-up, a thread about one paper, the next question on a topic), so it is done
     once per process, keyed by the text itself (a re-cut chunk is another key), for the last
     SENTENCE_CACHE chunks."""
-    return tuple((s, frozenset(sentence_term_set(s))) for s in passage_sentences(text))
+    return tuple((s, frozenset(term_set(s))) for s in passage_sentences(text))
 
 
 def signature_sources() -> list:

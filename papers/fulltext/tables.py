@@ -31,7 +31,7 @@ _VALUE = re.compile(
     r"^[(\[]?[-−+±~≈<>≤≥]?\d[\d.,/]*(?:[eE][-−+]?\d+)?(?:[%×xMBKkGTsmb]|(?<=%)[a-d])*"
     r"[)\]]?[*†‡∗]*$"
     r"|^[-–—−✓✗×]$|^N/A$"
-    r"|^[OΘΩ𝑂]\(.*\)$"  # an order of growth, one cell though it has spaces (`cells`)
+    r"|^[OΘΩ𝑂]\(.*\)$"  # an order of growth, one cell though it has spaces (`row_cells`)
 )
 # An order of growth opening ("O(n · d²)", "Θ(n"): a cell up to its closing parenthesis.
 _GROWTH = re.compile(r"^[OΘΩ𝑂]\(")
@@ -66,40 +66,21 @@ class RowSentence(str):
     # The row said without its header and caption, once a row before it said them: "Table 3:
     # model ResNet-34 B, top-1 err. 24.52, top-5 err. 7.46", "Table 1: TriviaQA 78,785 …".
     brief: str
-    # The table's whole caption without its label, though the sentence may say only its first
-    # sentence ("… Predictions are evaluated with exact match against any reference answer."
-    # under REALM's Table 1): what every row's numbers are.
-    caption: str
 
-    def __new__(
-        cls, text: str, row: str = "", labels: str = "", brief: str = "", caption: str = ""
-    ):
+    def __new__(cls, text: str, row: str = "", labels: str = "", brief: str = ""):
         sentence = super().__new__(cls, text)
         sentence.row = row
         sentence.labels = labels
         sentence.brief = brief or text
-        sentence.caption = caption
         return sentence
 
     def __getnewargs__(self):  # copy and pickle keep the row (cards are deep-copied)
-        return str(self), self.row, self.labels, self.brief, self.caption
+        return str(self), self.row, self.labels, self.brief
 
     @property
     def cells(self) -> str:
         """The row without its reference numbers ("Maxout [10] 9.38" -> "Maxout 9.38")."""
         return _REFERENCE.sub("", self.row)
-
-    @property
-    def is_own(self) -> bool:
-        """A row labelled as the paper's own method ("Ours (X = CC-News, Z = Wikipedia) …",
-        "Proposed …"): in the paper's own table, that paper's method, whatever its name."""
-        return bool(_OWN_ROW.match(self.cells))
-
-
-# A row label for the paper's own method.
-_OWN_ROW = re.compile(
-    r"\s*(?:ours|our\s+(?:method|model|approach|system)|proposed(?:\s+method)?)\b", re.IGNORECASE
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,11 +184,7 @@ class Table:
         text = _REFERENCE.sub("", f"{self.label}: {body} ({about.rstrip('.')}).")
         names = self.columns()
         return RowSentence(
-            text,
-            row,
-            names[0] if names else "",
-            _REFERENCE.sub("", f"{self.label}: {brief}."),
-            _REFERENCE.sub("", _CAPTION.sub("", self.caption).strip()),
+            text, row, names[0] if names else "", _REFERENCE.sub("", f"{self.label}: {brief}.")
         )
 
 

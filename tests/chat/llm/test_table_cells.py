@@ -147,50 +147,12 @@ def test_a_row_said_again_keeps_what_names_its_cells_and_drops_the_caption(text_
     assert row.brief == "Table 1: TriviaQA 78,785 60,413 8,837 11,313."
 
 
-def test_the_named_papers_row_labelled_ours_answers_with_its_whole_table(text_of):
-    from chat.retrieval.chunks import through_tables
-
-    text = text_of("2002.08909v1")
-    # The chunk holding REALM's Table 1 is cut after its fourth row: its card reads on to the
-    # table's end, where the rows labelled "Ours" are REALM's.
-    start = text.index("Table 1. Test results")
-    cut = text.index("\n", text.index("T5 (11b)"))
-    end = through_tables(text, start, cut)
-    assert end > text.index("Ours (X = CC-News")
-    prose = text.index("4.3. Implementation Details")
-    assert through_tables(text, prose, prose + 400) == prose + 400  # (no caption: no table)
-    title = "REALM: Retrieval-Augmented Language Model Pre-Training"
-    table = SourceText(
-        number=1, title=title, authors="K. Guu", published="2020-02-10", text=text[start:end],
-        arxiv_id="2002.08909", where="p. 7, 4. Experiments", section="4. Experiments",
-    )  # fmt: skip
-    prose = _chunk(2, _between(text, "4.1. Open-QA Benchmarks", "(Chen et al., 2017)."),
-                   "2002.08909", "4.1. Open-QA Benchmarks", 6)  # fmt: skip
-    # The row says "REALM" only as its pre-training, "exact match" only in the caption's second
-    # sentence, and "Natural Questions" as the header's "NQ".
-    best = _best("What exact match does REALM get on Natural Questions?", [table, prose], ["REALM"])
-    assert best.startswith("Table 1: Ours (X = ") and ("39.2" in best or "40.4" in best)
-
-
-def test_a_table_never_naming_the_asked_dataset_gives_none_of_its_counts(text_of):
-    from chat.llm.sentences import about_other_names, content_words
-
-    text = text_of("2212.08410v3")
-    question = "How many StrategyQA examples were used for chain-of-thought finetuning of T5?"
-    table4 = _chunk(1, _between(text, "Percentage of GSM8K", "PaLM 540B."),
-                    "2212.08410", "5.6 Ablation study on dataset size", 5)  # fmt: skip
-    rows = [s for s in passage_sentences(table4.text) if isinstance(s, RowSentence)]
-    assert rows and all(answers_nothing(r, terms(question), question) for r in rows)
-    assert not answers_nothing(rows[0], terms(question))  # (its cells say "examples")
-    gsm8k = "For example, the accuracy of T5 XXL on GSM8K improves from 8.11% to 21.99%."
-    count = "For the StrategyQA dataset, we found that using CoT finetuning improves accuracy."
-    assert about_other_names(gsm8k, question) and not about_other_names(count, question)
-    assert "example" not in content_words(gsm8k)  # "for example" gives one, says nothing of them
-
-
 def test_a_sentence_run_into_an_authors_footnote_is_never_quoted(text_of):
     from chat.llm.extractive import quotable_body_sentences
 
+    # The Max-Cut benchmark's first page: "… technological developments. ∗ mdupont@rigetti.com
+    # Here, we use a gate-based superconducting quantum computer …" was quoted as one sentence
+    # for "How many qubits did they use on hardware?".
     text = text_of("2404.17579v2")
     page = _between(text, "Quantum annealers have also", "several\nthousand variables.")
     assert "mdupont@rigetti.com" in page
