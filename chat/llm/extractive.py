@@ -196,8 +196,11 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
         if _PLACEHOLDER.search(text):
             continue  # a printed prompt or template ("Summarize the following paragraph. <The
             # Abstract of this paper goes here> The paper presents …"): a model's words
-        if _ROADMAP.search(text) or _PUBLISHING.search(text):
-            continue  # where the paper says what, or its publisher's notices, not what it says
+        if _ROADMAP.search(text) or _PUBLISHING.search(text) or _EMAIL.search(text):
+            # Where the paper says what, its publisher's notices, or a sentence run into an
+            # author's footnote ("… relevant scales requires additional theoretical and
+            # technological developments. ∗ mdupont@rigetti.com Here, we use …"): not what it says.
+            continue
         if (credits and not FLOAT_LABEL.search(text)) or _THANKS.match(text):
             # Who did and paid for the work, not what it found. (A table or figure is printed
             # wherever the page had room: ULSA's table of Fleiss' kappas follows its
@@ -291,6 +294,8 @@ _PUBLISHING = re.compile(
     r"Information systems|Applied computing|Theory of computation|Software and its engineering|"
     r"Security and privacy|Social and professional topics)\s*→"
 )
+# An e-mail address: an author's footnote, printed wherever the page put it.
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # A placeholder of a printed prompt or template, as papers' appendices show them.
 _PLACEHOLDER = re.compile(r"<[A-Z][^<>]{3,80}>")
 _THANKS = re.compile(r"acknowledge?ments?\s+[A-Z]", re.IGNORECASE)

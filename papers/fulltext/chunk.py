@@ -22,7 +22,9 @@ from papers.indexing.passages import split_passages
 # (papers.fulltext.parse.heading_title) cuts different chunks from the same text: papers read
 # before are then re-cut from their stored text (papers.fulltext.rechunk), no PDF fetched.
 # 1: tables kept whole with caption and header, "Appendix B Search" headings.
-CHUNKER_VERSION = 1
+# 2: a row printed over several lines while a parenthesis is open is one row (the Transformer's
+#    and RWKV's tables of orders of growth: "Self-Attention O(n" / "2" / "· d) O(1) O(1)").
+CHUNKER_VERSION = 2
 
 # A chunk repeats this share of the window from the end of the previous one.
 OVERLAP_FRACTION = 0.15

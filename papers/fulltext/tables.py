@@ -31,7 +31,10 @@ _VALUE = re.compile(
     r"^[(\[]?[-−+±~≈<>≤≥]?\d[\d.,/]*(?:[eE][-−+]?\d+)?(?:[%×xMBKkGTsmb]|(?<=%)[a-d])*"
     r"[)\]]?[*†‡∗]*$"
     r"|^[-–—−✓✗×]$|^N/A$"
+    r"|^[OΘΩ𝑂]\(.*\)$"  # an order of growth, one cell though it has spaces (`row_cells`)
 )
+# An order of growth opening ("O(n · d²)", "Θ(n"): a cell up to its closing parenthesis.
+_GROWTH = re.compile(r"^[OΘΩ𝑂]\(")
 _CAPTION = re.compile(r"^(?:Table|TABLE)\s+(?:[0-9]{1,2}|[IVX]{1,5}|[A-Z]\.?\d{1,2})[.:]\s*")
 # A line that _CAPTION matches once stripped, anywhere in a text.
 _CAPTION_LINE = re.compile(r"^[^\S\n]*" + _CAPTION.pattern.removeprefix("^"), re.MULTILINE)
@@ -110,7 +113,7 @@ class Table:
 
     def _named_cells(self, row: str) -> list[str] | None:
         """The row's cells when the header names them one to one, else None."""
-        cells = _REFERENCE.sub("", row).split()
+        cells = row_cells(_REFERENCE.sub("", row_text(row)))
         names = self.columns()
         # A row's label may be several words ("ResNet-34 A", "Oxford-IIIT Pets"): words before
         # the first value join while the row has more cells than the header names.
@@ -144,7 +147,7 @@ class Table:
             return False
         labels = []
         for a, b in self.rows:
-            words = _REFERENCE.sub("", text[a:b]).split()
+            words = row_cells(_REFERENCE.sub("", row_text(text[a:b])))
             label = " ".join(itertools.takewhile(lambda w: not is_value(w), words))
             if not label:  # a label that opens with a number ("30× stale MIPS 28.7 15.1")
                 values = list(itertools.takewhile(is_value, reversed(words)))
@@ -165,6 +168,7 @@ class Table:
         Without `pair` (the table's other rows do not pair), the header is given whole too: one
         row that seems to pair may not ("VTAB (19 tasks) 2 500 0.01" under "Dataset Steps Base
         LR" is 2,500 steps, not "Steps 2, Base 500")."""
+        row = row_text(row)
         named = self._named_cells(row) if pair else None
         cells = " ".join(_REFERENCE.sub("", row).split())
         if named is not None:
@@ -209,7 +213,7 @@ def extreme_row(rows: list[RowSentence], smallest: bool = False) -> int | None:
     rows do not give as many values (their columns may not line up)."""
     values = []
     for row in rows:
-        cells = row.cells.split()
+        cells = row_cells(row.cells)
         label = list(itertools.takewhile(lambda w: not is_value(w), cells))
         values.append([magnitude(c) for c in cells[len(label) :]])
     if len(values) < 2 or len({len(v) for v in values}) != 1 or not values[0]:
@@ -224,6 +228,51 @@ def extreme_row(rows: list[RowSentence], smallest: bool = False) -> int | None:
     return found[0] if len(found) == 1 else None
 
 
+def row_cells(line: str) -> list[str]:
+    """A row's cells: its words, but an order of growth is one cell ("O(n² · d)")."""
+    found: list[str] = []
+    words = line.split()
+    i = 0
+    while i < len(words):
+        j = i
+        if _GROWTH.match(words[i]):
+            # (Unclosed to the end: its words stay apart.)
+            while j < len(words) and _unclosed(" ".join(words[i : j + 1])):
+                j += 1
+            j = i if j == len(words) else j
+        found.append(" ".join(words[i : j + 1]))
+        i = j + 1
+    return found
+
+
+def _unclosed(text: str) -> bool:
+    return text.count("(") > text.count(")")
+
+
+_SUPERSCRIPTS = str.maketrans("0123456789−-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁻")
+# An exponent PDFium printed on a line of its own, or opening the next line ("O(T" / "2 + T d)").
+_EXPONENT = re.compile(r"^[−-]?\d{1,2}(?=\s|\)|$)")
+# A row printed over several lines while a parenthesis is open (an exponent raised off the line:
+# "Self-Attention O(n" / "2" / "· d) O(1) O(1)"): this many lines at most.
+MAX_ROW_LINES = 4
+
+
+def row_text(row: str) -> str:
+    """A row's text (a span of the paper's text, perhaps over several lines) on one line: an
+    exponent PDFium put on a line of its own raised again ("O(n" / "2" / "· d)" -> "O(n² · d)"),
+    a closing parenthesis joined to what it closes, other lines joined by a space."""
+    out = ""
+    for part in row.split("\n"):
+        part = part.strip()
+        if out and _unclosed(out) and out[-1].isalnum() and (raised := _EXPONENT.match(part)):
+            out += raised[0].translate(_SUPERSCRIPTS)
+            part = part[raised.end() :].strip()
+        if not part:
+            continue
+        out += part if not out or (part.startswith(")") and _unclosed(out)) else " " + part
+    return out
+
+
 def is_value(cell: str) -> bool:
     """A cell that is a number or a dash; "2019)" closes a citation, it is no value."""
     return bool(_VALUE.match(cell)) and cell.count("(") == cell.count(")")
@@ -232,7 +281,7 @@ def is_value(cell: str) -> bool:
 def is_row(line: str) -> bool:
     """A short line whose cells are mostly values (at least two), or a label of a few words
     followed by values only ("REALM with random uniform masks 32.3 24.2", an ablation's row)."""
-    words = line.split()
+    words = row_cells(line)
     if not words or len(words) > MAX_ROW_WORDS:
         return False
     values = sum(is_value(w) for w in words)
@@ -271,6 +320,11 @@ def _is_header(line: str) -> bool:
     return not (last.endswith(".") and len(last.rstrip(".")) >= 5 and last[:-1].isalpha())
 
 
+def has_caption(text: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether text[start:end] has a line opening with a table's caption ("Table 3: …")."""
+    return _CAPTION_LINE.search(text, start, len(text) if end is None else end) is not None
+
+
 def find_tables(text: str) -> list[Table]:
     """The captioned tables of `text` (lines separated by "\\n"), in order.
 
@@ -281,18 +335,42 @@ def find_tables(text: str) -> list[Table]:
     Zero-shot / Retrieval / Recall@5" and its rows, where the nearest run is Table 1's rows just
     above it). The reading that finds more tables, then more of them with a header, wins; the
     nearest on a tie."""
-    if not _CAPTION_LINE.search(text):  # no caption: most passages, and no rows to find
+    if not has_caption(text):  # no caption: most passages, and no rows to find
         return []
-    lines: list[tuple[int, int, str]] = []
-    offset = 0
-    for line in text.split("\n"):
-        lines.append((offset, offset + len(line), line.strip()))
-        offset += len(line) + 1
+    lines = _lines(text)
     rows = [is_row(line) for _, _, line in lines]
     runs = _runs(rows, lines)
     readings = [_matched(lines, rows, runs, below) for below in (False, True)]
     best = max(readings, key=lambda found: (len(found), sum(bool(t.header) for t in found)))
     return sorted(best, key=lambda t: t.start)
+
+
+def _lines(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, text stripped) of each line of `text`; a row printed over several lines
+    while a parenthesis is open is one line ("Self-Attention O(n" / "2" / "· d) O(1) O(1)"), its
+    text as `row_text` says it."""
+    raw: list[tuple[int, int, str]] = []
+    offset = 0
+    for line in text.split("\n"):
+        raw.append((offset, offset + len(line), line.strip()))
+        offset += len(line) + 1
+    lines = []
+    i = 0
+    while i < len(raw):
+        start, end, line = raw[i]
+        j = i
+        if _unclosed(line):
+            for k in range(i + 1, min(i + MAX_ROW_LINES, len(raw))):
+                joined = row_text(text[start : raw[k][1]])
+                if not raw[k][2]:
+                    break
+                if not _unclosed(joined):
+                    if is_row(joined):
+                        j, line = k, joined
+                    break
+        lines.append((start, raw[j][1], line))
+        i = j + 1
+    return lines
 
 
 def _matched(lines, rows: list[bool], runs, below: bool) -> list[Table]:

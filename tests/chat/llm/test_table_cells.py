@@ -145,3 +145,17 @@ def test_a_row_said_again_keeps_what_names_its_cells_and_drops_the_caption(text_
     dpr = passage_sentences(_between(text_of("2004.04906v3"), "Dataset Train Dev Test", "QA dataset."))
     row = next(s for s in dpr if isinstance(s, RowSentence) and "TriviaQA" in s)
     assert row.brief == "Table 1: TriviaQA 78,785 60,413 8,837 11,313."
+
+
+def test_a_sentence_run_into_an_authors_footnote_is_never_quoted(text_of):
+    from chat.llm.extractive import quotable_body_sentences
+
+    # The Max-Cut benchmark's first page: "… technological developments. ∗ mdupont@rigetti.com
+    # Here, we use a gate-based superconducting quantum computer …" was quoted as one sentence
+    # for "How many qubits did they use on hardware?".
+    text = text_of("2404.17579v2")
+    page = _between(text, "Quantum annealers have also", "several\nthousand variables.")
+    assert "mdupont@rigetti.com" in page
+    quoted = quotable_body_sentences(page, "I. INTRODUCTION")
+    assert quoted[0].startswith("Quantum annealers have also been found")
+    assert not any("rigetti.com" in s for s in quoted)

@@ -125,7 +125,7 @@ def test_a_paper_whose_recut_fails_keeps_its_chunks_and_says_why(
         assert "the embedder failed" in run.errors[0]["error"]
         fulltext = FullText.objects.get(paper=paper)
         assert fulltext.status == FullText.Status.OK  # still read: its old chunks answer
-        assert fulltext.recut_failed == chunker_signature(embedder) == "1/300"
+        assert fulltext.recut_failed == chunker_signature(embedder) == f"{CHUNKER_VERSION}/300"
         assert "the embedder failed" in fulltext.recut_reason
         assert set(Passage.objects.chunks().filter(paper=paper).values_list("pk", flat=True)) == (
             old
@@ -136,7 +136,9 @@ def test_a_paper_whose_recut_fails_keeps_its_chunks_and_says_why(
         again = recut_papers(rows, embedder=embedder)
         assert (again.updated, again.errors) == (1, [])
         fulltext.refresh_from_db()
-        assert (fulltext.chunker, fulltext.recut_failed, fulltext.recut_reason) == ("1/300", "", "")
+        assert (fulltext.chunker, fulltext.recut_failed, fulltext.recut_reason) == (
+            f"{CHUNKER_VERSION}/300", "", ""
+        )
 
 
 def test_the_batch_job_recuts_a_batch_and_queues_the_next(pdf_server, shared_papers, settings):

@@ -210,3 +210,28 @@ def test_a_row_whose_label_sits_on_the_line_above_is_one_row(shared_data):
         "Frames Training Time Training Steps)"
     ) in " ".join(sentences)
     assert not any("Ape-X" in s and "R2D2" in s for s in sentences)  # no row run into another
+
+
+def test_a_row_printed_over_lines_while_a_parenthesis_is_open_is_one_row(shared_data):
+    # PDFium puts an exponent on a line of its own ("Self-Attention O(n" / "2" / "· d) O(1)
+    # O(1)"): the Transformer's Table 1 was no table, its caption quoted for "What is the
+    # complexity of self-attention per layer?" and its rows never.
+    transformer = _parsed(shared_data / "arxiv-pdf" / "1706.03762v7.pdf")
+    table = next(t for t in find_tables(transformer.text) if t.label == "Table 1")
+    sentences = passage_sentences(transformer.text[table.start : table.end + 1])
+    rows = [s.row for s in sentences if s.startswith("Table 1:")]
+    assert rows == [
+        "Self-Attention O(n² · d) O(1) O(1)",
+        "Recurrent O(n · d²) O(n) O(n)",
+        "Convolutional O(k · n · d²) O(1) O(logk(n))",
+        "Self-Attention (restricted) O(r · n · d) O(1) O(n/r)",
+    ]
+    assert "Complexity per Layer" in sentences[0] and "per-layer complexity" in sentences[0]
+    # RWKV's Table 1 runs its cells over lines too ("O(T d + d" / "2" / ")").
+    rwkv = _parsed(shared_data / "arxiv-pdf" / "2305.13048v1.pdf")
+    table = next(t for t in find_tables(rwkv.text) if t.label == "Table 1")
+    rows = [rwkv.text[a:b] for a, b in table.rows]
+    assert len(rows) == 7 and table.header == "Model Time Space"
+    assert table.row_sentence(rows[2]).startswith(
+        "Table 1: Model Linear Transformers, Time O(T d2), Space O(T d + d²) (Complexity"
+    )
