@@ -348,7 +348,9 @@ def quotable_body_sentences(text: str, section: str = "") -> list[str]:
 
 
 def _plain(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
+    # Letters and digits alone: a title page may break a word across lines ("Accelerating Deep
+    # Network Training b\ny\nReducing Internal Covariate Shift").
+    return "".join(re.findall(r"\w+", text.lower()))
 
 
 # A first page's section label run into its first sentence ("ABSTRACT The Quantum Approximate

@@ -247,7 +247,11 @@ def reason_weight(sentence: str, question: str) -> float:
     if not said:
         return 1.0
     asked = {_word_start(w) for w in re.findall(r"[a-z]{4,}", question.lower())}
-    own = [c for c in said if _word_start(c.strip(", ").split()[0]) not in asked]
+    # ("By processing passages independently in the encoder, … this method differs from …"
+    # says again how "Why does Fusion-in-Decoder process passages independently …?".)
+    own = [
+        c for c in said if not any(_word_start(w) in asked for w in re.findall(r"[a-z]{4,}", c.lower()))
+    ]
     return REASON_WEIGHT if own else 1.0
 
 
