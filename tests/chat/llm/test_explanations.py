@@ -92,3 +92,19 @@ def test_limitations_are_answered_by_the_limits_not_the_definitions(text_of):
     bullets = [line for line in compose_shaped(request).splitlines() if line.startswith("- ")]
     assert bullets and all(states_limit(b) for b in bullets), bullets
     assert not any("forming a ‘constitution’" in b for b in bullets)
+
+
+def test_a_title_page_saying_only_title_and_authors_is_no_card(text_of):
+    from chat.retrieval.chunks import Chunk
+    from chat.retrieval.search import front_matter
+
+    text = text_of("1502.03167v3")
+    page = text[: text.index("Abstract")]  # title, authors, their addresses
+    abstract = _between(text, "Abstract", "1 Introduction")
+
+    def chunk(body: str, start: int) -> Chunk:
+        return Chunk(1, 1, body, 1, 1, "", start, start + len(body), 0.0, 0.0)
+
+    assert front_matter(chunk(page, 0))
+    assert not front_matter(chunk(abstract, len(page)))
+    assert not front_matter(chunk(page + abstract, 0))  # the abstract's start joined to it
