@@ -33,7 +33,12 @@ from datetime import date
 
 from chat.understanding import intent as intents
 from chat.understanding.acronyms import expand
-from chat.understanding.answer_kinds import answers_kind_asked, asks_for_limits, said_by_kind
+from chat.understanding.answer_kinds import (
+    answers_kind_asked,
+    asks_for_limits,
+    heading_says,
+    said_by_kind,
+)
 from chat.understanding.quantity import (
     asks_for_quantity,
     numbers_in,
@@ -130,7 +135,11 @@ class _Scorer:
         for s in self.sentences:
             self.by_source.setdefault(s.source.number, []).append(s)
         # Saying how or why, or a limit, for a question asking it (answer_kinds): by id.
-        self.kind_asked = {id(s) for s in self.sentences if answers_kind_asked(s.text, topic)}
+        self.kind_asked = {
+            id(s)
+            for s in self.sentences
+            if answers_kind_asked(s.text, topic) or heading_says(s.context, topic)
+        }
         # The role rules treat an abstract's opening sentence as scene-setting.
         self.roles = {
             id(s): role(s.text, ordinal)
@@ -1296,7 +1305,8 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
         # The limits the paper states, not its definitions beside them ("We refer to these
         # instructions as ‘principles’ forming a ‘constitution’" for "What are the limitations
         # of Constitutional AI?").
-        chosen = [s for s in chosen if id(s) in scorer.kind_asked]
+        # (The answer's leads stay: a "9 Limitations" section's sentences, whatever their words.)
+        chosen = [s for s in chosen if s in leads or id(s) in scorer.kind_asked]
     chosen = _with_continuations(chosen, leads, scorer, request)
     chosen = _with_list_items(chosen, leads, scorer, request)
     opening = T.LEAD_IN
