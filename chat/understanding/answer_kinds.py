@@ -194,8 +194,10 @@ def said_by_kind(sentence: str, question: str) -> set[str]:
 # own ("… and address the problem by normalizing layer inputs", "We suspect that for large
 # values of dk, the dot products grow large …", "… allows to scale to large number of contexts,
 # as it only performs self attention over one context at a time").
+# (Not "how was the Transformer regularised?", "how is RAG trained?": a procedure, which its
+# section tells in sentences of its own, "Residual Dropout We apply dropout …".)
 _HOW_ASKED = re.compile(
-    r"^\s*(?:(?:and|so|but)\s+)?how\s+(?:does|do|did|is|are|was|were|can|could|would|should)\b",
+    r"^\s*(?:(?:and|so|but)\s+)?how\s+(?:does|do|did|can|could|would|should)\b",
     _FLAGS,
 )
 _WHY_ASKED = re.compile(
