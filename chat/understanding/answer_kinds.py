@@ -258,10 +258,10 @@ def reason_weight(sentence: str, question: str) -> float:
 
 
 def answers_kind_asked(sentence: str, question: str) -> bool:
-    """Whether a sentence gives what a question after an explanation or the work's limits asks
-    for, in other words than the question's: how or why (reason_weight), a limit
-    (states_limit). Such a sentence is an answer, never scene-setting, whatever its words
-    ("… remains challenging", "However, …")."""
-    if reason_weight(sentence, question) > 1:
-        return True
+    """Whether a sentence gives what a question after the work's limits asks for, in other
+    words than the question's (states_limit). Such a sentence is an answer, never
+    scene-setting, whatever its words ("… remains challenging", "However, …"). (How and why
+    weigh only in the answering scores, reason_weight: a bonus in the overview's choice by
+    meaning changed which papers "How do GANs generate images?" quoted, and "which of these
+    mention a discriminator?" then found none: bench_answers refer-6.)"""
     return bool(_LIMITS_ASKED.search(question)) and states_limit(sentence)
