@@ -242,4 +242,14 @@ CASES = [
          (cites_one_of([RESNET, VIT], "ResNet or ViT"), cites_none_of(TRANSFORMER),
           query_lacks("transformer")),
          before=("What does the Transformer replace recurrence with?",)),
+    # Session 18 (helper mechanism): "that optimizer" is the one the previous answer named
+    # (Adam), asked of its own paper; a general "what is X?" whose X another paper's title
+    # gives is that paper's, not the thread's (the Transformer's "residual dropout").
+    Case("that-optimizer", "followup-change", "Which paper proposed that optimizer?",
+         (cites(ADAM), cites_only_ids({ADAM}, "Adam"), says(r"adam", "Adam")),
+         before=("What optimizer did the Transformer use?",)),
+    Case("thread-general-definition", "followup-change", "what is residual learning?",
+         (cites(RESNET), cites_none_of(TRANSFORMER), query_lacks("transformer")),
+         before=("What does the Transformer replace recurrence with?",
+                 "How is positional information encoded?")),
 ]  # fmt: skip

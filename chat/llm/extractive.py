@@ -22,7 +22,13 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from chat.understanding.answer_kinds import asking_words, said_by_kind
+from chat.understanding.answer_kinds import (
+    asking_words,
+    heading_says,
+    others_limits,
+    reason_weight,
+    said_by_kind,
+)
 from chat.understanding.quantity import (
     SMALLEST,
     asked_things,
@@ -347,7 +353,9 @@ def quotable_body_sentences(text: str, section: str = "") -> list[str]:
 
 
 def _plain(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
+    # Letters and digits alone: a title page may break a word across lines ("Accelerating Deep
+    # Network Training b\ny\nReducing Internal Covariate Shift").
+    return "".join(re.findall(r"\w+", text.lower()))
 
 
 # A first page's section label run into its first sentence ("ABSTRACT The Quantum Approximate
@@ -717,9 +725,14 @@ def answering_scores(
     # "How long did the CiteSee field deployment last?": no sentence says "long" or "last"; one
     # giving a duration says both ("… for one to two weeks"); "What hardware …": one naming its
     # GPUs or TPUs says "hardware" (chat.understanding.answer_kinds).
-    if asking_words(question):
+    if asking := asking_words(question):
         for sentence, weight in zip(sentences, weights, strict=True):
-            for t in stems(sorted(said_by_kind(sentence.text, question))):
+            if others_limits(sentence.text) and any(k.name == "limits" for k in asking.values()):
+                # "Each of these has distinct drawbacks" is not the drawbacks asked about.
+                for t in stems(sorted(asking)):
+                    weight.pop(t, None)
+            said = said_by_kind(sentence.text, question) | heading_says(sentence.context, question)
+            for t in stems(sorted(said)):
                 if t in idf:
                     # Said as a word is (over its heading's share), and the heading naming it
                     # still tells its section apart ("8 NVIDIA P100 GPUs" under "5.2 Hardware
@@ -734,7 +747,10 @@ def answering_scores(
     for sentence, weight in zip(sentences, weights, strict=True):
         score = sum(weight.values())
         if score > 0:
+            # ("… by normalizing layer inputs" before "… reduces the internal covariate shift"
+            # for "How does batch normalization reduce internal covariate shift?".)
             score *= number_weight(sentence.text, question, quantity)
+            score *= reason_weight(sentence.text, question)
         if score > 0 and (
             (things and gives_value(sentence.text, things, question)) or id(sentence) in listing
         ):

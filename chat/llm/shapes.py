@@ -33,7 +33,12 @@ from datetime import date
 
 from chat.understanding import intent as intents
 from chat.understanding.acronyms import expand
-from chat.understanding.answer_kinds import said_by_kind
+from chat.understanding.answer_kinds import (
+    answers_kind_asked,
+    asks_for_limits,
+    heading_says,
+    said_by_kind,
+)
 from chat.understanding.quantity import (
     asks_for_quantity,
     numbers_in,
@@ -68,7 +73,7 @@ from .extractive import (
     values_another,
 )
 from .meaning import similarities
-from .roles import BACKGROUND, BONUS, CONTRIBUTION, RESULT, role
+from .roles import BACKGROUND, BONUS, CONTRIBUTION, OTHER, RESULT, role
 from .sentences import (
     STOPWORDS,
     content_words,
@@ -89,6 +94,10 @@ OVERVIEW_SENTENCES = 5
 # smoothing, for "How was the Transformer regularised?").
 SECTION_QUOTES = 4
 LEX_WEIGHT = 0.1  # words break ties once meaning is known; they do not outvote it
+# A sentence giving what an explanatory question asks for (how, why, the work's limits:
+# answer_kinds.answers_kind_asked), over one that says again what the question says (a
+# contribution's bonus: chat.llm.roles).
+KIND_BONUS = 0.15
 LONG_LINE_WORDS = 45  # a list line quoting a longer sentence reads badly: prefer a shorter one
 MEANING_ENOUGH = 0.45  # a sentence this close in meaning answers, whatever words it uses
 FRESH_DAYS = 31
@@ -125,12 +134,21 @@ class _Scorer:
         self.by_source: dict[int, list[_Sentence]] = {}
         for s in self.sentences:
             self.by_source.setdefault(s.source.number, []).append(s)
+        # Saying how or why, or a limit, for a question asking it (answer_kinds): by id.
+        self.kind_asked = {
+            id(s)
+            for s in self.sentences
+            if answers_kind_asked(s.text, topic) or heading_says(s.context, topic)
+        }
         # The role rules treat an abstract's opening sentence as scene-setting.
         self.roles = {
             id(s): role(s.text, ordinal)
             for mine in self.by_source.values()
             for ordinal, s in enumerate(mine)
         }
+        for s in self.sentences:
+            if id(s) in self.kind_asked and self.roles[id(s)] == BACKGROUND:
+                self.roles[id(s)] = OTHER  # "… remains difficult" for "What are its limits?"
         self.lex = self.lexical(topic)
         # A body answer's continuation (the sentence after it that gives the value it leads up
         # to: _continuation), by id, with the sentence it continues.
@@ -150,9 +168,12 @@ class _Scorer:
     def role_of(self, s: _Sentence) -> str:
         return self.roles[id(s)]
 
+    def bonus(self, s: _Sentence) -> float:
+        return BONUS[self.role_of(s)] + (KIND_BONUS if id(s) in self.kind_asked else 0.0)
+
     def prelim(self, s: _Sentence, lex: dict[int, float] | None = None) -> float:
         lex = self.lex if lex is None else lex
-        return lex[id(s)] + 2 * BONUS[self.role_of(s)]
+        return lex[id(s)] + 2 * self.bonus(s)
 
     def by_meaning(
         self, anchor: str, shortlist: list[_Sentence], lex: dict[int, float] | None = None
@@ -165,7 +186,7 @@ class _Scorer:
             if cosines is None:
                 scores[id(s)] = self.prelim(s, lex)
             else:
-                scores[id(s)] = cosines[i] + BONUS[self.role_of(s)] + LEX_WEIGHT * lex[id(s)]
+                scores[id(s)] = cosines[i] + self.bonus(s) + LEX_WEIGHT * lex[id(s)]
         return scores
 
     def contribution(
@@ -742,13 +763,6 @@ def _next_row(before: _Sentence | None, s: _Sentence) -> _Sentence:
     return dataclasses.replace(s, text=s.text.brief)
 
 
-# "What is QAOA?", "what are diffusion models?": the thing asked to be defined.
-_WHAT_IS = re.compile(
-    r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<x>[\w][\w .+-]{0,60}?)\s*[?.!]*\s*$",
-    re.IGNORECASE,
-)
-
-
 # "What does ULSA stand for?": the words an acronym is made of.
 _STANDS_FOR = re.compile(
     r"^\s*what\s+(?:does|do)\s+(?:the\s+)?(?P<x>[\w.+-]{2,20})\s+stand\s+for\s*[?.!]*\s*$",
@@ -783,10 +797,10 @@ def _definition(request: AnswerRequest, scorer: _Scorer) -> _Sentence | None:
         ]
         spelled = [s for s in scorer.sentences if acronym_definitions(s.text, acronym)]
         return titles[0] if titles else max(spelled, key=scorer.prelim, default=None)
-    asked = _WHAT_IS.match(request.question)
+    asked = intents.what_is(request.question)
     if not asked:
         return None
-    x = re.escape(asked["x"].strip())
+    x = re.escape(asked[0])
     says = re.compile(
         rf"(?:\b{x}|\(\s*{x}\s*\))\s+(?:is|are|refers\s+to|denotes)\s+(?:an?|the|one)\b",
         re.IGNORECASE,
@@ -1287,6 +1301,12 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
             # introduce RAG models where … a pre-trained neural retriever").
             others = [s for s in others if heads & set(s.term_counts)]
         chosen = [*leads, *others][: max(OVERVIEW_SENTENCES, len(leads))]
+    if asks_for_limits(topic) and any(id(s) in scorer.kind_asked for s in chosen):
+        # The limits the paper states, not its definitions beside them ("We refer to these
+        # instructions as ‘principles’ forming a ‘constitution’" for "What are the limitations
+        # of Constitutional AI?").
+        # (The answer's leads stay: a "9 Limitations" section's sentences, whatever their words.)
+        chosen = [s for s in chosen if s in leads or id(s) in scorer.kind_asked]
     chosen = _with_continuations(chosen, leads, scorer, request)
     chosen = _with_list_items(chosen, leads, scorer, request)
     opening = T.LEAD_IN
@@ -1375,7 +1395,7 @@ def _enough(sources, topic, scorer: _Scorer, scored) -> bool:
     """At least one paper speaks to enough of the question's words (rare words weigh more), or
     one sentence is close to it in meaning (chat.llm.extractive's rule, plus meaning)."""
     if any(
-        value - BONUS[scorer.role_of(s)] - LEX_WEIGHT * scorer.lex[id(s)] >= MEANING_ENOUGH
+        value - scorer.bonus(s) - LEX_WEIGHT * scorer.lex[id(s)] >= MEANING_ENOUGH
         for value, s in scored
     ):
         return True

@@ -23,13 +23,15 @@ from django.db import connection
 from chat.llm import LLMError
 from chat.pipeline import prompts
 from chat.pipeline.previous import shown_papers
-from chat.retrieval.named import papers_say, writes_a_name
+from chat.retrieval.named import papers_say, titled_elsewhere, writes_a_name
+from chat.understanding.intent import what_is
 from chat.understanding.reference import (
     SOURCES,
     STANDALONE,
     TOPIC,
     Reference,
     asks_for_papers,
+    demonstrated_name,
     own_topic_words,
     resolve,
 )
@@ -157,6 +159,11 @@ def _says_all(arxiv_ids: list[str], words: str) -> bool:
         return papers_say(cursor, arxiv_ids, words)
 
 
+def _another_papers_subject(arxiv_ids: list[str], words: str) -> bool:
+    with connection.cursor() as cursor:
+        return titled_elsewhere(cursor, arxiv_ids, words)
+
+
 async def on_the_threads_papers(question: str, history: Sequence[Turn]) -> str:
     """A question that stands alone but names nothing of its own, asked while the thread is on a
     paper ("How is positional information encoded?" after questions on the Transformer), is
@@ -165,7 +172,10 @@ async def on_the_threads_papers(question: str, history: Sequence[Turn]) -> str:
     as typed: one that writes a name ("How does BERT …"), an arXiv id, asks for papers ("papers
     on protein folding"), a time window ("since 2024") or a comparison, or whose topic words the
     thread's papers never say together ("how does batch normalization reduce internal
-    covariate shift?" after the Transformer is the batch normalization paper's question)."""
+    covariate shift?" after the Transformer is the batch normalization paper's question), or
+    that asks what a thing is in general whose name another paper's title gives ("what is
+    residual learning?" after the Transformer, which says "residual" and "learning", is the
+    ResNet paper's question; "what is the encoder?" asks of the thread's)."""
     papers = threads_papers(history)
     if (
         not papers
@@ -177,8 +187,13 @@ async def on_the_threads_papers(question: str, history: Sequence[Turn]) -> str:
     ):
         return question
     words = " ".join(own_topic_words(question))
-    if not await sync_to_async(_says_all)([arxiv_id for _, arxiv_id in papers], words):
+    ids = [arxiv_id for _, arxiv_id in papers]
+    if not await sync_to_async(_says_all)(ids, words):
         return question
+    defined = what_is(question)
+    if defined and not defined[1]:
+        if await sync_to_async(_another_papers_subject)(ids, " ".join(own_topic_words(defined[0]))):
+            return question
     the = lambda name: f"the {name}" if re.fullmatch(r"[A-Z][a-z]+", name) else name  # noqa: E731
     names = " and ".join(the(name) for name, _ in papers)
     return f"{question.strip().rstrip('?. ')} in {names}?"
@@ -214,6 +229,9 @@ async def understand_followup(
         return question, Reference(STANDALONE)
     if _MORE_LIKE.match(question):  # a new search, never a filter of "these"
         return _more_like(history[-1]), Reference(TOPIC)
+    # "Which paper proposed that optimizer?": the thing the previous answer named ("Adam"), a
+    # question of its own about it, never one about the previous answer's paper.
+    question = demonstrated_name(question, history[-1]) or question
     reference = resolve(question, recent)
     if reference.kind == STANDALONE:
         return await on_the_threads_papers(question, history), reference

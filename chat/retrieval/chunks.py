@@ -56,7 +56,13 @@ from chat.llm.sentences import (
     terms,
     terms_any_sentence_may_hold,
 )
-from chat.understanding.answer_kinds import asking_words, said_by_kind
+from chat.understanding.answer_kinds import (
+    REASON_WEIGHT,
+    asking_words,
+    asks_for_reason,
+    reason_weight,
+    said_by_kind,
+)
 from chat.understanding.quantity import (
     SMALLEST,
     asks_for_extreme,
@@ -825,7 +831,7 @@ def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity:
             words = words | set(stems(sorted(said)))
         score = sum(weight for lexeme, weight in idf.items() if lexeme in words)
         if score > 0:
-            score *= number_weight(sentence, question, quantity)
+            score *= number_weight(sentence, question, quantity) * reason_weight(sentence, question)
         if score > 0 and about_other_size(sentence, question):
             score *= OTHER_SIZE_WEIGHT
         best = max(best, score)
@@ -883,7 +889,7 @@ def _by_sentences(
     heads = _asked_head_lexemes(question, quantity)
     read = [c for c in found if c.counts or spells_greek(c.text) or asked_kind]
     evidence = dict.fromkeys((c.passage_id for c in found), 0.0)
-    most = number_weight_at_most(quantity)
+    most = number_weight_at_most(quantity) * (REASON_WEIGHT if asks_for_reason(question) else 1.0)
     bound = {}
     done: set[int] = set()
     if kept is not None and kept < len(found):

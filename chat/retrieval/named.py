@@ -240,6 +240,28 @@ def papers_say(cursor, arxiv_ids, words: str) -> bool:
     return bool(cursor.fetchone()[0])
 
 
+# Another paper's title says the words, as a phrase (the GIN index finds the papers saying them
+# anywhere; their title's lexemes, weight A of search_vector, are checked after).
+_TITLED_ELSEWHERE = """
+SELECT EXISTS (
+    SELECT 1 FROM papers_paper p
+    WHERE NOT p.hidden AND NOT (p.arxiv_id = ANY(%(ids)s))
+      AND p.search_vector @@ phraseto_tsquery('english', %(words)s)
+      AND ts_filter(p.search_vector, '{a}') @@ phraseto_tsquery('english', %(words)s)
+)
+"""
+
+
+def titled_elsewhere(cursor, arxiv_ids, words: str) -> bool:
+    """Whether a paper other than `arxiv_ids` has the `words` in its title, in that order: what
+    that paper is about ("Deep Residual Learning for Image Recognition" for "residual
+    learning")."""
+    if not words.strip():
+        return False
+    cursor.execute(_TITLED_ELSEWHERE, {"ids": list(arxiv_ids), "words": words})
+    return bool(cursor.fetchone()[0])
+
+
 def unknown_names(question: str, known: set[str]) -> list[str]:
     """Model-like names in a naming place of the question whose key no paper has."""
     found = []

@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from chat.lanes import may_run_in_parallel, run_search_sql
 from chat.llm import get_llm
+from chat.llm.extractive import quotable_body_sentences
 from chat.retrieval import chunks as fulltext_chunks
 from chat.retrieval import refine
 from chat.retrieval.acronyms import long_forms, topic_acronyms
@@ -854,7 +855,11 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
         hits[-1].named = next(
             (p.name for p in q.named.papers if p.paper_id == paper_id), ""
         )
-        if found := chunks.get(paper_id):
+        if (found := chunks.get(paper_id)) and front_matter(found[0]):
+            # Its title page's title and authors: what the page says is the abstract, a card of
+            # its own (the body's other chunks follow it).
+            hits[-1].more_chunks = found[1:]
+        elif found:
             best, hit = found[0], hits[-1]
             hit.passage_text, hit.kind, hit.section = best.text, "fulltext", best.section
             hit.page, hit.page_end, hit.more_chunks = best.page, best.page_end, found[1:]
@@ -864,6 +869,15 @@ def _hydrate(q: _Query, pool: list[Fused], dense: DenseResult | None) -> list[Se
             if (rank := item.ranks.get("chunk_words")) and rank <= WORDS_IN_BODY_SHOWN:
                 hit.why.append(f"your words in its full text #{rank}")
     return hits
+
+
+def front_matter(chunk) -> bool:
+    """Whether a chunk is its paper's first and says nothing but its title, authors and their
+    addresses ("Batch Normalization: Accelerating … Sergey Ioffe Google Inc., sioffe@…"): no
+    sentence of it may be quoted. It holds the title's words, so a question in those words
+    ("How does batch normalization reduce internal covariate shift?") finds it first, and the
+    abstract that follows it on the page, which answers, was no card."""
+    return chunk.start == 0 and not quotable_body_sentences(chunk.text, chunk.section or "")
 
 
 # The papers whose full text holds the question's words best that say so among why they are here.

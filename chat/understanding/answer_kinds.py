@@ -78,6 +78,74 @@ def _gives_count(sentence: str) -> bool:
 _LENGTH_ASKED = re.compile(r"\bhow\s+long\s+(?:is|are|was|were)\b", _FLAGS)
 
 
+# "What are the limitations of Constitutional AI?", "the drawbacks of RWKV", "What future work do
+# the authors propose?": answered by the sentences that state a limit ("we do not …", "remains
+# …", "future work", "however, … fails to …"), most of which never say "limitation" (its
+# definition of a constitution was quoted for it), and not by others' shortcomings the paper
+# sets itself against ("Each of these has distinct drawbacks …" of RWKV's introduction).
+_LIMITS_ASKED = re.compile(
+    r"\b(?:limitations?|limits|weakness(?:es)?|drawbacks?|shortcomings?|downsides?|caveats?|"
+    r"disadvantages?|failure\s+modes?|future\s+(?:work|research|directions?)|open\s+"
+    r"(?:problems?|questions?))\b",
+    _FLAGS,
+)
+LIMITS_ASKING = frozenset(
+    """limitation limitations limits weakness weaknesses drawback drawbacks shortcoming shortcomings
+    downside downsides caveat caveats disadvantage disadvantages failure future""".split()
+)
+_LIMIT_SAID = re.compile(
+    r"\blimitations?\b|\blimited\s+(?:to|by|in)\b|\bdrawbacks?\b|\bweakness(?:es)?\b|"
+    r"\bshortcomings?\b|\bcaveats?\b|\bdownsides?\b|\bdisadvantages?\b|\bfuture\s+(?:work|"
+    r"research|directions?|studies)\b|\bleave\s+(?:\w+\s+){0,6}?(?:to|for)\s+future\b|\bopen\s+"
+    r"(?:questions?|problems?)\b|\bwe\s+(?:do|did|could|can|have)\s+not\b|\bwe\s+(?:cannot|"
+    r"can't|didn't|don't|haven't)\b|\bunable\s+to\b|\bnot\s+(?:yet|always|able|well)\b|"
+    r"\b(?:does|do|did)\s+not\s+(?:work|generali[sz]e|scale|perform)\b|\bremains?\s+(?:unclear|"
+    r"open|challenging|difficult|an?\s+open|to\s+be\s+(?:seen|explored|studied))\b|\bfails?\s+to\b|"
+    r"\bstruggles?\b|\bsuffers?\s+from\b|\bsensitive\s+to\b|\bat\s+the\s+cost\s+of\b|"
+    r"\bis\s+(?:costly|expensive)\b|\bless\s+(?:effective|accurate|robust|reliable)\b|\boverfits?\b|"
+    r"\blacks?\b",
+    _FLAGS,
+)
+# Others' shortcomings: the work the paper improves on, not its own limits.
+_OTHERS_LIMITS = re.compile(
+    r"\b(?:existing|previous|prior|conventional|traditional|earlier|current)\s+(?:[\w-]+\s+){0,3}?"
+    r"(?:methods|approaches|works?|studies|techniques|models|systems|architectures)\b|"
+    r"^\s*(?:each|both|all)\s+of\s+these\b|\bet\s+al\.",
+    _FLAGS,
+)
+
+
+# The stems of a section's heading that say its sentences are the work's limits ("9
+# Limitations", "Weaknesses"; not "6.1 Future Directions", which may well say what the work made
+# easier).
+_LIMITS_HEADING = frozenset("limit weak drawback shortcom caveat".split())
+
+
+def heading_says(heading: frozenset[str] | set[str], question: str) -> set[str]:
+    """The question's asking words (lower case) that a sentence's section heading (its stems)
+    says for it: a question after the work's limits in any word ("drawbacks") is answered by the
+    sentences under "9 Limitations"."""
+    if not _LIMITS_ASKED.search(question) or not _LIMITS_HEADING & set(heading):
+        return set()
+    return {w for w, kind in asking_words(question).items() if kind.name == "limits"}
+
+
+def asks_for_limits(question: str) -> bool:
+    """Whether a question asks for the work's limitations, weaknesses or future work."""
+    return bool(_LIMITS_ASKED.search(question))
+
+
+def others_limits(sentence: str) -> bool:
+    """Whether a sentence speaks of others' shortcomings ("Each of these has distinct drawbacks
+    …"): for a question after the work's limits, its word "drawbacks" is no answer."""
+    return bool(_OTHERS_LIMITS.search(sentence))
+
+
+def states_limit(sentence: str) -> bool:
+    """Whether a sentence states a limit of the work it is in (see _LIMIT_SAID)."""
+    return bool(_LIMIT_SAID.search(sentence)) and not _OTHERS_LIMITS.search(sentence)
+
+
 KINDS = (
     AnswerKind(
         "duration",
@@ -92,6 +160,7 @@ KINDS = (
         lambda s: bool(_HARDWARE.search(s)),
     ),
     AnswerKind("size", lambda q: bool(_SIZE_ASKED.search(q)), SIZE_ASKING, _gives_count),
+    AnswerKind("limits", lambda q: bool(_LIMITS_ASKED.search(q)), LIMITS_ASKING, states_limit),
 )
 
 
@@ -115,3 +184,84 @@ def said_by_kind(sentence: str, question: str) -> set[str]:
     answer they ask for: {"hardware"} for "… we used 8 TPUs for training" and "What hardware
     was MuZero trained on?"."""
     return {w for w, kind in asking_words(question).items() if kind.gives(sentence)}
+
+
+# "How does batch normalization reduce internal covariate shift?", "Why does the Transformer
+# scale the dot products …?", "What is the intuition behind …?": asked for the means or the
+# reason. The sentences that only say again what the question says ("Batch Normalization …
+# reduces the internal covariate shift", "This allows us to use much higher learning rates")
+# share all of its words; the answer shares fewer and says how or why in a connective of its
+# own ("… and address the problem by normalizing layer inputs", "We suspect that for large
+# values of dk, the dot products grow large …", "… allows to scale to large number of contexts,
+# as it only performs self attention over one context at a time").
+# (Not "how was the Transformer regularised?", "how is RAG trained?": a procedure, which its
+# section tells in sentences of its own, "Residual Dropout We apply dropout …".)
+_HOW_ASKED = re.compile(
+    r"^\s*(?:(?:and|so|but)\s+)?how\s+(?:does|do|did|can|could|would|should)\b",
+    _FLAGS,
+)
+_WHY_ASKED = re.compile(
+    r"^\s*(?:(?:and|so|but)\s+)?(?:why\b|how\s+come\b|what\s+makes\b)|\bwhat(?:\s+is|'s|\s+are)\s+"
+    r"the\s+(?:\w+\s+)?(?:intuitions?|reasons?|rationale|motivations?|explanations?)\s+(?:behind|for|"
+    r"of)\b",
+    _FLAGS,
+)
+# By what means: "by normalizing", "via a normalization step", "is achieved by".
+_MEANS_SAID = re.compile(
+    r"\bby\s+(?:\w+ly\s+)?\w+ing\b|\bvia\b|\bby\s+means\s+of\b|\bis\s+achieved\s+by\b|"
+    r"\baccomplishes\b",
+    _FLAGS,
+)
+# For what reason, or to what end.
+_REASON_SAID = re.compile(
+    r"\bbecause\b|\bdue\s+to\b|\bso\s+that\b|\bin\s+order\s+to\b|\bthereby\b|,\s+as\s+(?:it|they|"
+    r"this|the)\b|\bwe\s+(?:suspect|hypothesi[sz]e|conjecture|argue|believe)\b|\bthe\s+reasons?\b|"
+    r"\bintuitively\b|\bto\s+(?:counteract|prevent|avoid|mitigate|compensate|overcome)\b|"
+    r"\b(?:ensures?|prevents?|allows?|enables?)\b",
+    _FLAGS,
+)
+# How much more a sentence with the question's words weighs when it says how or why, for such a
+# question (chunk ranking and the composer's quote alike). A plain bonus for "by …ing" changed
+# nothing while the answering sentence was not among the cards (the abstract behind a title
+# page's chunk: chat.retrieval.search.front_matter).
+REASON_WEIGHT = 1.5
+
+
+def asks_for_reason(question: str) -> bool:
+    """Whether a question asks how or why (not how many, how long: those ask for a number)."""
+    return bool(_HOW_ASKED.search(question) or _WHY_ASKED.search(question))
+
+
+def _word_start(word: str) -> str:
+    return word.lower()[:5]
+
+
+def reason_weight(sentence: str, question: str) -> float:
+    """REASON_WEIGHT for a sentence saying by what means or for what reason, for a question asking
+    how or why, in a connective the question does not say itself ("Batch Normalization
+    allows us to use much higher learning rates" says again "Why does batch normalization allow
+    higher learning rates?"); 1 otherwise."""
+    if not asks_for_reason(question):
+        return 1.0
+    # ("… by reducing the dependence of gradients on the scale of the parameters" says why
+    # batch normalization allows higher learning rates as much as how.)
+    said = _MEANS_SAID.findall(sentence) + _REASON_SAID.findall(sentence)
+    if not said:
+        return 1.0
+    asked = {_word_start(w) for w in re.findall(r"[a-z]{4,}", question.lower())}
+    # ("By processing passages independently in the encoder, … this method differs from …"
+    # says again how "Why does Fusion-in-Decoder process passages independently …?".)
+    own = [
+        c for c in said if not any(_word_start(w) in asked for w in re.findall(r"[a-z]{4,}", c.lower()))
+    ]
+    return REASON_WEIGHT if own else 1.0
+
+
+def answers_kind_asked(sentence: str, question: str) -> bool:
+    """Whether a sentence gives what a question after the work's limits asks for, in other
+    words than the question's (states_limit). Such a sentence is an answer, never
+    scene-setting, whatever its words ("… remains challenging", "However, …"). (How and why
+    weigh only in the answering scores, reason_weight: a bonus in the overview's choice by
+    meaning changed which papers "How do GANs generate images?" quoted, and "which of these
+    mention a discriminator?" then found none: bench_answers refer-6.)"""
+    return bool(_LIMITS_ASKED.search(question)) and states_limit(sentence)

@@ -122,6 +122,21 @@ _GIST = re.compile(
     _FLAGS,
 )
 
+# "What is QAOA?", "what are diffusion models?": the thing asked to be defined.
+_WHAT_IS = re.compile(
+    r"^\s*what\s+(?:is|are)\s+(?:an?\s+|(?P<the>the\s+))?(?P<x>[\w][\w .+-]{0,60}?)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def what_is(question: str) -> tuple[str, bool] | None:
+    """For "what is X?", X and whether the question asks of a definite one ("what is the
+    retriever?" asks of the retriever being read about; "what is residual learning?" of the
+    idea, wherever it is from). None for any other question."""
+    asked = _WHAT_IS.match(question)
+    return (asked["x"].strip(), bool(asked["the"])) if asked else None
+
+
 AUTHORS, DATE, ORIGIN = "authors", "date", "origin"
 _PAPER_TAIL = r"(?:\s+(?:paper|article|preprint))?"
 # Questions about a paper's record, answered from the catalogue: who wrote it, when it appeared,

@@ -300,6 +300,53 @@ def _whole_set(history: Sequence) -> tuple[tuple[int, ...], int]:
     return tuple(_numbers(history[-back])), back
 
 
+# "that optimizer", "this dataset", "the same benchmark": a thing the previous answer named, by
+# its kind. (Not "that paper", "this one": the papers themselves, SOURCES above.)
+_DEMONSTRATIVE = re.compile(r"\b(?:that|this|the\s+same)\s+([a-z][a-z-]{2,})\b", re.I)
+_PAPERS_THEMSELVES = frozenset(
+    "paper papers one ones work works study studies article articles source sources result "
+    "results answer question topic author authors".split()
+)
+# A name as an answer writes it before its kind ("the Adam optimizer", "the WMT 2014 dataset" is
+# no name: capitals or a capital inside, and not a sentence's opening word of any kind).
+_NAME = r"(?:[A-Z][a-z]*[A-Z][\w.+-]*|[A-Z][\w+-]*\d[\w.+-]*|[A-Z][a-z][\w-]*)"
+_NOT_NAMES = frozenset(
+    "The This That These Those We Our Its Their A An In On For With By It They Each Both".split()
+)
+
+
+def _kind_forms(noun: str) -> str:
+    singular = noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+    return rf"{re.escape(singular)}s?"
+
+
+def demonstrated_name(question: str, previous) -> str | None:
+    """The question with "that X" / "this X" replaced by the name the previous answer gave the X
+    its question asked about: "Which paper proposed that optimizer?" after "What optimizer did
+    the Transformer use?" (answered "We used the Adam optimizer …") is "Which paper proposed
+    Adam?". None when the question points at no such thing: the kind must be a word of the
+    previous question ("is it true that attention …" points at nothing), and the answer must
+    write one name right before it ("Adam optimizer") or after it ("the optimizer Adam")."""
+    if previous is None or not getattr(previous, "answer", ""):
+        return None
+    asked = set(_tokens(getattr(previous, "query", "") or previous.question))
+    for match in _DEMONSTRATIVE.finditer(question):
+        noun = match[1].lower()
+        if noun in _PAPERS_THEMSELVES:
+            continue
+        forms = _kind_forms(noun)
+        if not any(re.fullmatch(forms, w) for w in asked):
+            continue
+        said = re.search(
+            rf"\b({_NAME})\s+{forms}\b|\b{forms}\s+(?:called\s+|named\s+)?({_NAME})(?![\w-])",
+            previous.answer,
+        )
+        name = said and (said[1] or said[2])
+        if name and name not in _NOT_NAMES:
+            return f"{question[: match.start()]}{name}{question[match.end() :]}"
+    return None
+
+
 def asks_for_papers(text: str) -> bool:
     """Whether a question asks for papers in so many words ("papers on protein folding", "any
     preprints since 2025?"): a listing, not a question about the papers being read."""

@@ -17,6 +17,7 @@ from chat.understanding.reference import SOURCES, resolve
 from tests.papers.fulltext.conftest import pdf_server, shared_papers  # noqa: F401
 
 TRANSFORMER, VIT = "1706.03762", "2010.11929"
+ADAM, RESNET, BATCHNORM = "1412.6980", "1512.03385", "1502.03167"
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -160,3 +161,58 @@ async def test_a_spelled_greek_letter_finds_the_chunk_that_prints_it(pdfs, owner
     assert cited(answer) == {TRANSFORMER}
     first = next(line for line in answer.content.splitlines() if line.startswith("- "))
     assert "with β1 = 0.9, β2 = 0.98" in first, answer.content
+
+
+async def test_that_optimizer_is_the_one_the_previous_answer_named(pdfs, owner, thread):
+    await ask(owner, thread, "What optimizer did the Transformer use?")
+    # "that optimizer" had a topic word after it: a question standing alone, held to the
+    # thread's Transformer ("Which paper proposed that optimizer in the Transformer?").
+    answer = await ask(owner, thread, "Which paper proposed that optimizer?")
+
+    assert answer.query == "Which paper proposed Adam?"
+    assert answer.content.startswith(
+        "Adam was introduced by **ADAM: A METHOD FOR STOCHASTIC OPTIMIZATION**"
+    ), answer.content
+    assert cited(answer) == {ADAM}
+
+
+async def test_a_general_definition_another_papers_title_gives_leaves_the_thread(
+    pdfs, owner, thread
+):
+    await ask(owner, thread, "What does the Transformer replace recurrence with?")
+    # A definite one is the thread's paper's.
+    definite = await ask(owner, thread, "What is the encoder?")
+    assert definite.query == "What is the encoder in the Transformer?"
+    # The Transformer says "residual" and "learning" (its residual dropout, its learning rate);
+    # residual learning is what "Deep Residual Learning for Image Recognition" is about.
+    answer = await ask(owner, thread, "what is residual learning?")
+
+    assert answer.query == "what is residual learning?"
+    assert RESNET in cited(answer) and TRANSFORMER not in cited(answer)
+
+
+@pytest.fixture
+def batchnorm(pdf_server, shared_papers):  # noqa: F811
+    """The 28 shared papers indexed; batch normalization's read over HTTP."""
+    from papers.fulltext.read import read_paper
+    from papers.indexing.lexical import index_missing
+    from papers.indexing.vectors import embed_missing
+
+    index_missing()
+    embed_missing()
+    assert read_paper(shared_papers[BATCHNORM]).status == "ok"
+    return shared_papers
+
+
+async def test_a_how_question_in_the_titles_words_is_answered_from_the_abstract(
+    batchnorm, owner, thread
+):
+    # Its title page's chunk (title, authors, e-mail addresses) holds all the question's words:
+    # with the product's embedder a card no sentence of which could be quoted, where the
+    # abstract after it answers (chat.retrieval.search.front_matter); with the tests', the
+    # abstract's start joined to it, the title page was quoted as its first sentence.
+    answer = await ask(owner, thread, "How does batch normalization reduce internal covariate shift?")
+
+    assert "address the problem by normalizing layer inputs [" in answer.content
+    # (Nor is the title page, its title broken across lines, quoted as a sentence.)
+    assert "sioffe@google.com" not in answer.content

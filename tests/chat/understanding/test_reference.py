@@ -198,3 +198,44 @@ def test_more_like_that_after_an_answer_on_one_paper_searches_papers_like_it():
     listed = Turn(question="papers on transformers", query="papers on transformers",
                   answer="1. A [1].\n2. B [2].", sources=cards)  # fmt: skip
     assert rule_rewrite("anything similar?", [listed]) == "papers on transformers"
+
+
+# The Transformer's answer to its optimizer, as the composer quotes it.
+OPTIMIZER = Turn(
+    question="What optimizer did the Transformer use?",
+    query="What optimizer did the Transformer use?",
+    answer="From the papers found:\n\n- We used the Adam optimizer [ref. 20] with β1 = 0.9, "
+    "β2 = 0.98 and ϵ = 10−9 [1, p. 7].",
+    sources=CARDS[:1],
+)
+
+
+@pytest.mark.parametrize(
+    "question, named",
+    [
+        # "that optimizer" is the thing the previous answer named, not the paper it quoted.
+        ("Which paper proposed that optimizer?", "Which paper proposed Adam?"),
+        ("How does this optimizer work?", "How does Adam work?"),
+        ("Who introduced the same optimizer?", "Who introduced Adam?"),
+        # Not a kind the previous question asked about, or the papers themselves.
+        ("Is it true that attention is all you need?", None),
+        ("Who wrote that paper?", None),
+        ("Which paper proposed that dataset?", None),
+    ],
+)
+def test_that_x_is_the_x_the_previous_answer_named(question, named):
+    from chat.understanding.reference import demonstrated_name
+
+    assert demonstrated_name(question, OPTIMIZER) == named
+
+
+def test_that_x_needs_a_name_in_the_previous_answer():
+    from chat.understanding.reference import demonstrated_name
+
+    # Named after its kind ("the optimizer Adam"), or not named at all.
+    after = Turn(question="which optimizer is used?", answer="They train with the optimizer "
+                 "AdaMax and a small step size [1].")
+    unnamed = Turn(question="which optimizer is used?", answer="The optimizer is stochastic "
+                   "gradient descent with momentum [1].")
+    assert demonstrated_name("Who proposed that optimizer?", after) == "Who proposed AdaMax?"
+    assert demonstrated_name("Who proposed that optimizer?", unnamed) is None
