@@ -113,14 +113,28 @@ _NAMED = [
 # Fusion-in-Decoder" (quoted a figure's caption and a table's row). Of a topic ("the main idea
 # of diffusion models") it is an overview: a paper is written as a name.
 _GIST = re.compile(
-    r"^\s*what(?:\s+is|'s|\s+are)\s+the\s+(?:main|key|core|central|basic|big|primary)\s+"
-    r"(?:ideas?|contributions?|points?|insights?|takeaways?|innovations?|novelty)\s+(?:of|"
-    r"behind|in)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _HOW_LONG + _END
+    r"^\s*what(?:\s+is|'s|\s+are|\s+was|\s+were)\s+the\s+(?:main|key|core|central|basic|big|"
+    r"primary|headline)\s+(?:ideas?|contributions?|points?|insights?|takeaways?|innovations?|"
+    # ("What is the main result of MuZero?" quoted "The best results are highlighted in bold")
+    r"novelty|results?|findings?|conclusions?|claims?|messages?)\s+(?:of|"
+    r"behind|in|from)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _HOW_LONG + _END
     # ("What problem does NG-Scope solve?" quoted its CPU usage)
     + r"|^\s*what\s+(?:problems?|challenges?|gaps?|issues?)\s+(?:does|did|do)\s+(?:the\s+paper\s+)?"
-    r"(?P<u>.+?)\s+(?:solve|address|tackle|target|fix|overcome)\b",
+    r"(?P<u>.+?)\s+(?:solve|address|tackle|target|fix|overcome)\b"
+    # "explain ViT in simple terms" quoted its appendix's AxialResNet timings, "explain NG-Scope
+    # in simple terms" its TDD future work: said simply, a paper is its abstract.
+    r"|^\s*(?:please\s+)?(?:explain|describe)\s+(?:the\s+paper\s+)?(?P<v>.+?),?\s+(?:in\s+"
+    r"(?:simple|plain|layman'?s?|everyday)\s+(?:terms|words|english|language)|simply|plainly"
+    r"|like\s+i'?m\s+(?:five|5)|to\s+(?:a\s+)?(?:beginners?|layperson|non-?experts?|child))" + _END
+    # "who should read the Fusion-in-Decoder paper?" quoted SQuAD's description: who a paper is
+    # for is what it is about.
+    + r"|^\s*who\s+(?:should|would|might|could)\s+(?:read|care\s+about|be\s+interested\s+in|"
+    r"benefit\s+from)\s+(?:the\s+paper\s+)?(?P<w>.+?)" + _END,
     _FLAGS,
 )
+
+# What a gist question asks the paper's gist in, after its name: "on ImageNet", "for QA".
+_GIST_CONTEXT = re.compile(r"\s+(?:on|in|for|at|with|over|against)\s+.*$", _FLAGS)
 
 AUTHORS, DATE, ORIGIN = "authors", "date", "origin"
 _PAPER_TAIL = r"(?:\s+(?:paper|article|preprint))?"
@@ -328,10 +342,15 @@ def _named(question: str) -> str | None:
     for pattern in (*_NAMED, _GIST):
         match = pattern.search(question)
         if match:
-            title = (match["t"] or match.groupdict().get("u") or "").strip(" ,;:?!.\"“”'‘’")
+            groups = match.groupdict()
+            title = next((groups[g] for g in ("t", "u", "v", "w") if groups.get(g)), "")
+            title = title.strip(" ,;:?!.\"“”'‘’")
             one = re.sub(r"^the\s+|\s+(?:paper|model|method)$", "", title, flags=_FLAGS)
             if _ONE_NAME.fullmatch(one):
                 return one  # "RWKV" of "the RWKV paper"
+            head = _GIST_CONTEXT.sub("", one)
+            if pattern is _GIST and _ONE_NAME.fullmatch(head):
+                return head  # "ResNet" of "the main result of ResNet on ImageNet"
             if pattern is _GIST and title.islower():
                 return None
             if len(title.split()) >= 2 or re.search(r"\d{4}\.\d{4,5}", title):

@@ -213,6 +213,16 @@ def test_what_is_asked_of_a_papers_record(question, title, asks):
         ("What is the main idea of Attention Is All You Need?", "named_paper",
          "Attention Is All You Need"),
         ("What problem does NG-Scope solve?", "named_paper", "NG-Scope"),
+        # Session 18 (helper newuser): each quoted a paper's appendix or another paper's
+        # sentence, not what the paper reports.
+        ("What is the main result of MuZero?", "named_paper", "MuZero"),
+        ("What is the main result of the DPR paper?", "named_paper", "DPR"),
+        ("What is the main result of ResNet on ImageNet?", "named_paper", "ResNet"),
+        ("explain ViT in simple terms", "named_paper", "ViT"),
+        ("Explain NG-Scope like I'm five", "named_paper", "NG-Scope"),
+        ("who should read the Fusion-in-Decoder paper?", "named_paper", "Fusion-in-Decoder"),
+        ("explain batch normalization in simple terms", "overview", ""),
+        ("what is the main result of contrastive learning on small datasets?", "overview", ""),
         # Of a topic, the gist is an overview.
         ("What is the main idea of diffusion models?", "overview", ""),
         ("summarize diffusion", "overview", ""),
