@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any
 
+from chat.understanding.pointers import asked_pointer
+
 LIST, SEED, NAMED_PAPER, OVERVIEW, COMPARE, TIMELINE = (
     "list",
     "seed",
@@ -345,6 +347,10 @@ def _named(question: str) -> str | None:
             groups = match.groupdict()
             title = next((groups[g] for g in ("t", "u", "v", "w") if groups.get(g)), "")
             title = title.strip(" ,;:?!.\"“”'‘’")
+            if asked_pointer(title):
+                # "What does Figure 2 of the Adam paper show?" asks for its caption, not for
+                # the gist of the paper (its abstract was quoted)
+                return None
             one = re.sub(r"^the\s+|\s+(?:paper|model|method)$", "", title, flags=_FLAGS)
             if _ONE_NAME.fullmatch(one):
                 return one  # "RWKV" of "the RWKV paper"
