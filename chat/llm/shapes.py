@@ -104,7 +104,7 @@ ASKING = frozenset(
     really last lasted lasts recommend recommends recommended suggest suggests suggested know
     knows knowing big stand stands problem problems solve solves solved address addresses
     tackle tackles beat beats outperform outperforms reach reaches reached achieve achieves
-    achieved vs versus""".split()
+    achieved vs versus propose proposes proposed""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"

@@ -931,9 +931,16 @@ def test_asking_verbs_and_a_comparisons_glue_are_no_unmentioned_words(settings):
         "RAG-Token performs better than RAG-Sequence on open-domain QA benchmarks.",
         arxiv_id="2005.11401", where="p. 6",
     )  # fmt: skip
+    # "What future work does OPT propose?" ended "… mentions “propose”" (session 18).
+    opt = SourceText(
+        3, "OPT: Open Pre-trained Transformer Language Models", "S. Zhang", "2022-05-02",
+        "We believe OPT-175B will also benefit from retrieval-augmentation in future work.",
+        arxiv_id="2205.01068", where="p. 8",
+    )  # fmt: skip
     for question, source in (
         ("What BLEU score does it reach on English-German?", transformer),
         ("Which one performs better on open-domain QA — RAG-Sequence vs RAG-Token", rag),
+        ("What future work does OPT propose?", opt),
     ):
         answer = compose_shaped(_asked(question, [source], Intent("overview")))
         assert source.text.rstrip(".") in answer, answer
