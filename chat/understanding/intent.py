@@ -335,6 +335,15 @@ def compare_context(question: str, subjects: tuple[str, ...]) -> str:
     return " ".join(words)
 
 
+# What a question with an arXiv id asks of that paper itself, not of papers like it.
+_OF_THE_ID = re.compile(
+    r"\b(?:what|which|who|how|why)\b.*\b(?:this|that|the)\s+(?:paper|article|preprint|work)\b"
+    r"|^\s*(?:please\s+)?(?:summari[sz]e|explain|describe|tl;?dr|tell\s+me\s+about)\b"
+    r"|\b(?:summari[sz]e|explain|describe)\s+(?:it|this|that)\b",
+    _FLAGS,
+)
+_LIKE_THE_ID = re.compile(r"\b(?:like|similar|related|alike|neighbou?rs?|cit(?:e|es|ing))\b", _FLAGS)
+
 # One word names a paper when it is written as a name: "RWKV", "Fusion-in-Decoder", "MoBYv2AL"
 # (not "transformers" nor "Diffusion").
 _ONE_NAME = re.compile(r"\w*[A-Z0-9]\w*[A-Z0-9][\w-]*|[A-Z]\w*(?:-\w+)+")
@@ -397,6 +406,9 @@ def classify(question: str, analysis: Any = None, today: date | None = None) -> 
     title = _named(question)
     if title:
         return Intent(NAMED_PAPER, latest, title=title)
+    if arxiv_id and _OF_THE_ID.search(question) and not _LIKE_THE_ID.search(question):
+        # "https://arxiv.org/abs/2005.11401 what does this paper do?" listed papers like it
+        return Intent(NAMED_PAPER, latest, title=arxiv_id)
     if arxiv_id:
         return Intent(SEED, latest, by_filter=True)
     if _TIMELINE.search(question):

@@ -253,3 +253,23 @@ def test_a_question_after_citation_counts_is_known():
         assert asks_citation_counts(question), question
     for question in ["papers citing RAG", "What does CiteSee show beside cited papers?"]:
         assert not asks_citation_counts(question), question
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        # Session 18 (helper newuser): a list of papers like RAG, never RAG itself.
+        ("https://arxiv.org/abs/2005.11401 what does this paper do?", "named_paper"),
+        ("explain arXiv:2005.11401", "named_paper"),
+        ("2005.11401 - what is the paper about?", "named_paper"),
+        ("what papers are like 2005.11401?", "seed"),
+        ("https://arxiv.org/abs/2005.11401", "seed"),
+        ("Which papers cite 2005.11401 and what does the paper do?", "seed"),
+    ],
+)
+def test_a_question_on_the_paper_an_arxiv_id_names_asks_about_it(question, kind):
+    intent = classify(question, analyse(question, NOW), NOW.date())
+
+    assert intent.kind == kind
+    if kind == "named_paper":
+        assert intent.title == "2005.11401"
