@@ -78,6 +78,24 @@ def _gives_count(sentence: str) -> bool:
 _LENGTH_ASKED = re.compile(r"\bhow\s+long\s+(?:is|are|was|were)\b", _FLAGS)
 
 
+# An equation: "What is the key equation of the Transformer?" is answered by "Attention(Q, K, V)
+# = softmax(QKT √ dk)V (1)", which says neither "equation" nor "key" (it quoted the sentences
+# introducing the Transformer, and "None of these papers mentions “equation”"). A formula sets
+# something equal to (or updates it with) an expression, not a hyper-parameter to a value
+# ("β1 = 0.9" is a setting).
+_EQUATION_ASKED = re.compile(
+    r"\b(?:equations?|formulas?|formulae|formulations?|update\s+rules?)\b", _FLAGS
+)
+EQUATION_ASKING = frozenset(
+    "equation equations formula formulas formulae formulation formulations key main core "
+    "central".split()
+)
+_EQUATION = re.compile(
+    r"[=←]\s*[^=←]*?(?:[+−·×√∑∏]|\b(?:softmax|max|min|exp|log|arg\s*min|arg\s*max|lim)\b"
+    r"|\w\s*\([^()]*\)\s*\(\d{1,2}\))"
+)
+
+
 KINDS = (
     AnswerKind(
         "duration",
@@ -92,6 +110,12 @@ KINDS = (
         lambda s: bool(_HARDWARE.search(s)),
     ),
     AnswerKind("size", lambda q: bool(_SIZE_ASKED.search(q)), SIZE_ASKING, _gives_count),
+    AnswerKind(
+        "equation",
+        lambda q: bool(_EQUATION_ASKED.search(q)),
+        EQUATION_ASKING,
+        lambda s: bool(_EQUATION.search(s)),
+    ),
 )
 
 
