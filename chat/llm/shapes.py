@@ -34,7 +34,7 @@ from datetime import date
 from chat.understanding import intent as intents
 from chat.understanding.acronyms import expand
 from chat.understanding.answer_kinds import said_by_kind
-from chat.understanding.pointers import asked_pointer, is_caption_of
+from chat.understanding.pointers import asked_pointer, is_caption_of, refers_to
 from chat.understanding.quantity import (
     asks_for_quantity,
     numbers_in,
@@ -1237,6 +1237,13 @@ def _captions(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
         s for s in scorer.sentences
         if s.source.arxiv_id in papers and s.source.where and is_caption_of(s.text, pointer)
     ]  # fmt: skip
+    if not found:
+        # Its caption is in no chunk found: the paper's sentences on that figure ("… shown in
+        # the left and right halves of Figure 1" before "See Figure 2" for Figure 1).
+        found = [
+            s for s in scorer.sentences
+            if s.source.arxiv_id in papers and s.source.where and refers_to(s.text, pointer)
+        ]  # fmt: skip
     found.sort(key=lambda s: (s.source.number, s.position))
     return [s for i, s in enumerate(found) if s.text not in {o.text for o in found[:i]}][:3]
 

@@ -42,3 +42,10 @@ def is_caption_of(sentence: str, pointer: Pointer) -> bool:
     it ("Figure 3 shows the results …")."""
     prefix = r"fig(?:ure)?\.?" if pointer.kind == "figure" else r"tab(?:le)?\.?"
     return bool(re.match(rf"\s*{prefix}\s*{pointer.number}[a-z]?\s*[:.|]", sentence, _FLAGS))
+
+
+def refers_to(sentence: str, pointer: Pointer) -> bool:
+    """Whether `sentence` names that figure or table anywhere ("… shown in the left and right
+    halves of Figure 1"): what the paper says of it when its caption was not found."""
+    prefix = r"fig(?:ure)?s?\.?" if pointer.kind == "figure" else r"tab(?:le)?s?\.?"
+    return bool(re.search(rf"\b{prefix}\s*{pointer.number}(?![\d.]\d)[a-z]?\b", sentence, _FLAGS))

@@ -109,3 +109,27 @@ async def test_answers_that_never_say_the_questions_words(read_pdfs):
     # resolutions".
     quotes, done = await _quotes("Which vision transformer variant is largest?", read_pdfs[VIT])
     assert quotes[0].startswith("- Table 1: ViT-Huge") and "632M" in quotes[0], done["content"]
+
+
+
+TRANSFORMER = "1706.03762"
+
+
+@pytest.fixture
+def read_transformer(pdf_server, shared_papers, settings):  # noqa: F811
+    from papers.fulltext.read import read_paper
+    from papers.indexing.vectors import embed_missing
+
+    settings.EMBEDDING_BACKEND = "minilm"
+    embed_missing()
+    assert read_paper(shared_papers[TRANSFORMER]).status == "ok"
+    return shared_papers[TRANSFORMER]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+@pytest.mark.usefixtures("tidy_passage_statistics")
+async def test_a_figure_is_answered_by_what_the_paper_says_of_it(read_transformer):
+    # "What does Figure 1 show?" on the Transformer opened with "See Figure 2" (session 18).
+    quotes, done = await _quotes("What does Figure 1 show?", read_transformer)
+    assert "Figure 1" in quotes[0], done["content"]

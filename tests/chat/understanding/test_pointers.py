@@ -71,3 +71,4 @@ def test_the_asked_figures_caption_opens_the_answer(settings):
     assert lines[0] == T.LEAD_IN
     first = next(line for line in lines if line.startswith("- "))
     assert first.startswith("- Figure 3: CiteSee augments inline citations based on")
+
