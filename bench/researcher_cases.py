@@ -34,6 +34,7 @@ from bench.answer_checks import (
 
 OPT, REALM, DPR, RAG, FID = "2205.01068", "2002.08909", "2004.04906", "2005.11401", "2007.01282"
 RWKV, CITESEE, SMALL_LM, ULSA = "2305.13048", "2302.07302", "2212.08410", "2201.09329"
+MUZERO = "1911.08265"
 RESNET, BATCHNORM, ADAM, TRANSFORMER, VIT = (
     "1512.03385", "1502.03167", "1412.6980", "1706.03762", "2010.11929",
 )  # fmt: skip
@@ -252,4 +253,24 @@ CASES = [
          (cites(RESNET), cites_none_of(TRANSFORMER), query_lacks("transformer")),
          before=("What does the Transformer replace recurrence with?",
                  "How is positional information encoded?")),
+    # Session 18 (helper newuser): a new researcher's threads in Chromium, each seen failing.
+    Case("thread-figure", "followup-stay", "What does Figure 1 show?",
+         (cites(TRANSFORMER), cites_only_ids({TRANSFORMER}, "the Transformer"), no_refusal(),
+          says(r"figure 1", "Figure 1")),
+         before=("How many parameters does the big Transformer have?",)),
+    Case("figure-of-named", "overview", "What does Figure 3 of CiteSee show?",
+         (cites(CITESEE), says(r"^[^\[]*?- figure 3:", "Figure 3's caption first"))),
+    Case("main-result", "named-paper", "What is the main result of MuZero?",
+         (cites_the_abstract_of(MUZERO), says(r"superhuman|state of the art", "its result")),
+         before=("What games was MuZero evaluated on?",)),
+    Case("simple-terms", "named-paper", "explain ViT in simple terms",
+         (cites_the_abstract_of(VIT), cites_only_ids({VIT}, "ViT")),
+         before=("is ViT better than ResNet on ImageNet?",)),
+    Case("this-paper-url", "named-paper",
+         "https://arxiv.org/abs/2005.11401 what does this paper do?",
+         (cites(RAG), cites_only_ids({RAG}, "RAG"), says(r"retrieval-augmented generation",
+                                                         "what RAG is"))),
+    Case("key-equation", "overview", "give me the key equation of ResNet",
+         (cites(RESNET), says(r"f\(x\)", "its F(x)"),
+          says(r'^(?!.*mentions "equation")', "no missing “equation”"))),
 ]  # fmt: skip

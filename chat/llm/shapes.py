@@ -39,6 +39,7 @@ from chat.understanding.answer_kinds import (
     heading_says,
     said_by_kind,
 )
+from chat.understanding.pointers import asked_pointer, is_caption_of, refers_to
 from chat.understanding.quantity import (
     asks_for_quantity,
     numbers_in,
@@ -112,7 +113,7 @@ ASKING = frozenset(
     really last lasted lasts recommend recommends recommended suggest suggests suggested know
     knows knowing big stand stands problem problems solve solves solved address addresses
     tackle tackles beat beats outperform outperforms reach reaches reached achieve achieves
-    achieved vs versus""".split()
+    achieved vs versus propose proposes proposed""".split()
 )
 _COMPARISON = re.compile(
     r"\b(?:than|compared|comparison|outperform\w*|unlike|whereas|in\s+contrast|versus|vs\.?|"
@@ -1237,6 +1238,30 @@ def _naming_datasets(request: AnswerRequest, scorer: _Scorer, topic: str) -> lis
     return chosen
 
 
+def _captions(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
+    """The caption of the figure or table the question points to ("What does Figure 3 of
+    CiteSee show?": "Figure 3: CiteSee augments inline citations based on …", where Figure 1's
+    caption opened), of the paper it names or else the first source's paper; a table's caption
+    and its rows, in reading order."""
+    pointer = asked_pointer(request.question)
+    if pointer is None or not request.sources:
+        return []
+    papers = _named_papers(request) or {request.sources[0].arxiv_id}
+    found = [
+        s for s in scorer.sentences
+        if s.source.arxiv_id in papers and s.source.where and is_caption_of(s.text, pointer)
+    ]  # fmt: skip
+    if not found:
+        # Its caption is in no chunk found: the paper's sentences on that figure ("… shown in
+        # the left and right halves of Figure 1" before "See Figure 2" for Figure 1).
+        found = [
+            s for s in scorer.sentences
+            if s.source.arxiv_id in papers and s.source.where and refers_to(s.text, pointer)
+        ]  # fmt: skip
+    found.sort(key=lambda s: (s.source.number, s.position))
+    return [s for i, s in enumerate(found) if s.text not in {o.text for o in found[:i]}][:3]
+
+
 def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] | None:
     """None when the sources do not speak to the question (the caller then says so)."""
     if not scorer.sentences or not terms(topic):
@@ -1260,6 +1285,8 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
         leads = naming + [s for s in leads if s not in naming]
     if defined:
         leads = [defined] + [s for s in leads if s is not defined]
+    if captions := _captions(request, scorer):
+        leads = captions + [s for s in leads if s not in captions]
     # A paper repeats itself (a supplement's copy of its "Datasets." paragraph): one quote.
     leads = [s for i, s in enumerate(leads) if s.text not in {o.text for o in leads[:i]}]
     named = _named_papers(request)

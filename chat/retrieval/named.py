@@ -38,6 +38,7 @@ import re
 from dataclasses import dataclass, field
 
 from chat.retrieval.filters import SearchFilters
+from chat.understanding.pointers import without_pointers
 from chat.understanding.quantity import asks_for_quantity
 from chat.understanding.variants import SIZES
 from papers.indexing.names import BODY, coined, name_key
@@ -210,7 +211,8 @@ def writes_a_name(question: str) -> bool:
     """Whether the question writes a word as a name (pure, no lookup): a model-like word ("ViT",
     "GPT-3", "LoRA") anywhere, or a capitalised word past its first ("the Transformer", "Adam");
     not hardware, units or metrics ("GPUs", "BLEU"), nor "I"."""
-    for index, word in enumerate(_tokens(question)):
+    # ("Figure 1" of "What does Figure 1 show?" points into the thread's paper: no name.)
+    for index, word in enumerate(_tokens(without_pointers(question))):
         if word.lower() in _NOT_PAPERS or word.lower() in _QUESTION_WORDS or word == "I":
             continue
         if _NAME_LIKE.fullmatch(word) or (index > 0 and word[:1].isupper()):

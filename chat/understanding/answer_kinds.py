@@ -146,6 +146,24 @@ def states_limit(sentence: str) -> bool:
     return bool(_LIMIT_SAID.search(sentence)) and not _OTHERS_LIMITS.search(sentence)
 
 
+# An equation: "What is the key equation of the Transformer?" is answered by "Attention(Q, K, V)
+# = softmax(QKT √ dk)V (1)", which says neither "equation" nor "key" (it quoted the sentences
+# introducing the Transformer, and "None of these papers mentions “equation”"). A formula sets
+# something equal to (or updates it with) an expression, not a hyper-parameter to a value
+# ("β1 = 0.9" is a setting).
+_EQUATION_ASKED = re.compile(
+    r"\b(?:equations?|formulas?|formulae|formulations?|update\s+rules?)\b", _FLAGS
+)
+EQUATION_ASKING = frozenset(
+    "equation equations formula formulas formulae formulation formulations key main core "
+    "central".split()
+)
+_EQUATION = re.compile(
+    r"[=←]\s*[^=←]*?(?:[+−·×√∑∏]|\b(?:softmax|max|min|exp|log|arg\s*min|arg\s*max|lim)\b"
+    r"|\w\s*\([^()]*\)\s*\(\d{1,2}\))"
+)
+
+
 KINDS = (
     AnswerKind(
         "duration",
@@ -161,6 +179,12 @@ KINDS = (
     ),
     AnswerKind("size", lambda q: bool(_SIZE_ASKED.search(q)), SIZE_ASKING, _gives_count),
     AnswerKind("limits", lambda q: bool(_LIMITS_ASKED.search(q)), LIMITS_ASKING, states_limit),
+    AnswerKind(
+        "equation",
+        lambda q: bool(_EQUATION_ASKED.search(q)),
+        EQUATION_ASKING,
+        lambda s: bool(_EQUATION.search(s)),
+    ),
 )
 
 

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any
 
+from chat.understanding.pointers import asked_pointer
+
 LIST, SEED, NAMED_PAPER, OVERVIEW, COMPARE, TIMELINE = (
     "list",
     "seed",
@@ -113,12 +115,23 @@ _NAMED = [
 # Fusion-in-Decoder" (quoted a figure's caption and a table's row). Of a topic ("the main idea
 # of diffusion models") it is an overview: a paper is written as a name.
 _GIST = re.compile(
-    r"^\s*what(?:\s+is|'s|\s+are)\s+the\s+(?:main|key|core|central|basic|big|primary)\s+"
-    r"(?:ideas?|contributions?|points?|insights?|takeaways?|innovations?|novelty)\s+(?:of|"
-    r"behind|in)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _HOW_LONG + _END
+    r"^\s*what(?:\s+is|'s|\s+are|\s+was|\s+were)\s+the\s+(?:main|key|core|central|basic|big|"
+    r"primary|headline)\s+(?:ideas?|contributions?|points?|insights?|takeaways?|innovations?|"
+    # ("What is the main result of MuZero?" quoted "The best results are highlighted in bold")
+    r"novelty|results?|findings?|conclusions?|claims?|messages?)\s+(?:of|"
+    r"behind|in|from)\s+(?:the\s+paper\s+)?(?P<t>.+?)" + _HOW_LONG + _END
     # ("What problem does NG-Scope solve?" quoted its CPU usage)
     + r"|^\s*what\s+(?:problems?|challenges?|gaps?|issues?)\s+(?:does|did|do)\s+(?:the\s+paper\s+)?"
-    r"(?P<u>.+?)\s+(?:solve|address|tackle|target|fix|overcome)\b",
+    r"(?P<u>.+?)\s+(?:solve|address|tackle|target|fix|overcome)\b"
+    # "explain ViT in simple terms" quoted its appendix's AxialResNet timings, "explain NG-Scope
+    # in simple terms" its TDD future work: said simply, a paper is its abstract.
+    r"|^\s*(?:please\s+)?(?:explain|describe)\s+(?:the\s+paper\s+)?(?P<v>.+?),?\s+(?:in\s+"
+    r"(?:simple|plain|layman'?s?|everyday)\s+(?:terms|words|english|language)|simply|plainly"
+    r"|like\s+i'?m\s+(?:five|5)|to\s+(?:a\s+)?(?:beginners?|layperson|non-?experts?|child))" + _END
+    # "who should read the Fusion-in-Decoder paper?" quoted SQuAD's description: who a paper is
+    # for is what it is about.
+    + r"|^\s*who\s+(?:should|would|might|could)\s+(?:read|care\s+about|be\s+interested\s+in|"
+    r"benefit\s+from)\s+(?:the\s+paper\s+)?(?P<w>.+?)" + _END,
     _FLAGS,
 )
 
@@ -136,6 +149,8 @@ def what_is(question: str) -> tuple[str, bool] | None:
     asked = _WHAT_IS.match(question)
     return (asked["x"].strip(), bool(asked["the"])) if asked else None
 
+# What a gist question asks the paper's gist in, after its name: "on ImageNet", "for QA".
+_GIST_CONTEXT = re.compile(r"\s+(?:on|in|for|at|with|over|against)\s+.*$", _FLAGS)
 
 AUTHORS, DATE, ORIGIN = "authors", "date", "origin"
 _PAPER_TAIL = r"(?:\s+(?:paper|article|preprint))?"
@@ -334,6 +349,15 @@ def compare_context(question: str, subjects: tuple[str, ...]) -> str:
     return " ".join(words)
 
 
+# What a question with an arXiv id asks of that paper itself, not of papers like it.
+_OF_THE_ID = re.compile(
+    r"\b(?:what|which|who|how|why)\b.*\b(?:this|that|the)\s+(?:paper|article|preprint|work)\b"
+    r"|^\s*(?:please\s+)?(?:summari[sz]e|explain|describe|tl;?dr|tell\s+me\s+about)\b"
+    r"|\b(?:summari[sz]e|explain|describe)\s+(?:it|this|that)\b",
+    _FLAGS,
+)
+_LIKE_THE_ID = re.compile(r"\b(?:like|similar|related|alike|neighbou?rs?|cit(?:e|es|ing))\b", _FLAGS)
+
 # One word names a paper when it is written as a name: "RWKV", "Fusion-in-Decoder", "MoBYv2AL"
 # (not "transformers" nor "Diffusion").
 _ONE_NAME = re.compile(r"\w*[A-Z0-9]\w*[A-Z0-9][\w-]*|[A-Z]\w*(?:-\w+)+")
@@ -343,10 +367,19 @@ def _named(question: str) -> str | None:
     for pattern in (*_NAMED, _GIST):
         match = pattern.search(question)
         if match:
-            title = (match["t"] or match.groupdict().get("u") or "").strip(" ,;:?!.\"“”'‘’")
+            groups = match.groupdict()
+            title = next((groups[g] for g in ("t", "u", "v", "w") if groups.get(g)), "")
+            title = title.strip(" ,;:?!.\"“”'‘’")
+            if asked_pointer(title):
+                # "What does Figure 2 of the Adam paper show?" asks for its caption, not for
+                # the gist of the paper (its abstract was quoted)
+                return None
             one = re.sub(r"^the\s+|\s+(?:paper|model|method)$", "", title, flags=_FLAGS)
             if _ONE_NAME.fullmatch(one):
                 return one  # "RWKV" of "the RWKV paper"
+            head = _GIST_CONTEXT.sub("", one)
+            if pattern is _GIST and _ONE_NAME.fullmatch(head):
+                return head  # "ResNet" of "the main result of ResNet on ImageNet"
             if pattern is _GIST and title.islower():
                 return None
             if len(title.split()) >= 2 or re.search(r"\d{4}\.\d{4,5}", title):
@@ -387,6 +420,9 @@ def classify(question: str, analysis: Any = None, today: date | None = None) -> 
     title = _named(question)
     if title:
         return Intent(NAMED_PAPER, latest, title=title)
+    if arxiv_id and _OF_THE_ID.search(question) and not _LIKE_THE_ID.search(question):
+        # "https://arxiv.org/abs/2005.11401 what does this paper do?" listed papers like it
+        return Intent(NAMED_PAPER, latest, title=arxiv_id)
     if arxiv_id:
         return Intent(SEED, latest, by_filter=True)
     if _TIMELINE.search(question):

@@ -931,9 +931,16 @@ def test_asking_verbs_and_a_comparisons_glue_are_no_unmentioned_words(settings):
         "RAG-Token performs better than RAG-Sequence on open-domain QA benchmarks.",
         arxiv_id="2005.11401", where="p. 6",
     )  # fmt: skip
+    # "What future work does OPT propose?" ended "… mentions “propose”" (session 18).
+    opt = SourceText(
+        3, "OPT: Open Pre-trained Transformer Language Models", "S. Zhang", "2022-05-02",
+        "We believe OPT-175B will also benefit from retrieval-augmentation in future work.",
+        arxiv_id="2205.01068", where="p. 8",
+    )  # fmt: skip
     for question, source in (
         ("What BLEU score does it reach on English-German?", transformer),
         ("Which one performs better on open-domain QA — RAG-Sequence vs RAG-Token", rag),
+        ("What future work does OPT propose?", opt),
     ):
         answer = compose_shaped(_asked(question, [source], Intent("overview")))
         assert source.text.rstrip(".") in answer, answer
@@ -988,3 +995,23 @@ def test_a_contraction_is_no_topics_head():
         "We solve large instances of the maximum-cut problem on a superconducting computer.",
         topic,
     )  # fmt: skip
+
+
+def test_the_key_equation_is_the_papers_formula(settings):
+    # "give me the key equation of the Transformer" quoted "In the following sections, we will
+    # describe the Transformer …" and ended "None of these papers mentions “equation”".
+    settings.EMBEDDING_BACKEND = "hashing"
+    transformer = SourceText(
+        1, "Attention Is All You Need", "A. Vaswani", "2017-06-01",
+        "In the following sections, we will describe the Transformer and motivate "
+        "self-attention. We call our particular attention Scaled Dot-Product Attention. "
+        "Attention(Q, K, V ) = softmax(QKT √ dk )V (1) The two most commonly used attention "
+        "functions are additive attention and dot-product attention.",
+        arxiv_id="1706.03762", where="p. 4, 3.2.1 Scaled Dot-Product Attention",
+    )  # fmt: skip
+    question = "give me the key equation of the Transformer"
+    answer = compose_shaped(_asked(question, [transformer], Intent("overview")))
+
+    first = next(line for line in answer.splitlines() if line.startswith("- "))
+    assert "softmax(QKT √ dk )V" in first, answer
+    assert "“equation”" not in answer, answer

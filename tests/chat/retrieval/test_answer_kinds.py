@@ -36,6 +36,20 @@ def test_a_sentence_giving_the_kind_of_answer_says_the_asking_word():
     assert asks_for_quantity("Which vision transformer variant is largest?")
 
 
+def test_a_formula_says_equation_and_a_setting_does_not():
+    # "give me the key equation of the Transformer" quoted the sentences introducing it, then
+    # "None of these papers mentions “equation”" (session 18).
+    asked = "give me the key equation of the Transformer"
+    assert said_by_kind("Attention(Q, K, V ) = softmax(QKT √ dk )V (1)", asked) == {
+        "equation", "key"
+    }  # fmt: skip
+    assert said_by_kind("Formally, we let the layers fit F(x) := H(x)−x.", asked)
+    assert said_by_kind("mt ← β1 · mt−1 + (1 − β1) · gt", "What is Adam's update formula?")
+    assert not said_by_kind("We used the Adam optimizer with β1 = 0.9, β2 = 0.98.", asked)
+    assert not said_by_kind("In this work we propose the Transformer.", asked)
+    assert asking_words("What is the key idea of the Transformer?") == {}
+
+
 def test_the_largest_row_is_the_one_whose_every_value_is_the_largest():
     rows = [
         RowSentence("…", "ViT-Base 12 768 3072 12 86M"),
@@ -95,3 +109,27 @@ async def test_answers_that_never_say_the_questions_words(read_pdfs):
     # resolutions".
     quotes, done = await _quotes("Which vision transformer variant is largest?", read_pdfs[VIT])
     assert quotes[0].startswith("- Table 1: ViT-Huge") and "632M" in quotes[0], done["content"]
+
+
+
+TRANSFORMER = "1706.03762"
+
+
+@pytest.fixture
+def read_transformer(pdf_server, shared_papers, settings):  # noqa: F811
+    from papers.fulltext.read import read_paper
+    from papers.indexing.vectors import embed_missing
+
+    settings.EMBEDDING_BACKEND = "minilm"
+    embed_missing()
+    assert read_paper(shared_papers[TRANSFORMER]).status == "ok"
+    return shared_papers[TRANSFORMER]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+@pytest.mark.usefixtures("tidy_passage_statistics")
+async def test_a_figure_is_answered_by_what_the_paper_says_of_it(read_transformer):
+    # "What does Figure 1 show?" on the Transformer opened with "See Figure 2" (session 18).
+    quotes, done = await _quotes("What does Figure 1 show?", read_transformer)
+    assert "Figure 1" in quotes[0], done["content"]

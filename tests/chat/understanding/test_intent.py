@@ -213,6 +213,16 @@ def test_what_is_asked_of_a_papers_record(question, title, asks):
         ("What is the main idea of Attention Is All You Need?", "named_paper",
          "Attention Is All You Need"),
         ("What problem does NG-Scope solve?", "named_paper", "NG-Scope"),
+        # Session 18 (helper newuser): each quoted a paper's appendix or another paper's
+        # sentence, not what the paper reports.
+        ("What is the main result of MuZero?", "named_paper", "MuZero"),
+        ("What is the main result of the DPR paper?", "named_paper", "DPR"),
+        ("What is the main result of ResNet on ImageNet?", "named_paper", "ResNet"),
+        ("explain ViT in simple terms", "named_paper", "ViT"),
+        ("Explain NG-Scope like I'm five", "named_paper", "NG-Scope"),
+        ("who should read the Fusion-in-Decoder paper?", "named_paper", "Fusion-in-Decoder"),
+        ("explain batch normalization in simple terms", "overview", ""),
+        ("what is the main result of contrastive learning on small datasets?", "overview", ""),
         # Of a topic, the gist is an overview.
         ("What is the main idea of diffusion models?", "overview", ""),
         ("summarize diffusion", "overview", ""),
@@ -243,3 +253,23 @@ def test_a_question_after_citation_counts_is_known():
         assert asks_citation_counts(question), question
     for question in ["papers citing RAG", "What does CiteSee show beside cited papers?"]:
         assert not asks_citation_counts(question), question
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        # Session 18 (helper newuser): a list of papers like RAG, never RAG itself.
+        ("https://arxiv.org/abs/2005.11401 what does this paper do?", "named_paper"),
+        ("explain arXiv:2005.11401", "named_paper"),
+        ("2005.11401 - what is the paper about?", "named_paper"),
+        ("what papers are like 2005.11401?", "seed"),
+        ("https://arxiv.org/abs/2005.11401", "seed"),
+        ("Which papers cite 2005.11401 and what does the paper do?", "seed"),
+    ],
+)
+def test_a_question_on_the_paper_an_arxiv_id_names_asks_about_it(question, kind):
+    intent = classify(question, analyse(question, NOW), NOW.date())
+
+    assert intent.kind == kind
+    if kind == "named_paper":
+        assert intent.title == "2005.11401"
