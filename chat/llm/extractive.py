@@ -196,8 +196,10 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
         if _PLACEHOLDER.search(text):
             continue  # a printed prompt or template ("Summarize the following paragraph. <The
             # Abstract of this paper goes here> The paper presents …"): a model's words
-        if _ROADMAP.search(text) or _PUBLISHING.search(text):
-            continue  # where the paper says what, or its publisher's notices, not what it says
+        if _ROADMAP.search(text) or _PUBLISHING.search(text) or _FORM.search(text):
+            # where the paper says what, its publisher's notices, a form's questions: not what
+            # it says
+            continue
         if (credits and not FLOAT_LABEL.search(text)) or _THANKS.match(text):
             # Who did and paid for the work, not what it found. (A table or figure is printed
             # wherever the page had room: ULSA's table of Fleiss' kappas follows its
@@ -290,6 +292,14 @@ _PUBLISHING = re.compile(
     r"copies\b|\bACM Reference Format\b|\b(?:Human-centered computing|Computing methodologies|"
     r"Information systems|Applied computing|Theory of computation|Software and its engineering|"
     r"Security and privacy|Social and professional topics)\s*→"
+)
+# A form's question to whoever fills it in, as a datasheet or checklist prints it ("If so,
+# please describe how these relationships are made explicit.", OPT's datasheet, quoted first
+# for "What is the relationship between ResNet and batch normalization?").
+_FORM = re.compile(
+    r"\bif\s+(?:so|not|yes|no)\s*,\s*please\b|^\s*please\s+(?:describe|provide|explain|specify"
+    r"|list|state|indicate)\b",
+    re.IGNORECASE,
 )
 # A placeholder of a printed prompt or template, as papers' appendices show them.
 _PLACEHOLDER = re.compile(r"<[A-Z][^<>]{3,80}>")
