@@ -23,6 +23,7 @@ from bench.answer_checks import (
     cites_one_of,
     mentions,
     no_refusal,
+    normalise,
     published_between,
     query_lacks,
     says,
@@ -35,6 +36,7 @@ from bench.answer_checks import (
 OPT, REALM, DPR, RAG, FID = "2205.01068", "2002.08909", "2004.04906", "2005.11401", "2007.01282"
 RWKV, CITESEE, SMALL_LM, ULSA = "2305.13048", "2302.07302", "2212.08410", "2201.09329"
 MUZERO = "1911.08265"
+PAPER_PLAIN = "2203.00130"
 RESNET, BATCHNORM, ADAM, TRANSFORMER, VIT = (
     "1512.03385", "1502.03167", "1412.6980", "1706.03762", "2010.11929",
 )  # fmt: skip
@@ -134,6 +136,35 @@ def cites_the_abstract_of(arxiv_id: str) -> Expect:
         return f"cites {arxiv_id} by its body (pages {pages})" if cards else f"no {arxiv_id}"
 
     return Expect(f"cites the abstract of {arxiv_id}", run)
+
+
+_ITEM = re.compile(r"^\d+\.\s", re.MULTILINE)
+
+
+def one_line_each(n: int) -> Expect:
+    """A list: at least `n` numbered lines, one paper each (not quotes grouped under papers)."""
+
+    def run(answer, catalogue):
+        got = len(_ITEM.findall(answer.content))
+        return None if got >= n else f"{got} numbered line(s), wanted ≥{n}"
+
+    return Expect(f"one numbered line each for ≥{n} papers", run)
+
+
+def every_line_says(pattern: str, label: str) -> Expect:
+    """Each numbered line of a list quotes a sentence saying `pattern` (lower case) besides its
+    title: "Which papers use Adam?" lines that say Adam."""
+    compiled = re.compile(pattern)
+
+    def run(answer, catalogue):
+        lines = [line for line in answer.content.splitlines() if _ITEM.match(line)]
+        if not lines:
+            return "no numbered line"
+        # (the quote after the title's closing "**")
+        wrong = [line for line in lines if not compiled.search(normalise(line.split("**")[-1]))]
+        return f"{len(wrong)} line(s) never say {label}: {wrong[0][:90]}" if wrong else None
+
+    return Expect(f"every line says {label}", run)
 
 
 LLM_LIST = "List papers on large language models"
@@ -273,4 +304,26 @@ CASES = [
     Case("key-equation", "overview", "give me the key equation of ResNet",
          (cites(RESNET), says(r"f\(x\)", "its F(x)"),
           says(r'^(?!.*mentions "equation")', "no missing “equation”"))),
+    # Session 18 (helper synthesis): questions over several papers, each seen failing in a
+    # researcher's threads (the group of papers read as one title, a reading list answered by
+    # CiteSee's "learning about machine learning", list lines quoting each paper's contribution
+    # instead of what it was listed for, "how do A and B differ" answered from A alone).
+    Case("qaoa-findings", "list-topic", "Summarize the findings of the QAOA papers since 2024",
+         (one_line_each(3), cites_only_ids(QAOA_SINCE_2024, "QAOA since 2024"))),
+    Case("reading-list", "list-topic", "Give me a reading list for learning about transformers",
+         (one_line_each(3), cites(TRANSFORMER), cites_none_of(CITESEE, PAPER_PLAIN))),
+    Case("uses-adam", "list-topic", "Which papers use Adam?",
+         (cites(ADAM, VIT), every_line_says(r"\badam\b", "Adam"))),
+    Case("against-bm25", "list-topic", "Which papers compare against BM25?",
+         (cites(DPR, RAG), every_line_says(r"bm25", "BM25"))),
+    Case("dpr-realm-differ", "compare",
+         "How do DPR and REALM differ in how they train the retriever?",
+         (cites(DPR, REALM), no_refusal()),
+         before=("What are the main approaches to retrieval-augmented generation?",)),
+    Case("resnet-bn-relation", "compare",
+         "What is the relationship between ResNet and batch normalization?",
+         (cites(RESNET), cites_none_of(OPT),
+          says(r"where the papers set them side by side", "a side-by-side line"))),
+    Case("hardware-these", "overview", "What hardware do these papers train on?",
+         (says(r"\b(?:gpus?|tpus?|v100|p100)\b", "GPUs or TPUs"), no_refusal())),
 ]  # fmt: skip

@@ -202,10 +202,16 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
         if _PLACEHOLDER.search(text):
             continue  # a printed prompt or template ("Summarize the following paragraph. <The
             # Abstract of this paper goes here> The paper presents …"): a model's words
-        if _ROADMAP.search(text) or _PUBLISHING.search(text) or _EMAIL.search(text):
+        if (
+            _ROADMAP.search(text)
+            or _PUBLISHING.search(text)
+            or _EMAIL.search(text)
+            or _FORM.search(text)
+        ):
             # Where the paper says what, its publisher's notices, or a sentence run into an
             # author's footnote ("… relevant scales requires additional theoretical and
             # technological developments. ∗ mdupont@rigetti.com Here, we use …"): not what it says.
+            # (A form's questions, as a datasheet prints them, neither.)
             continue
         if (credits and not FLOAT_LABEL.search(text)) or _THANKS.match(text):
             # Who did and paid for the work, not what it found. (A table or figure is printed
@@ -302,6 +308,14 @@ _PUBLISHING = re.compile(
 )
 # An e-mail address: an author's footnote, printed wherever the page put it.
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# A form's question to whoever fills it in, as a datasheet or checklist prints it ("If so,
+# please describe how these relationships are made explicit.", OPT's datasheet, quoted first
+# for "What is the relationship between ResNet and batch normalization?").
+_FORM = re.compile(
+    r"\bif\s+(?:so|not|yes|no)\s*,\s*please\b|^\s*please\s+(?:describe|provide|explain|specify"
+    r"|list|state|indicate)\b",
+    re.IGNORECASE,
+)
 # A placeholder of a printed prompt or template, as papers' appendices show them.
 _PLACEHOLDER = re.compile(r"<[A-Z][^<>]{3,80}>")
 _THANKS = re.compile(r"acknowledge?ments?\s+[A-Z]", re.IGNORECASE)

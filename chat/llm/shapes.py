@@ -290,7 +290,7 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     # The composer is given the question when the analysis found no topic ("papers by X"):
     # whether there is one is the analysis' to say.
     if request.analysis is not None:
-        topic = request.analysis.get("query") or ""
+        topic = intents.list_topic(request.analysis.get("query") or "")
     if topic and not intent.by_filter:
         # A paper whose title and abstract say none of the topic is the search's tail, not an
         # item a reader wants ("Adam" in a list of papers on image recognition).
@@ -315,7 +315,9 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     else:
         lead = T.LIST_LEAD.format(count=len(sources))
     numbers = [s.number for s in sources]
-    if acronyms := _analysis(request, "acronyms", {}):
+    if clause := intents.listed_by(request.question):
+        picks = _saying(scorer, clause, sources)
+    elif acronyms := _analysis(request, "acronyms", {}):
         # Each paper's sentence on the topic as the long form says it too: RAPT's "we propose
         # Retrieval Augmented Prompt Tuning" for "RAG papers", not its count of datasets.
         anchor = expand(topic, acronyms)
@@ -326,6 +328,43 @@ def _list(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str]:
     for rank, source in enumerate(sources, start=1):
         lines.append(_item(T.LIST_ITEM, T.LIST_ITEM_BARE, source, picks.get(source.number), rank))
     return lines
+
+
+def _saying(scorer: _Scorer, clause: str, listed: list[SourceText]) -> dict[int, _Sentence]:
+    """For a list of papers chosen by what they do ("Which papers use Adam?"), each listed
+    paper's sentence that says it, from any of its passages (ViT's line had been "Here we show
+    the experiments that motivated this choice", its contribution, beside its Adam sentence):
+    the one with most of the clause's words, a contribution or result before background. A
+    paper none of whose sentences has them keeps its contribution."""
+    wanted = set(terms(clause))
+    fallback = scorer.contribution(clause, [s.number for s in listed], LIST_EMBED_BUDGET)
+    picks = {}
+    for source in listed:
+        mine = [
+            s for s in scorer.sentences
+            if s.source.arxiv_id == source.arxiv_id and (source.arxiv_id or s.source is source)
+            and wanted & set(s.term_counts)
+        ]  # fmt: skip
+        # (by how many of the words it says, not BM25: a short aside on Adam, "Some connections
+        # to related algorithms, on which Adam was inspired", outscored "We introduce Adam, …";
+        # a sentence before a table's row or caption, which says it in cells: ViT's "Table 7:
+        # ImageNet 77.54 78.24 …" beside "our use of Adam as optimizer is quite unconventional")
+        best = max(
+            mine,
+            key=lambda s: (
+                len(wanted & set(s.term_counts)),
+                table_cells(s.text) is None and not is_caption(s.text),
+                BONUS[scorer.role_of(s)] - (0.3 if len(s.text.split()) > LONG_LINE_WORDS else 0.0),
+                -s.source.number,
+                -s.position,
+            ),
+            default=None,
+        )
+        if best is None:
+            best = fallback.get(source.number)
+        if best is not None:
+            picks[source.number] = best
+    return picks
 
 
 # Words of half the papers of any field: a topic's other words say what it is.

@@ -425,7 +425,7 @@ async def answer_events(
     if listing and analysis.get("query"):
         # The search's tail is no list item (chat.llm.shapes.on_topic); left out of the cards
         # too, so the list's numbers are its cards' ([2] is the second line).
-        topic_words, acronyms = analysis["query"], analysis.get("acronyms")
+        topic_words, acronyms = intents.list_topic(analysis["query"]), analysis.get("acronyms")
         hits = [
             h for h in hits
             if on_topic(h.title, _listed_text(h), topic_words, acronyms=acronyms)

@@ -68,6 +68,13 @@ _COMPARE = [
     for p in (
         r"\bcompare\s+(?P<a>.+?)\s+(?:and|with|to|against|vs\.?|versus)\s+(?P<b>.+?)" + _END,
         r"\b(?:differences?|contrast|distinction)\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)" + _END,
+        # How two relate is where the papers set them side by side: "the relationship between
+        # ResNet and batch normalization" quoted OPT's datasheet on "relationships".
+        r"\b(?:relationships?|relations?|connections?)\s+between\s+(?P<a>.+?)\s+and\s+"
+        r"(?P<b>.+?)" + _END,
+        # "How do DPR and REALM differ in how they train the retriever?": the sides before the
+        # verb, what they differ in after it (quoted DPR alone as an overview).
+        r"^\s*how\s+(?:do|did)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+(?:differ|compare)\b",
         r"\bhow\s+(?:does|do|is|are)\s+(?P<a>.+?)\s+(?:differ\s+from|compare\s+(?:to|with)"
         r"|different\s+from)\s+(?P<b>.+?)" + _END,
         r"^(?:is|are|should\s+i\s+use|use|choose|prefer)\s+(?P<a>.+?)\s+or\s+(?P<b>.+?)\s+"
@@ -252,8 +259,44 @@ _LIST = re.compile(
     + _WORK_NOUN + r")\b(?!\s+(?:best|better|well|worse|worst|poorly)\b)"
     r"|^\s*(?:please\s+)?(?:list|show\s+me|find|recommend|suggest)\b"
     r"|\b(?:latest|recent|newest|new)\s+(?:papers?|work|research|preprints?|articles?|"
-    r"publications?|results)\b",
+    r"publications?|results)\b"
+    # Papers to read: "Give me a reading list for learning about transformers" (an overview
+    # quoted CiteSee's "a practitioner learning about machine learning").
+    r"|\breading\s+list\b",
     _FLAGS,
+)
+# The words asking for papers to read or for what they found, not the topic's: "Give me a
+# reading list for learning about transformers" is on transformers (CiteSee, on reading, is
+# not); "Summarize the findings of the QAOA papers" on QAOA (its head was "findings": one paper
+# of four said the word).
+_LIST_ASKING = re.compile(
+    r"\b(?:give\s+me\s+|suggest\s+|recommend\s+)?(?:an?\s+)?reading\s+list\b"
+    r"|\b(?:summari[sz]e\s+)?(?:the\s+)?(?:(?:main|key)\s+)?(?:findings|results|contributions"
+    r"|conclusions|takeaways)\s+of\b"
+    r"|\b(?:learning|to\s+learn|getting\s+started|to\s+get\s+started|understanding|to\s+understand)"
+    r"\s+(?:about|on|with|in)\b|\bwhat\s+(?:should|shall|must)\s+i\s+read\b",
+    _FLAGS,
+)
+
+
+def list_topic(text: str) -> str:
+    """`text` without the words that ask for papers to read or for what they found: what a
+    list's papers must be on."""
+    return " ".join(_LIST_ASKING.sub(" ", text or "").split())
+
+
+# What the papers say of something, not which papers: "What do these papers say about
+# scaling?", "What hardware do the papers train on?" (lists of papers, each with its
+# contribution, none on scaling or hardware).
+_ASKS_OF_PAPERS = re.compile(
+    r"^\s*what\b(?:\s+[\w-]+){0,3}?\s+(?:do|does|did)\s+(?:the\s+|these\s+|those\s+|all\s+|both\s+)?"
+    r"(?:papers?|works|studies|articles|authors)\s+(?!exist)\w+",
+    _FLAGS,
+)
+# Several papers written as one ("the QAOA papers"): "Summarize the findings of the QAOA papers
+# since 2024" is no paper's title, but a list of the papers, each with what it found.
+_SEVERAL_PAPERS = re.compile(
+    r"\b(?:the|these|those|all)\s+(?:[\w-]+\s+){0,3}(?:papers|works|studies|articles)\b", _FLAGS
 )
 # A question, not a noun phrase: "how ...", "why ...", "does ...", or a question mark.
 _QUESTION = re.compile(
@@ -418,6 +461,8 @@ def classify(question: str, analysis: Any = None, today: date | None = None) -> 
     if record:
         return Intent(NAMED_PAPER, latest, title=record[1], asks=record[0])
     title = _named(question)
+    if title and _SEVERAL_PAPERS.search(title):
+        return Intent(LIST, latest)
     if title:
         return Intent(NAMED_PAPER, latest, title=title)
     if arxiv_id and _OF_THE_ID.search(question) and not _LIKE_THE_ID.search(question):
@@ -429,12 +474,35 @@ def classify(question: str, analysis: Any = None, today: date | None = None) -> 
         return Intent(TIMELINE, latest)
     if filtered:
         return Intent(LIST, latest, by_filter=True)
-    listing = bool(_LIST.search(question)) or not _QUESTION.search(question)
+    listing = (
+        bool(_LIST.search(question)) or not _QUESTION.search(question)
+    ) and not _ASKS_OF_PAPERS.search(question)
     if listing:
         return Intent(LIST, latest)
     if _spans_years(analysis, today) >= TIMELINE_MIN_YEARS:
         return Intent(TIMELINE, latest)
     return Intent(OVERVIEW, latest)
+
+
+# "Which papers use Adam?", "papers that compare against BM25": papers chosen by what they do,
+# not by their topic. The verb's clause is what each paper's line must say.
+_PROPERTY = re.compile(
+    r"^\s*(?:which|what)\s+(?:papers?|works|studies|articles)\s+(?:that\s+|which\s+)?"
+    r"(?!(?:on|about|by|in|from|for|since|before|after|of|with|related|are|were|is|was|do|does|"
+    r"did|have|has|can|could|should|would|will|exist|there)\b)(?P<clause>\w[^?]*?)\s*[?.!]*$"
+    r"|\b(?:papers?|works|studies|articles)\s+(?:that|which)\s+(?!(?:are|were|is|was)\b)"
+    r"(?P<that>\w[^?]*?)\s*[?.!]*$",
+    _FLAGS,
+)
+
+
+def listed_by(question: str) -> str:
+    """What a list's papers are chosen for doing ("use Adam" of "Which papers use Adam?"), ""
+    for a list on a topic ("papers on RAG") or any other question."""
+    match = _PROPERTY.search(" ".join((question or "").split()))
+    if not match:
+        return ""
+    return match["clause"] or match["that"] or ""
 
 
 def sources_wanted(intent: Intent, default: int) -> int:

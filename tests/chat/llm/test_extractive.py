@@ -307,6 +307,24 @@ def test_the_papers_plan_of_itself_is_not_quoted():
     ]
 
 
+def test_a_datasheets_questions_to_its_reader_are_not_quoted():
+    # OPT's datasheet opened the answer to "What is the relationship between ResNet and batch
+    # normalization?" with its form's "If so, please describe how these relationships …".
+    opt = SourceText(
+        2, "OPT: Open Pre-trained Transformer Language Models", "S. Zhang", "2022-05-02",
+        "If so, please describe how these relationships are made explicit. Please describe any "
+        "relationships between the instances. There are no explicit relationships between "
+        "individual instances.",
+        "2205.01068", where="p. 20",
+    )  # fmt: skip
+
+    answer = compose_answer("relationships between instances", [opt])
+
+    assert [q for _, q in quotes(answer)] == [
+        "There are no explicit relationships between individual instances."
+    ]
+
+
 def test_a_chunk_cut_at_an_abbreviations_dot_is_not_quoted_as_a_sentence():
     # DPR's chunk ended "… by a large margin (65.2% vs." and that was quoted as a sentence.
     dpr = SourceText(

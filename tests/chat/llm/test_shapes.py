@@ -1015,3 +1015,53 @@ def test_the_key_equation_is_the_papers_formula(settings):
     first = next(line for line in answer.splitlines() if line.startswith("- "))
     assert "softmax(QKT √ dk )V" in first, answer
     assert "“equation”" not in answer, answer
+def test_a_list_of_papers_chosen_by_what_they_do_quotes_where_each_says_it(settings):
+    """ "Which papers use Adam?": each line is the paper's sentence on Adam, not its
+    contribution ("We propose to apply a standard Transformer directly to images") nor a short
+    aside that happens to name Adam."""
+    settings.EMBEDDING_BACKEND = "hashing"
+    adam = SourceText(
+        1, "Adam: A Method for Stochastic Optimization", "D. Kingma", "2014-12-01",
+        "Adam: A Method for Stochastic Optimization. We introduce Adam, an algorithm for "
+        "first-order gradient-based optimization of stochastic objective functions, based on "
+        "adaptive estimates of lower-order moments. Some connections to related algorithms, on "
+        "which Adam was inspired, are discussed.",
+        arxiv_id="1412.6980",
+    )
+    vit_appendix = SourceText(
+        2, "An Image is Worth 16x16 Words", "A. Dosovitskiy", "2020-10-01",
+        "We propose to apply a standard Transformer directly to images, with the fewest "
+        "possible modifications. ResNets are typically trained with SGD and our use of Adam as "
+        "optimizer is quite unconventional.",
+        arxiv_id="2010.11929", where="p. 15, D.1 SGD vs. Adam for ResNets",
+    )
+    request = AnswerRequest(
+        question="Which papers use Adam?",
+        sources=[adam, vit_appendix],
+        messages=[],
+        intent=Intent("list"),
+        analysis={"query": "Which papers use Adam?"},
+    )
+    lines = compose_shaped(request).splitlines()
+
+    assert lines[2].endswith("We introduce Adam, an algorithm for first-order gradient-based "
+                             "optimization of stochastic objective functions, based on adaptive "
+                             "estimates of lower-order moments [1].")
+    assert lines[3].endswith("our use of Adam as optimizer is quite unconventional [2].")
+    assert len(lines) == 4
+
+
+def test_a_list_on_a_topic_still_quotes_each_papers_contribution(settings):
+    """Only a list chosen by what papers do quotes the words: "papers on sparse tasks" keeps the
+    contribution, not the sentence with most of the topic's words."""
+    settings.EMBEDDING_BACKEND = "hashing"
+    request = AnswerRequest(
+        question="papers on sparse rewards",
+        sources=[BACKGROUND_FIRST],
+        messages=[],
+        intent=Intent("list"),
+        analysis={"query": "papers on sparse rewards"},
+    )
+    lines = compose_shaped(request).splitlines()
+
+    assert "we propose a reward shaping method" in lines[2]

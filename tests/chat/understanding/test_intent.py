@@ -11,6 +11,8 @@ from chat.understanding.intent import (
     asks_citation_counts,
     classify,
     compare_context,
+    list_topic,
+    listed_by,
     sources_wanted,
 )
 
@@ -273,3 +275,63 @@ def test_a_question_on_the_paper_an_arxiv_id_names_asks_about_it(question, kind)
     assert intent.kind == kind
     if kind == "named_paper":
         assert intent.title == "2005.11401"
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        # Several papers written as one are no title: each paper with what it found.
+        ("Summarize the findings of the QAOA papers since 2024", "list"),
+        ("What are the main contributions of the QAOA papers?", "list"),
+        ("Summarize Attention Is All You Need", "named_paper"),
+        # Papers to read.
+        ("Give me a reading list for learning about transformers", "list"),
+        # What the papers say of something, not which papers.
+        ("What do these papers say about scaling?", "overview"),
+        ("What hardware do these papers train on?", "overview"),
+        ("what work exists on RAG?", "list"),
+    ],
+)
+def test_questions_over_several_papers(question, kind):
+    assert classify(question, analyse(question, NOW), NOW.date()).kind == kind
+
+
+@pytest.mark.parametrize(
+    ("question", "sides"),
+    [
+        ("How do DPR and REALM differ in how they train the retriever?", ("DPR", "REALM")),
+        ("What is the relationship between ResNet and batch normalization?",
+         ("ResNet", "batch normalization")),
+    ],
+)
+def test_two_things_set_side_by_side_are_a_comparison(question, sides):
+    intent = classify(question, analyse(question, NOW), NOW.date())
+
+    assert (intent.kind, intent.subjects) == ("compare", sides)
+
+
+@pytest.mark.parametrize(
+    ("question", "clause"),
+    [
+        ("Which papers use Adam?", "use Adam"),
+        ("Which papers compare against BM25?", "compare against BM25"),
+        ("papers that release code", "release code"),
+        ("Which papers are about QAOA?", ""),
+        ("papers on 3D Gaussian splatting", ""),
+        ("what work exists on RAG?", ""),
+    ],
+)
+def test_a_list_chosen_by_what_papers_do(question, clause):
+    assert listed_by(question) == clause
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("Give me a reading list for learning about transformers", "for transformers"),
+        ("Summarize the findings of the QAOA", "the QAOA"),
+        ("papers on QAOA", "papers on QAOA"),
+    ],
+)
+def test_what_a_lists_papers_must_be_on(question, topic):
+    assert list_topic(question) == topic
