@@ -228,6 +228,9 @@ async def test_the_exact_scan_of_a_windows_abstracts_reads_none_of_its_chunks(re
         sql = dense._EXACT.format(where=where, distance=dense.distance_sql("abstract"))
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_seqscan = off")  # (a test catalogue is small)
+            # Fresh statistics: the plan must not hang on whether autovacuum has analysed the
+            # fixture's rows yet (under load it had not, and the planner chose another index).
+            cursor.execute("ANALYZE papers_passage")
             cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
             return cursor.fetchone()[0][0]["Plan"]
 
