@@ -37,6 +37,7 @@ OPT, REALM, DPR, RAG, FID = "2205.01068", "2002.08909", "2004.04906", "2005.1140
 RWKV, CITESEE, SMALL_LM, ULSA = "2305.13048", "2302.07302", "2212.08410", "2201.09329"
 MUZERO = "1911.08265"
 PAPER_PLAIN = "2203.00130"
+MULTI_LEXSUM = "2206.10883"
 RESNET, BATCHNORM, ADAM, TRANSFORMER, VIT = (
     "1512.03385", "1502.03167", "1412.6980", "1706.03762", "2010.11929",
 )  # fmt: skip
@@ -165,6 +166,17 @@ def every_line_says(pattern: str, label: str) -> Expect:
         return f"{len(wrong)} line(s) never say {label}: {wrong[0][:90]}" if wrong else None
 
     return Expect(f"every line says {label}", run)
+
+
+def never_says(pattern: str, label: str) -> Expect:
+    """The answer's text never matches a regular expression (lower case)."""
+    compiled = re.compile(pattern)
+
+    def run(answer, catalogue):
+        found = compiled.search(normalise(answer.content))
+        return f"says {label}: “{found[0]}”" if found else None
+
+    return Expect(f"never says {label}", run)
 
 
 LLM_LIST = "List papers on large language models"
@@ -324,6 +336,11 @@ CASES = [
          "What is the relationship between ResNet and batch normalization?",
          (cites(RESNET), cites_none_of(OPT),
           says(r"where the papers set them side by side", "a side-by-side line"))),
+    # Session 19: a funder's acknowledgement, said outside its section, opened the answer.
+    Case("lexsum-size", "named-paper",
+         "What datasets does Multi-LexSum provide and how large is it?",
+         (cites(MULTI_LEXSUM), says(r"4,539", "its 4,539 instances"),
+          never_says(r"funded|award ite", "who funded it"))),
     Case("hardware-these", "overview", "What hardware do these papers train on?",
          (says(r"\b(?:gpus?|tpus?|v100|p100)\b", "GPUs or TPUs"), no_refusal())),
 ]  # fmt: skip

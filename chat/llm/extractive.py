@@ -207,11 +207,14 @@ def _body_candidates(source: SourceText, sentences: list[str]) -> list[_Sentence
             or _PUBLISHING.search(text)
             or _EMAIL.search(text)
             or _FORM.search(text)
+            or _FUNDING.search(text)
+            or _ASKED.search(text)
         ):
             # Where the paper says what, its publisher's notices, or a sentence run into an
             # author's footnote ("… relevant scales requires additional theoretical and
             # technological developments. ∗ mdupont@rigetti.com Here, we use …"): not what it says.
-            # (A form's questions, as a datasheet prints them, neither.)
+            # (A form's questions, as a datasheet prints them, neither; nor who paid for it;
+            # nor a question the paper asks, which says nothing yet.)
             continue
         if (credits and not FLOAT_LABEL.search(text)) or _THANKS.match(text):
             # Who did and paid for the work, not what it found. (A table or figure is printed
@@ -316,6 +319,19 @@ _FORM = re.compile(
     r"|list|state|indicate)\b",
     re.IGNORECASE,
 )
+# Who paid for the work, said outside an acknowledgements section ("The construction of the
+# Multi-LexSum dataset was also funded in part by NSF Convergence Accelerator Award ITE-2132318",
+# quoted first for "What datasets does Multi-LexSum provide and how large is it?"): a funder named
+# after "funded/supported by", or a grant's number.
+_FUNDING = re.compile(
+    r"\b(?:funded|supported|sponsored|financed)\s+(?:in\s+part\s+|partially\s+|partly\s+)?by\b"
+    r"[^.;]{0,120}?\b(?:[Gg]rants?|[Aa]wards?|Foundation|[Ff]ellowships?|NSF|DARPA|NIH|ERC|DOE|ONR"
+    r"|AFOSR|IARPA|NSERC|DFG|JSPS|NSFC)\b(?!-)"
+    r"|\b(?:Grant|Award)\s+(?:(?:No\.?|Number|#)\s*[A-Z0-9][-A-Z0-9/]{3,}|[A-Z]{2,}-?\d{3,})"
+)
+# A sentence that asks: a datasheet's question ("USE Has the dataset been used for any tasks
+# already?", quoted for "What datasets does Multi-LexSum provide …") or a rhetorical one.
+_ASKED = re.compile(r"\?[\s\"'”’)\]]*$")
 # A placeholder of a printed prompt or template, as papers' appendices show them.
 _PLACEHOLDER = re.compile(r"<[A-Z][^<>]{3,80}>")
 _THANKS = re.compile(r"acknowledge?ments?\s+[A-Z]", re.IGNORECASE)

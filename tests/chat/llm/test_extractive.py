@@ -353,3 +353,37 @@ def test_a_publishers_notices_and_index_terms_are_not_quoted():
     assert [q for _, q in quotes(answer)] == [
         "A total of 12 participants completed the user study."
     ]
+
+
+def test_who_paid_for_the_work_is_not_quoted_outside_its_acknowledgements():
+    # Multi-LexSum's "… was also funded in part by NSF Convergence Accelerator Award ITE-2132318"
+    # opened "What datasets does Multi-LexSum provide and how large is it?".
+    lexsum = SourceText(
+        5, "Multi-LexSum: Real-World Summaries of Civil Rights Lawsuits", "Z. Shen", "2022-06-01",
+        "The construction of the Multi-LexSum dataset was also funded in part by NSF Convergence "
+        "Accelerator Award ITE-2132318. There are a total of 4,539 instances in this dataset, "
+        "along with 40,119 source documents and 9,280 summaries. The dataset is supported by "
+        "the court records of the Clearinghouse.", "2206.10883", where="p. 10",
+    )  # fmt: skip
+
+    answer = compose_answer("How large is the Multi-LexSum dataset?", [lexsum])
+
+    quoted = [q for _, q in quotes(answer)]
+    assert not any("funded" in q for q in quoted)
+    assert any("4,539 instances" in q for q in quoted)
+
+
+def test_a_question_the_paper_asks_is_not_quoted_as_what_it_says():
+    # Multi-LexSum's datasheet: "USE Has the dataset been used for any tasks already?" was
+    # quoted among the answer's facts.
+    lexsum = SourceText(
+        7, "Multi-LexSum: Real-World Summaries of Civil Rights Lawsuits", "Z. Shen", "2022-06-01",
+        "USE Has the dataset been used for any tasks already? The dataset has been used for "
+        "summarization tasks of lawsuits at three granularities.", "2206.10883", where="p. 32",
+    )  # fmt: skip
+
+    answer = compose_answer("What tasks has the Multi-LexSum dataset been used for?", [lexsum])
+
+    assert [q for _, q in quotes(answer)] == [
+        "The dataset has been used for summarization tasks of lawsuits at three granularities."
+    ]
