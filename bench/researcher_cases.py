@@ -341,6 +341,9 @@ CASES = [
          "What datasets does Multi-LexSum provide and how large is it?",
          (cites(MULTI_LEXSUM), says(r"4,539", "its 4,539 instances"),
           never_says(r"funded|award ite", "who funded it"))),
+    # Session 19: the relevance gate refused it ("paper" and "introduced" thinned the query).
+    Case("origin-residual", "named-paper", "Which paper introduced residual connections?",
+         (cites(RESNET), no_refusal())),
     Case("hardware-these", "overview", "What hardware do these papers train on?",
          (says(r"\b(?:gpus?|tpus?|v100|p100)\b", "GPUs or TPUs"), no_refusal())),
 ]  # fmt: skip

@@ -369,6 +369,20 @@ async def answer_events(
                 code="invalid_question", message=f"This question cannot be searched: {exc}.",
             )
             return
+        if response.nothing_relevant and first_reading.asks == intents.ORIGIN and first_reading.title:
+            # "Which paper introduced residual connections?": the asking words ("paper",
+            # "introduced") thinned the relevance gate's share of the query's words, and the gate
+            # refused a question whose first paper answers it. The name alone decides.
+            try:
+                by_name = await search(
+                    first_reading.title[:MAX_QUERY_CHARS], k=wanted, now=now,
+                    overrides=filters or None, paper_ids=scope_ids,
+                    chunks_per_paper=CHUNKS_PER_PAPER,
+                )
+            except SearchError:
+                by_name = None
+            if by_name is not None and by_name.hits and not by_name.nothing_relevant:
+                response = by_name
         timings["retrieval_ms"] = _ms(step)
         if response.timings:
             timings["retrieval"] = dict(response.timings)

@@ -9,6 +9,7 @@ from chat.models import Message, Thread
 from chat.pipeline.answer import answer_events
 from chat.pipeline.direct import forget_coverage
 from chat.pipeline.rewrite import Turn
+from chat.retrieval import relevance
 from papers.models import Paper
 from tests.chat.conftest import NOW
 from tests.chat.test_socket import events_until_end, open_socket
@@ -87,6 +88,23 @@ async def test_a_question_the_catalogue_covers_is_not_gated(catalogue):
     _, by = await run("diffusion transformers for images")
     done = by["done"][0]
     assert "nothing_relevant" not in done and done["citations"]
+
+
+async def test_which_paper_introduced_a_name_is_judged_by_the_name_not_the_asking_words(
+    catalogue, monkeypatch
+):
+    # "Which paper introduced residual connections?" was refused by the gate while "residual
+    # connections" alone passed it: "paper" and "introduced" thinned the query's word share.
+    # (A stricter gate than the tests' embedder's, so that the asking words decide here too:
+    # the question scores 0.28 against the name's 0.49.)
+    monkeypatch.setitem(relevance.THRESHOLDS, "hashing-test", relevance.Thresholds(0.35, 0.80))
+    _, by = await run("Which paper introduced consistency distillation?")
+    done = by["done"][0]
+    assert "nothing_relevant" not in done
+    assert by["sources"][0]["sources"][0]["arxiv_id"] == "2510.00003"
+    # and a name the catalogue does not know is still refused
+    _, by = await run("Which paper introduced sourdough bread?")
+    assert by["done"][0]["nothing_relevant"] is True
 
 
 async def test_an_author_filter_is_never_gated(catalogue):
