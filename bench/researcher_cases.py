@@ -326,4 +326,14 @@ CASES = [
           says(r"where the papers set them side by side", "a side-by-side line"))),
     Case("hardware-these", "overview", "What hardware do these papers train on?",
          (says(r"\b(?:gpus?|tpus?|v100|p100)\b", "GPUs or TPUs"), no_refusal())),
+    # Session 19 (helper explain): explanations and training, each seen failing on main.
+    # "Why …?" answered by the paper's reason ("We suspect … extremely small gradients"), not only
+    # by "To counteract this effect, we scale …", which says again what was asked; "sqrt(d_k)"
+    # typed as the paper prints it ("√dk"), so a Transformer thread stays on it.
+    Case("why-scale", "overview", "Why does the Transformer scale the dot products by √dk?",
+         (cites(TRANSFORMER), says(r"we suspect .*small gradients", "its reason"))),
+    Case("thread-why-sqrt", "followup-stay", "why scale by sqrt(d_k)",
+         (cites(TRANSFORMER), cites_only_ids({TRANSFORMER}, "the Transformer"),
+          says(r"we suspect .*small gradients", "its reason")),
+         before=("What learning-rate schedule does the Transformer use?",)),
 ]  # fmt: skip

@@ -37,6 +37,7 @@ from chat.understanding.answer_kinds import (
     answers_kind_asked,
     asks_for_limits,
     heading_says,
+    reason_is_before,
     said_by_kind,
 )
 from chat.understanding.pointers import asked_pointer, is_caption_of, refers_to
@@ -1037,6 +1038,28 @@ def _sets_symbol_of(sentence: str, lead: str) -> bool:
     )
 
 
+def _reason_before(lead: _Sentence, scorer: _Scorer, request: AnswerRequest) -> _Sentence | None:
+    """The sentence just before a body answer that points back to it for its reason, for a
+    question asking how or why (answer_kinds.reason_is_before): "We suspect that for large values
+    of dk, the dot products grow large in magnitude …" before "To counteract this effect, we
+    scale the dot products by 1/√dk". None when the sentence before is in another section, a
+    float's, or not in the passage."""
+    if not lead.source.where or not reason_is_before(lead.text, request.question):
+        return None
+    own = scorer.by_source.get(lead.source.number, [])
+    at = own.index(lead) if lead in own else 0
+    before = own[at - 1] if at > 0 else None
+    if (
+        before is None
+        or before.position != lead.position - 1
+        or before.context != lead.context
+        or is_caption(before.text)
+        or FLOAT_LABEL.search(before.text)
+    ):
+        return None
+    return before
+
+
 def _answered_by_heading(s: _Sentence, request: AnswerRequest) -> bool:
     """Whether a body sentence shares the question's words only through its section's heading
     (the question's names aside): "Residual Dropout We apply dropout …" under "5.4
@@ -1335,6 +1358,10 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
         own = [s for s in scorer.sentences if s.source.arxiv_id in named and not s.is_title]
         if own:
             leads = [max(own, key=lambda s: (scorer.prelim(s), -s.source.number, -s.position))]
+    if leads and (reason := _reason_before(leads[0], scorer, request)) is not None:
+        # (read together: the answer follows its reason at once)
+        scorer.continues[id(leads[0])] = reason
+        leads = [reason, *[s for s in leads if s is not reason]]
     lead = leads[0] if leads else None
     if leads:
         # Not a lead again in other words, nor the same sentence from another chunk (a paper

@@ -51,6 +51,7 @@ from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
 from chat.retrieval.shaped import shape_hits
 from chat.understanding import intent as intents
 from chat.understanding.analysis import analyse
+from chat.understanding.notation import as_printed
 from chat.understanding.reference import SOURCES, STANDALONE
 from chat.understanding.triage import triage, triage_with_model
 from chat.window import window_label
@@ -294,6 +295,8 @@ async def answer_events(
     # a cold process does not freeze every other socket meanwhile.
     timings: dict[str, Any] = {}
     yield progress.understanding()
+    # "sqrt(d_k)" searched, and matched against the papers' sentences, as they print it: "√dk".
+    question = as_printed(question)
 
     # Triage (chat.understanding.triage): small talk and questions about Flatuniverse are
     # answered from a template, without a search. Only an OpenAI-compatible model may settle

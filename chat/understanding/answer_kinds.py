@@ -281,6 +281,25 @@ def reason_weight(sentence: str, question: str) -> float:
     return REASON_WEIGHT if own else 1.0
 
 
+# A sentence that gives its reason by pointing back to the one before it: "To counteract this
+# effect, we scale the dot products by 1/√dk" answers "Why does the Transformer scale the dot
+# products by √dk?" only after "We suspect that for large values of dk, the dot products grow
+# large in magnitude, pushing the softmax function into regions where it has extremely small
+# gradients" (quoted alone, it says again what the question says and "this effect" is no reason).
+_REASON_BEFORE = re.compile(
+    r"^\s*(?:to\s+(?:counteract|prevent|avoid|mitigate|compensate\s+for|overcome|address|remedy)"
+    r"\s+(?:this|these|that|such|the\s+(?:above|former))\b|for\s+(?:this|these|that)\s+reasons?\b|"
+    r"this\s+is\s+(?:why|because)\b|(?:therefore|hence|thus|consequently|as\s+a\s+result)\b)",
+    _FLAGS,
+)
+
+
+def reason_is_before(sentence: str, question: str) -> bool:
+    """Whether, for a question asking how or why, `sentence` points back to the sentence before
+    it for its reason ("To counteract this effect, …", "For this reason, …", "Therefore, …")."""
+    return asks_for_reason(question) and bool(_REASON_BEFORE.search(sentence))
+
+
 def answers_kind_asked(sentence: str, question: str) -> bool:
     """Whether a sentence gives what a question after the work's limits asks for, in other
     words than the question's (states_limit). Such a sentence is an answer, never

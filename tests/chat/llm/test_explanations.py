@@ -52,6 +52,25 @@ def test_a_why_question_is_answered_by_the_reason_not_by_its_own_words(text_of):
     ), bullets
 
 
+def test_a_reason_given_by_pointing_back_is_quoted_with_the_sentence_before_it(text_of):
+    text = text_of("1706.03762v7")
+    scaled = _source(
+        1, _between(text, "3.2.1 Scaled Dot-Product Attention", "3.2.2 Multi-Head Attention"),
+        "1706.03762", "3.2.1 Scaled Dot-Product Attention", 4, title="Attention Is All You Need",
+    )
+    request = AnswerRequest(
+        question="Why does the Transformer scale the dot products by √dk?",
+        sources=[scaled], messages=[], intent=Intent("overview"),
+    )
+    bullets = [line for line in compose_shaped(request).splitlines() if line.startswith("- ")]
+    # "To counteract this effect, we scale the dot products by 1/√dk" alone says again what the
+    # question says; "this effect" is the reason, in the sentence before it.
+    assert bullets[0].startswith(
+        "- We suspect that for large values of dk, the dot products grow large in magnitude"
+    ), bullets
+    assert bullets[1].startswith("- To counteract this effect, we scale the dot products"), bullets
+
+
 def test_how_and_why_ask_for_a_connective_the_question_does_not_say():
     assert asks_for_reason(COVARIATE)
     assert asks_for_reason("Why does the Transformer scale the dot products?")
