@@ -138,6 +138,17 @@ def cites_the_abstract_of(arxiv_id: str) -> Expect:
     return Expect(f"cites the abstract of {arxiv_id}", run)
 
 
+def never_says(pattern: str, label: str) -> Expect:
+    """The answer's text (lower case) never matches `pattern`: a result quoted for a method."""
+    compiled = re.compile(pattern)
+
+    def run(answer, catalogue):
+        found = compiled.search(normalise(answer.content))
+        return f"says {label}: “{found.group(0)}”" if found else None
+
+    return Expect(f"never says {label}", run)
+
+
 _ITEM = re.compile(r"^\d+\.\s", re.MULTILINE)
 
 
@@ -336,4 +347,13 @@ CASES = [
          (cites(TRANSFORMER), cites_only_ids({TRANSFORMER}, "the Transformer"),
           says(r"we suspect .*small gradients", "its reason")),
          before=("What learning-rate schedule does the Transformer use?",)),
+    # "How is X trained?" answered by its training section, not by its results ("Our Dense
+    # Passage Retriever (DPR) is exceptionally strong", "Single and Multi denote that our DPR is
+    # trained using individual or combined training datasets").
+    Case("dpr-trained", "overview", "How is DPR trained?",
+         (cites(DPR), says(r"metric learning|negative passages|in-batch", "its training"),
+          never_says(r"exceptionally strong|outperforms|single and multi denote", "a result"))),
+    Case("rag-trained", "overview", "How is RAG trained?",
+         (cites(RAG), says(r"jointly train the retriever and generator", "joint training"),
+          says(r"log-likelihood", "its loss"))),
 ]  # fmt: skip

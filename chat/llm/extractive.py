@@ -764,7 +764,7 @@ def answering_scores(
             # ("… by normalizing layer inputs" before "… reduces the internal covariate shift"
             # for "How does batch normalization reduce internal covariate shift?".)
             score *= number_weight(sentence.text, question, quantity)
-            score *= reason_weight(sentence.text, question)
+            score *= reason_weight(sentence.text, question, sentence.context)
         if score > 0 and (
             (things and gives_value(sentence.text, things, question)) or id(sentence) in listing
         ):

@@ -36,9 +36,12 @@ from chat.understanding.acronyms import expand
 from chat.understanding.answer_kinds import (
     answers_kind_asked,
     asks_for_limits,
+    asks_for_procedure,
     heading_says,
+    method_heading,
     reason_is_before,
     said_by_kind,
+    states_result,
 )
 from chat.understanding.pointers import asked_pointer, is_caption_of, refers_to
 from chat.understanding.quantity import (
@@ -1038,6 +1041,57 @@ def _sets_symbol_of(sentence: str, lead: str) -> bool:
     )
 
 
+def _a_result(s: _Sentence) -> bool:
+    """Whether a sentence reports a result, no answer to how something is trained."""
+    return states_result(s.text, s.context)
+
+
+_FIRST_PAGE = re.compile(r"pp?\.\s*(\d+)")
+
+
+def _method_section(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
+    """For "How is DPR trained?", the paper's own section on it read in order ("3.2 Training":
+    "Training the encoders so that the dot-product similarity … becomes a good ranking function
+    …", "Each instance contains one question … along with n irrelevant (negative) passages"):
+    the first SECTION_QUOTES sentences of the card of the named (else the first) paper whose
+    heading names the method, the one earliest in the paper (an appendix's "D Joint Training of
+    Retriever and Reader" adds details to it). Its sentences seldom say "trained" or the paper's
+    name, which the results do ("Single and Multi denote that our Dense Passage Retriever (DPR)
+    is trained using individual or combined training datasets" was quoted for it)."""
+    if not request.sources or not asks_for_procedure(request.question):
+        return []
+    papers = _named_papers(request) or {request.sources[0].arxiv_id}
+
+    def first_page(source: SourceText) -> int:
+        match = _FIRST_PAGE.search(source.where)
+        return int(match[1]) if match else 0
+
+    sections = [
+        source
+        for source in request.sources
+        if source.where
+        and source.arxiv_id in papers
+        and method_heading(frozenset(terms(source.section)))
+        and scorer.by_source.get(source.number)
+    ]
+    if not sections:
+        return []
+    # A heading saying the question's word ("2.4 Training") before a broader one ("2 Methods");
+    # of the section's cards on its first page, the one opening it.
+    asked = set(terms(request.question))
+    first = min(
+        sections,
+        key=lambda s: (
+            not asked & set(terms(s.section)),
+            first_page(s),
+            not s.text.lstrip().startswith(s.section),
+            s.number,
+        ),
+    )
+    own = [s for s in scorer.by_source[first.number] if not is_caption(s.text)]
+    return own[:SECTION_QUOTES]
+
+
 def _reason_before(lead: _Sentence, scorer: _Scorer, request: AnswerRequest) -> _Sentence | None:
     """The sentence just before a body answer that points back to it for its reason, for a
     question asking how or why (answer_kinds.reason_is_before): "We suspect that for large values
@@ -1342,6 +1396,9 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     if not chosen and not defined:
         return None
     leads = _body_answers(request, scorer)
+    if method := _method_section(request, scorer):
+        # (a result is no answer to how it is trained: answer_kinds.procedure_weight)
+        leads = method + [s for s in leads if s not in method and not _a_result(s)]
     naming = _naming_datasets(request, scorer, topic)
     if naming:
         leads = naming + [s for s in leads if s not in naming]
@@ -1400,6 +1457,8 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
         # of Constitutional AI?").
         # (The answer's leads stay: a "9 Limitations" section's sentences, whatever their words.)
         chosen = [s for s in chosen if s in leads or id(s) in scorer.kind_asked]
+    if method:
+        chosen = [s for s in chosen if s in leads or not _a_result(s)]
     chosen = _with_continuations(chosen, leads, scorer, request)
     chosen = _with_list_items(chosen, leads, scorer, request)
     opening = T.LEAD_IN
