@@ -356,4 +356,8 @@ CASES = [
     Case("rag-trained", "overview", "How is RAG trained?",
          (cites(RAG), says(r"jointly train the retriever and generator", "joint training"),
           says(r"log-likelihood", "its loss"))),
+    # A question on two papers draws cards from both (the first one's chunks took all eight)
+    # and quotes each; "FiD" is Fusion-in-Decoder's initials, a word its paper never writes.
+    Case("rag-fid-combine", "overview", "How do RAG and FiD combine passages?",
+         (cites(RAG, FID), no_refusal())),
 ]  # fmt: skip

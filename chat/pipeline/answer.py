@@ -189,11 +189,15 @@ def source_cards(
     wanted = max(wanted, len(first) + len(hits))
     planned: list[tuple] = []
     used: set[int] = set()
+    # Several papers asked about ("How do RAG and Fusion-in-Decoder combine passages?") share the
+    # cards: the first one's chunks took all eight, and the answer spoke of it alone.
+    asked = len({hit.arxiv_id for hit in hits if hit.arxiv_id in asked_about})
+    share = (wanted - len(first)) // asked if asked > 1 else 0
     for rank, hit in enumerate(hits):
         planned.append((hit, None))
         extra = EXTRA_CHUNKS_BY_RANK[rank] if rank < len(EXTRA_CHUNKS_BY_RANK) else 0
         if hit.arxiv_id in asked_about:
-            extra = len(hit.more_chunks)
+            extra = max(share - 1, 0) if share else len(hit.more_chunks)
         for chunk in hit.more_chunks[:extra]:
             planned.append((hit, chunk))
             used.add(chunk.passage_id)
