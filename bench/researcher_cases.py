@@ -360,4 +360,8 @@ CASES = [
     # and quotes each; "FiD" is Fusion-in-Decoder's initials, a word its paper never writes.
     Case("rag-fid-combine", "overview", "How do RAG and FiD combine passages?",
          (cites(RAG, FID), no_refusal())),
+    # A comparison of three papers answers each under its own label, with its own citation.
+    Case("three-way-sizes", "compare", "Compare the model sizes of OPT, RWKV and ViT",
+         (cites(OPT, RWKV, VIT), says(r"on opt:.*on rwkv:.*on vit:", "each side's label"),
+          never_says(r"none of the retrieved papers|name it only beside", "a side left out"))),
 ]  # fmt: skip

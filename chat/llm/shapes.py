@@ -1642,11 +1642,15 @@ def _names_in_title(title: str, forms: list[tuple[str, ...]]) -> bool:
 
 
 def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] | None:
-    a, b = request.intent.subjects
-    forms = {side: _acronym_forms(side, request.sources) for side in (a, b)}
-    # Words both sides share ("models" in "diffusion models vs autoregressive models") tell
+    """Each side's own evidence under its label (two sides or more: "Compare the model sizes of
+    OPT, RWKV and ViT" answered OPT and RWKV as one side), then where the papers set them side
+    by side."""
+    sides = list(dict.fromkeys(request.intent.subjects))
+    forms = {side: _acronym_forms(side, request.sources) for side in sides}
+    # Words two sides share ("models" in "diffusion models vs autoregressive models") tell
     # nothing apart.
-    shared = set().union(*forms[a]) & set().union(*forms[b])
+    said = Counter(w for side in sides for w in set().union(*forms[side]))
+    shared = {w for w, n in said.items() if n > 1}
     # Without them, a side's words are said by its own papers only: "token" names RAG-Token
     # beside RAG-Sequence in RAG's paper, not in OPT's "Our final corpus contains 180B tokens".
     naming = {
@@ -1661,22 +1665,34 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
         side: [tuple(t for t in f if t not in shared) or f for f in fs]
         for side, fs in forms.items()
     }
-    # A side's evidence names that side only; a sentence naming both sets them side by side.
+
+    def others(side: str) -> list[str]:
+        return [o for o in sides if o != side]
+
+    def names(s: _Sentence, side: str) -> bool:
+        # (Only in a source naming the side in full: without the words sides share, OPT's
+        # "Open Pre-trained Transformer" is "open pre trained", which ViT's "When pre-trained
+        # on large amounts of data …" says two thirds of.)
+        return s.source.number in naming[side] and _mentions(s, forms[side])
+
+    # A side's own papers: the paper the question names by it, else those whose title names it.
+    own = {side: _side_papers(request, side, forms[side]) for side in sides}
+    # A side's evidence names that side only, or is its own paper's (ViT's card "… we split an
+    # image into patches …" never writes "ViT"); a sentence naming two sets them side by side.
     mentioning = {
         side: [
             s
             for s in scorer.sentences
-            if s.source.number in naming[side]
-            and _mentions(s, forms[side])
-            and not _mentions(s, forms[other])
+            if (names(s, side) or s.source.arxiv_id in own[side])
+            and not any(names(s, o) for o in others(side))
         ]
-        for side, other in ((a, b), (b, a))
+        for side in sides
     }
-    if not mentioning[a] and not mentioning[b]:
+    if not any(mentioning.values()):
         return None
     lines: list[str] = [T.LEAD_IN, ""]
     used: set[int] = set()
-    for side, other in ((a, b), (b, a)):
+    for side in sides:
         mine = [s for s in mentioning[side] if id(s) not in used]
         picked = []
         if mine:
@@ -1690,36 +1706,37 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
             # sides is quoted below, and would contradict it.
             beside = any(_mentions(s, forms[side]) for s in scorer.sentences)
             missing = T.COMPARE_SIDE_ONLY_BESIDE if beside else T.COMPARE_SIDE_MISSING
-            lines += [missing.format(side=side, other=other), ""]
+            lines += [missing.format(side=side, other=_join(others(side))), ""]
             continue
         used.update(id(s) for s in picked)
         lines.append(T.COMPARE_SIDE.format(side=side))
         lines += [T.QUOTE_ITEM.format(quote=_quote(s)) for s in picked] + [""]
-    # A sentence naming one side sets it beside the other only in the other side's own paper
+    # A sentence naming one side sets it beside another only in that other side's own paper
     # ("Unlike REALM, our retriever …" in RAG's): in its own paper, or a third one, it compares
     # that side with something else ("RAG-Token performs better than RAG-Sequence" is RAG beside
     # RAG, not beside REALM).
-    own = {side: _side_papers(request, side, forms[side]) for side in (a, b)}
+
+    def named_sides(s: _Sentence) -> int:
+        return sum(names(s, side) for side in sides)
+
     both = [
         s
         for s in scorer.sentences
         if id(s) not in used
         and (
-            (_mentions(s, forms[a]) and _mentions(s, forms[b]))
+            named_sides(s) >= 2
             or (
                 _COMPARISON.search(s.text)
                 and any(
                     _mentions(s, forms[side]) and s.source.arxiv_id in own[other]
-                    for side, other in ((a, b), (b, a))
+                    for side in sides
+                    for other in others(side)
                 )
             )
         )
     ]
     if both:
-        both.sort(
-            key=lambda s: (_mentions(s, forms[a]) and _mentions(s, forms[b]), scorer.prelim(s)),
-            reverse=True,
-        )
+        both.sort(key=lambda s: (named_sides(s) >= 2, scorer.prelim(s)), reverse=True)
         lines.append(T.COMPARE_DIFFERENCE)
         lines += [T.QUOTE_ITEM.format(quote=_quote(s)) for s in both[:2]]
     return lines if lines[-1] else lines[:-1]
@@ -1803,7 +1820,7 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
         body = _seed(request, scorer, topic)
     elif kind == intents.LIST:
         body = _list(request, scorer, topic)
-    elif kind == intents.COMPARE and len(intent.subjects) == 2:
+    elif kind == intents.COMPARE and len(intent.subjects) >= 2:
         body = _compare(request, scorer, topic)
     elif kind == intents.TIMELINE:
         body = _timeline(request, scorer, topic)
