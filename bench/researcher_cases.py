@@ -364,4 +364,8 @@ CASES = [
     Case("three-way-sizes", "compare", "Compare the model sizes of OPT, RWKV and ViT",
          (cites(OPT, RWKV, VIT), says(r"on opt:.*on rwkv:.*on vit:", "each side's label"),
           never_says(r"none of the retrieved papers|name it only beside", "a side left out"))),
+    # What a model was trained on is its corpus section ("2.3 Pre-training Corpus"), not its
+    # limitations' "more scrutiny should be afforded to the training data".
+    Case("opt-data", "overview", "What data was OPT trained on?",
+         (cites(OPT), says(r"roberta.*the pile.*pushshift", "its corpus"))),
 ]  # fmt: skip

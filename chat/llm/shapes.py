@@ -36,9 +36,8 @@ from chat.understanding.acronyms import expand
 from chat.understanding.answer_kinds import (
     answers_kind_asked,
     asks_for_limits,
-    asks_for_procedure,
+    heading_answers,
     heading_says,
-    method_heading,
     reason_is_before,
     said_by_kind,
     states_result,
@@ -1049,16 +1048,18 @@ def _a_result(s: _Sentence) -> bool:
 _FIRST_PAGE = re.compile(r"pp?\.\s*(\d+)")
 
 
-def _method_section(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
-    """For "How is DPR trained?", the paper's own section on it read in order ("3.2 Training":
-    "Training the encoders so that the dot-product similarity … becomes a good ranking function
-    …", "Each instance contains one question … along with n irrelevant (negative) passages"):
-    the first SECTION_QUOTES sentences of the card of the named (else the first) paper whose
-    heading names the method, the one earliest in the paper (an appendix's "D Joint Training of
-    Retriever and Reader" adds details to it). Its sentences seldom say "trained" or the paper's
-    name, which the results do ("Single and Multi denote that our Dense Passage Retriever (DPR)
-    is trained using individual or combined training datasets" was quoted for it)."""
-    if not request.sources or not asks_for_procedure(request.question):
+def _asked_section(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
+    """For "How is DPR trained?" or "What data was OPT trained on?", the paper's own section on
+    it read in order ("3.2 Training": "Training the encoders so that the dot-product similarity
+    … becomes a good ranking function …"; "2.3 Pre-training Corpus": "The pre-training corpus
+    contains a concatenation of datasets used in RoBERTa …"): the first SECTION_QUOTES sentences
+    of the card of the named (else the first) paper whose heading names what was asked
+    (answer_kinds.heading_answers), the one earliest in the paper (an appendix's "D Joint
+    Training of Retriever and Reader" adds details to it). Its sentences seldom say "trained",
+    "data" or the paper's name, which its results and limitations do ("Single and Multi denote
+    that our Dense Passage Retriever (DPR) is trained using …", "… more scrutiny should be
+    afforded to the training data" were quoted for them)."""
+    if not request.sources:
         return []
     papers = _named_papers(request) or {request.sources[0].arxiv_id}
 
@@ -1071,7 +1072,7 @@ def _method_section(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
         for source in request.sources
         if source.where
         and source.arxiv_id in papers
-        and method_heading(frozenset(terms(source.section)))
+        and heading_answers(frozenset(terms(source.section)), request.question)
         and scorer.by_source.get(source.number)
     ]
     if not sections:
@@ -1396,7 +1397,7 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     if not chosen and not defined:
         return None
     leads = _body_answers(request, scorer)
-    if method := _method_section(request, scorer):
+    if method := _asked_section(request, scorer):
         # (a result is no answer to how it is trained: answer_kinds.procedure_weight)
         leads = method + [s for s in leads if s not in method and not _a_result(s)]
     naming = _naming_datasets(request, scorer, topic)

@@ -125,6 +125,9 @@ def heading_says(heading: frozenset[str] | set[str], question: str) -> set[str]:
     """The question's asking words (lower case) that a sentence's section heading (its stems)
     says for it: a question after the work's limits in any word ("drawbacks") is answered by the
     sentences under "9 Limitations"."""
+    if asks_for_data(question) and _heading_of(heading, _DATA_HEADING):
+        # ("The pre-training corpus contains …" under "2.3 Pre-training Corpus".)
+        return {w for w, kind in asking_words(question).items() if kind.name == "data"}
     if asks_for_procedure(question) and method_heading(heading):
         # ("Our best model uses gold passages from the same mini-batch …" under "3.2 Training"
         # says how DPR is trained.)
@@ -250,6 +253,36 @@ def procedure_weight(sentence: str, heading: frozenset[str] | set[str] = frozens
     return RESULT_FOR_METHOD_WEIGHT if results else 1.0
 
 
+# What a model was trained on: "What data was OPT trained on?" is answered under "2.3
+# Pre-training Corpus" by "The pre-training corpus contains a concatenation of datasets used in
+# RoBERTa …, the Pile …, and PushShift.io Reddit", which never says "data" (its limitations'
+# "more scrutiny should be afforded to the training data" was quoted for it).
+_DATA_ASKED = re.compile(
+    r"\b(?:what|which)\s+(?:training\s+|pre-?training\s+)?(?:data|datasets?|data\s+sets?|"
+    r"corpus|corpora|text)\b.*\btrain|\btrained\s+on\s+what\b|\b(?:pre-?)?training\s+"
+    r"(?:data|corpus|corpora|datasets?)\b",
+    _FLAGS,
+)
+DATA_ASKING = frozenset("data dataset datasets corpus corpora text".split())
+_DATA_SAID = re.compile(r"\b(?:corpus|corpora|datasets?|data\s+sets?)\b", _FLAGS)
+# A section heading naming the training data ("2.3 Pre-training Corpus", "Training Data").
+_DATA_HEADING = ("corpus", "corpora", "dataset", "data")
+
+
+def asks_for_data(question: str) -> bool:
+    """Whether a question asks what a model was trained on (its corpus, not a benchmark)."""
+    return bool(_DATA_ASKED.search(question))
+
+
+def heading_answers(heading: frozenset[str] | set[str], question: str) -> bool:
+    """Whether a section's heading (its stems) names what the question asks for as a whole
+    section: "3.2 Training" for "How is DPR trained?", "2.3 Pre-training Corpus" for "What data
+    was OPT trained on?"."""
+    if asks_for_data(question):
+        return _heading_of(heading, _DATA_HEADING) and not _heading_of(heading, _RESULTS_HEADING)
+    return asks_for_procedure(question) and method_heading(heading)
+
+
 KINDS = (
     AnswerKind(
         "duration",
@@ -265,6 +298,7 @@ KINDS = (
     ),
     AnswerKind("size", lambda q: bool(_SIZE_ASKED.search(q)), SIZE_ASKING, _gives_count),
     AnswerKind("limits", lambda q: bool(_LIMITS_ASKED.search(q)), LIMITS_ASKING, states_limit),
+    AnswerKind("data", asks_for_data, DATA_ASKING, lambda s: bool(_DATA_SAID.search(s))),
     # A sentence stating the method says the "trained" a question after it asks with.
     AnswerKind("procedure", asks_for_procedure, PROCEDURE_ASKING, states_method),
     AnswerKind(

@@ -102,6 +102,31 @@ def test_how_a_model_is_trained_is_answered_by_its_training_section_not_its_resu
     assert not any("Single and Multi denote" in b for b in bullets[:4]), bullets
 
 
+def test_what_a_model_was_trained_on_is_answered_by_its_corpus_section(text_of):
+    text = text_of("2205.01068v1")
+    title = "OPT: Open Pre-trained Transformer Language Models"
+    limitations = _source(
+        1, _between(text, "5 Limitations", "6 Considerations"), "2205.01068", "5 Limitations", 8,
+        title=title,
+    )
+    corpus = _source(
+        2, _between(text, "2.3 Pre-training Corpus", "2.4 Training Efficiency"), "2205.01068",
+        "2.3 Pre-training Corpus", 2, title=title,
+    )
+    request = AnswerRequest(
+        question="What data was OPT trained on?", sources=[limitations, corpus], messages=[],
+        intent=Intent("overview"),
+        analysis={"named": {"papers": [{"arxiv_id": "2205.01068", "name": "OPT", "asked": "OPT"}],
+                            "about": True}},
+    )
+    bullets = [line for line in compose_shaped(request).splitlines() if line.startswith("- ")]
+    # Not "… we believe more scrutiny should be afforded to the training data …", which says
+    # "data" and "training" and no word of what the data was.
+    assert bullets[0].startswith(
+        "- The pre-training corpus contains a concatenation of datasets used in RoBERTa"
+    ), bullets
+
+
 def test_a_training_method_outweighs_a_result_for_how_it_is_trained():
     assert asks_for_procedure("How is DPR trained?")
     assert asks_for_procedure("how is it trained?")
