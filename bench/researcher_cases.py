@@ -368,4 +368,8 @@ CASES = [
     # limitations' "more scrutiny should be afforded to the training data".
     Case("opt-data", "overview", "What data was OPT trained on?",
          (cites(OPT), says(r"roberta.*the pile.*pushshift", "its corpus"))),
+    # Table 3's "big" row ("… 26.4 213" under "params ×10⁶"), its caption and header in the
+    # chunk before the one holding it, and its other rows only groups varying the base model.
+    Case("big-params", "overview", "How many parameters does the big Transformer have?",
+         (cites(TRANSFORMER), says(r"\b213\b", "213 (million)"))),
 ]  # fmt: skip

@@ -70,7 +70,7 @@ from chat.understanding.quantity import (
     number_weight_at_most,
 )
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
-from papers.fulltext.tables import RowSentence, extreme_row
+from papers.fulltext.tables import RowSentence, extreme_row, with_table_head
 from papers.indexing.chunkwords import average_length
 from papers.indexing.lexical import K1, B
 
@@ -680,9 +680,14 @@ def with_texts(cursor, chunks: list[Chunk], sketches: dict | None = None) -> lis
     texts = dict(cursor.fetchall())
     found = []
     for c in chunks:
-        text = texts.get(c.paper_id, "")[c.start : c.end]
+        full = texts.get(c.paper_id, "")
+        text = full[c.start : c.end]
         sketch = sketches.get(c.paper_id)
         filters = sketch.filters(c.start, c.end, text) if sketch else None
+        if (headed := with_table_head(full, c.start, c.end)) is not None:
+            # (its sentences are no longer the sketch's: read, not bounded by it)
+            found.append(replace(c, text=headed, filters=None))
+            continue
         found.append(_changed(c, text=text, filters=filters))
     return found
 
