@@ -167,6 +167,11 @@ def _without_printed_cells(sentence: str) -> str:
     return " ".join(rest)
 
 
+def labels_a_size(row: str) -> bool:
+    """Whether a table's row is labelled by a model size ("big 6 1024 4096 …", "base …")."""
+    return row_label(row).lower() in SIZES
+
+
 def passage_sentences(text: str) -> list[str]:
     """split_sentences for a passage of a paper's full text, where each row of a table whose
     header names its cells (with its caption in the passage: papers.fulltext.tables) is a
@@ -186,7 +191,7 @@ def passage_sentences(text: str) -> list[str]:
             # A model size's own row is said alone all the same ("big 6 1024 4096 16 0.3 300K
             # 4.33 26.4 213" under Table 3's "… params ×10⁶", among rows of groups "(A)" to
             # "(E)" that only vary the base model): the size names what its numbers are of.
-            sized = [(a, b) for a, b in table.rows if row_label(text[a:b]).lower() in SIZES]
+            sized = [(a, b) for a, b in table.rows if labels_a_size(text[a:b])]
             if not sized:
                 continue
             sentences += split_sentences(_prose(text[cursor : table.start]))

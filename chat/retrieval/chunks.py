@@ -50,7 +50,9 @@ from chat.llm.sentences import (
     asked_heads,
     content_words,
     has_items,
+    labels_a_size,
     names_asked_things,
+    passage_sentences,
     spells_greek,
     stems,
     terms,
@@ -684,7 +686,13 @@ def with_texts(cursor, chunks: list[Chunk], sketches: dict | None = None) -> lis
         text = full[c.start : c.end]
         sketch = sketches.get(c.paper_id)
         filters = sketch.filters(c.start, c.end, text) if sketch else None
-        if (headed := with_table_head(full, c.start, c.end)) is not None:
+        headed = with_table_head(full, c.start, c.end)
+        # Only for a model size's row, what it was made for: REALM's ablation table, read as
+        # rows, stopped being quoted for "What is the main baseline REALM is compared with?"
+        # (its run of cells, "… Baseline (ORQA) 31.3 13.9 …", had answered it; bench_fulltext).
+        if headed is not None and any(
+            isinstance(s, RowSentence) and labels_a_size(s.row) for s in passage_sentences(headed)
+        ):
             # (its sentences are no longer the sketch's: read, not bounded by it)
             found.append(replace(c, text=headed, filters=None))
             continue

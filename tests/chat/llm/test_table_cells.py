@@ -8,6 +8,7 @@ from chat.llm.extractive import answering_scores
 from chat.llm.sentences import (
     answers_nothing,
     is_float_text,
+    labels_a_size,
     passage_sentences,
     table_cells,
     terms,
@@ -181,6 +182,8 @@ def test_a_table_cut_by_the_chunker_keeps_its_head_and_its_size_row_answers(text
     # sentence of its own, and answers for its size.
     rows = [s for s in passage_sentences(headed) if isinstance(s, RowSentence)]
     assert [s.row.split()[0] for s in rows] == ["big"]
+    # (Only a size's row: chat.retrieval.chunks heads a chunk for it alone.)
+    assert labels_a_size(rows[0].row) and not labels_a_size("Baseline (ORQA) 31.3 13.9")
     request = AnswerRequest(
         question="How many parameters does the big Transformer have?",
         sources=[_chunk(1, headed, "1706.03762", "6.2 Model Variations", 9)], messages=[],
