@@ -139,6 +139,17 @@ def cites_the_abstract_of(arxiv_id: str) -> Expect:
     return Expect(f"cites the abstract of {arxiv_id}", run)
 
 
+def never_says(pattern: str, label: str) -> Expect:
+    """The answer's text (lower case) never matches `pattern`: a result quoted for a method."""
+    compiled = re.compile(pattern)
+
+    def run(answer, catalogue):
+        found = compiled.search(normalise(answer.content))
+        return f"says {label}: “{found.group(0)}”" if found else None
+
+    return Expect(f"never says {label}", run)
+
+
 _ITEM = re.compile(r"^\d+\.\s", re.MULTILINE)
 
 
@@ -346,4 +357,39 @@ CASES = [
          (cites(RESNET), no_refusal())),
     Case("hardware-these", "overview", "What hardware do these papers train on?",
          (says(r"\b(?:gpus?|tpus?|v100|p100)\b", "GPUs or TPUs"), no_refusal())),
+    # Session 19 (helper explain): explanations and training, each seen failing on main.
+    # "Why …?" answered by the paper's reason ("We suspect … extremely small gradients"), not only
+    # by "To counteract this effect, we scale …", which says again what was asked; "sqrt(d_k)"
+    # typed as the paper prints it ("√dk"), so a Transformer thread stays on it.
+    Case("why-scale", "overview", "Why does the Transformer scale the dot products by √dk?",
+         (cites(TRANSFORMER), says(r"we suspect .*small gradients", "its reason"))),
+    Case("thread-why-sqrt", "followup-stay", "why scale by sqrt(d_k)",
+         (cites(TRANSFORMER), cites_only_ids({TRANSFORMER}, "the Transformer"),
+          says(r"we suspect .*small gradients", "its reason")),
+         before=("What learning-rate schedule does the Transformer use?",)),
+    # "How is X trained?" answered by its training section, not by its results ("Our Dense
+    # Passage Retriever (DPR) is exceptionally strong", "Single and Multi denote that our DPR is
+    # trained using individual or combined training datasets").
+    Case("dpr-trained", "overview", "How is DPR trained?",
+         (cites(DPR), says(r"metric learning|negative passages|in-batch", "its training"),
+          never_says(r"exceptionally strong|outperforms|single and multi denote", "a result"))),
+    Case("rag-trained", "overview", "How is RAG trained?",
+         (cites(RAG), says(r"jointly train the retriever and generator", "joint training"),
+          says(r"log-likelihood", "its loss"))),
+    # A question on two papers draws cards from both (the first one's chunks took all eight)
+    # and quotes each; "FiD" is Fusion-in-Decoder's initials, a word its paper never writes.
+    Case("rag-fid-combine", "overview", "How do RAG and FiD combine passages?",
+         (cites(RAG, FID), no_refusal())),
+    # A comparison of three papers answers each under its own label, with its own citation.
+    Case("three-way-sizes", "compare", "Compare the model sizes of OPT, RWKV and ViT",
+         (cites(OPT, RWKV, VIT), says(r"on opt:.*on rwkv:.*on vit:", "each side's label"),
+          never_says(r"none of the retrieved papers|name it only beside", "a side left out"))),
+    # What a model was trained on is its corpus section ("2.3 Pre-training Corpus"), not its
+    # limitations' "more scrutiny should be afforded to the training data".
+    Case("opt-data", "overview", "What data was OPT trained on?",
+         (cites(OPT), says(r"roberta.*the pile.*pushshift", "its corpus"))),
+    # Table 3's "big" row ("… 26.4 213" under "params ×10⁶"), its caption and header in the
+    # chunk before the one holding it, and its other rows only groups varying the base model.
+    Case("big-params", "overview", "How many parameters does the big Transformer have?",
+         (cites(TRANSFORMER), says(r"\b213\b", "213 (million)"))),
 ]  # fmt: skip

@@ -38,7 +38,7 @@ from chat.understanding.quantity import (
     numbers_in,
     states_range,
 )
-from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
+from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size, sizes_in
 from papers.fulltext.tables import RowSentence, extreme_row
 
 from .base import LLM_UNAVAILABLE, AnswerRequest, LLMError, LLMStream, SourceText, Usage
@@ -62,6 +62,7 @@ from .sentences import (
     split_sentences,
     stems,
     terms,
+    with_abbreviations,
 )
 from .templates import LEAD_IN, NO_SOURCES, NOT_ENOUGH, PARTLY  # noqa: F401 (re-exported)
 
@@ -681,7 +682,7 @@ def answering_scores(
     kept, they tell "the largest RWKV model has 14B parameters" from any other parameter count."""
     sentences = for_question([s for s in _candidates(sources) if not s.is_title], question)
     words = list(dict.fromkeys(content_words(question)))
-    query = list(dict.fromkeys(stems(words)))
+    query = list(dict.fromkeys(with_abbreviations(stems(words))))
     if not sentences or not query:
         return {}
     idf = _idf(query, sentences)
@@ -773,6 +774,8 @@ def answering_scores(
     # is that variant's own line ("Table 1: Model 175B, …, Batch 2M"), where a sentence on all
     # sizes ("Our batch sizes range from 0.5M to 4M depending on the model size") is not.
     variants = {part.lower() for w in written for part in re.split(r"[-‐‑]", w)[1:] if part}
+    # (and the size it asks about: "big 6 1024 … 213", Table 3's row of "the big Transformer")
+    variants |= sizes_in(question)
     best: dict[int, tuple[float, str]] = {}
     for sentence, weight in zip(sentences, weights, strict=True):
         score = sum(weight.values())
@@ -780,7 +783,7 @@ def answering_scores(
             # ("… by normalizing layer inputs" before "… reduces the internal covariate shift"
             # for "How does batch normalization reduce internal covariate shift?".)
             score *= number_weight(sentence.text, question, quantity)
-            score *= reason_weight(sentence.text, question)
+            score *= reason_weight(sentence.text, question, sentence.context)
         if score > 0 and (
             (things and gives_value(sentence.text, things, question)) or id(sentence) in listing
         ):
@@ -842,7 +845,7 @@ _NUMBER_IN_WORD = re.compile(r"\d+(?:[.,]\d+)*")
 
 def asked_value_terms(question: str) -> set[str]:
     """The stems of what a question asks the number of (quantity.asked_things): "rate", "flop"."""
-    return set(stems([w for w in asked_things(question) if w not in STOPWORDS]))
+    return set(with_abbreviations(stems([w for w in asked_things(question) if w not in STOPWORDS])))
 
 
 @lru_cache(maxsize=256)

@@ -12,8 +12,9 @@ import itertools
 import re
 from functools import lru_cache
 
+from chat.understanding.variants import SIZES
 from papers.fulltext.parse import heading_title
-from papers.fulltext.tables import RowSentence, find_tables
+from papers.fulltext.tables import RowSentence, find_tables, row_label
 from papers.text import american_spelling
 
 # TeX spans whose inner punctuation must never end a sentence.
@@ -166,6 +167,11 @@ def _without_printed_cells(sentence: str) -> str:
     return " ".join(rest)
 
 
+def labels_a_size(row: str) -> bool:
+    """Whether a table's row is labelled by a model size ("big 6 1024 4096 …", "base …")."""
+    return row_label(row).lower() in SIZES
+
+
 def passage_sentences(text: str) -> list[str]:
     """split_sentences for a passage of a paper's full text, where each row of a table whose
     header names its cells (with its caption in the passage: papers.fulltext.tables) is a
@@ -182,6 +188,17 @@ def passage_sentences(text: str) -> list[str]:
     for table in tables:
         named = table.names_its_rows(text)
         if not (named or table.rows_stand_alone(text)):
+            # A model size's own row is said alone all the same ("big 6 1024 4096 16 0.3 300K
+            # 4.33 26.4 213" under Table 3's "… params ×10⁶", among rows of groups "(A)" to
+            # "(E)" that only vary the base model): the size names what its numbers are of.
+            sized = [(a, b) for a, b in table.rows if labels_a_size(text[a:b])]
+            if not sized:
+                continue
+            sentences += split_sentences(_prose(text[cursor : table.start]))
+            sentences += [table.row_sentence(text[a:b], pair=False) for a, b in sized]
+            later = split_sentences(_CAPTION.sub("", table.caption, count=1))[1:]
+            sentences += [CaptionSentence(sentence) for sentence in later]
+            cursor = max(cursor, table.end)
             continue
         sentences += split_sentences(_prose(text[cursor : table.start]))
         sentences += [table.row_sentence(text[a:b], pair=named) for a, b in table.rows]
@@ -639,6 +656,16 @@ def stems(words: list[str]) -> list[str]:
         known.clear()
     known.update(fresh)  # (another thread may clear it meanwhile: the answer is `fresh`'s)
     return [fresh[w] if stem is None else stem for w, stem in zip(words, found, strict=True)]
+
+
+# The stems of words a table's header prints abbreviated ("params" over "213" in the
+# Transformer's Table 3), with the abbreviations' stems: a question's word meets its column.
+_ABBREVIATED = {"paramet": ("param",), "dimens": ("dim",), "accuraci": ("acc",)}
+
+
+def with_abbreviations(query: list[str]) -> list[str]:
+    """A query's stems, each followed by the stems of its abbreviations (_ABBREVIATED)."""
+    return [a for t in query for a in (t, *_ABBREVIATED.get(t, ()))]
 
 
 def terms(text: str) -> list[str]:

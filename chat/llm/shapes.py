@@ -36,8 +36,11 @@ from chat.understanding.acronyms import expand
 from chat.understanding.answer_kinds import (
     answers_kind_asked,
     asks_for_limits,
+    heading_answers,
     heading_says,
+    reason_is_before,
     said_by_kind,
+    states_result,
 )
 from chat.understanding.pointers import asked_pointer, is_caption_of, refers_to
 from chat.understanding.quantity import (
@@ -1037,6 +1040,81 @@ def _sets_symbol_of(sentence: str, lead: str) -> bool:
     )
 
 
+def _a_result(s: _Sentence) -> bool:
+    """Whether a sentence reports a result, no answer to how something is trained."""
+    return states_result(s.text, s.context)
+
+
+_FIRST_PAGE = re.compile(r"pp?\.\s*(\d+)")
+
+
+def _asked_section(request: AnswerRequest, scorer: _Scorer) -> list[_Sentence]:
+    """For "How is DPR trained?" or "What data was OPT trained on?", the paper's own section on
+    it read in order ("3.2 Training": "Training the encoders so that the dot-product similarity
+    … becomes a good ranking function …"; "2.3 Pre-training Corpus": "The pre-training corpus
+    contains a concatenation of datasets used in RoBERTa …"): the first SECTION_QUOTES sentences
+    of the card of the named (else the first) paper whose heading names what was asked
+    (answer_kinds.heading_answers), the one earliest in the paper (an appendix's "D Joint
+    Training of Retriever and Reader" adds details to it). Its sentences seldom say "trained",
+    "data" or the paper's name, which its results and limitations do ("Single and Multi denote
+    that our Dense Passage Retriever (DPR) is trained using …", "… more scrutiny should be
+    afforded to the training data" were quoted for them)."""
+    if not request.sources:
+        return []
+    papers = _named_papers(request) or {request.sources[0].arxiv_id}
+
+    def first_page(source: SourceText) -> int:
+        match = _FIRST_PAGE.search(source.where)
+        return int(match[1]) if match else 0
+
+    sections = [
+        source
+        for source in request.sources
+        if source.where
+        and source.arxiv_id in papers
+        and heading_answers(frozenset(terms(source.section)), request.question)
+        and scorer.by_source.get(source.number)
+    ]
+    if not sections:
+        return []
+    # A heading saying the question's word ("2.4 Training") before a broader one ("2 Methods");
+    # of the section's cards on its first page, the one opening it.
+    asked = set(terms(request.question))
+    first = min(
+        sections,
+        key=lambda s: (
+            not asked & set(terms(s.section)),
+            first_page(s),
+            not s.text.lstrip().startswith(s.section),
+            s.number,
+        ),
+    )
+    own = [s for s in scorer.by_source[first.number] if not is_caption(s.text)]
+    return own[:SECTION_QUOTES]
+
+
+def _reason_before(lead: _Sentence, scorer: _Scorer, request: AnswerRequest) -> _Sentence | None:
+    """The sentence just before a body answer that points back to it for its reason, for a
+    question asking how or why (answer_kinds.reason_is_before): "We suspect that for large values
+    of dk, the dot products grow large in magnitude …" before "To counteract this effect, we
+    scale the dot products by 1/√dk". None when the sentence before is in another section, a
+    float's, or not in the passage."""
+    if not lead.source.where or not reason_is_before(lead.text, request.question):
+        return None
+    own = scorer.by_source.get(lead.source.number, [])
+    at = own.index(lead) if lead in own else 0
+    before = own[at - 1] if at > 0 else None
+    if (
+        before is None
+        or before.position != lead.position - 1
+        or before.context != lead.context
+        or is_caption(before.text)
+        or FLOAT_LABEL.search(before.text)
+    ):
+        return None
+    return before
+
+
 def _answered_by_heading(s: _Sentence, request: AnswerRequest) -> bool:
     """Whether a body sentence shares the question's words only through its section's heading
     (the question's names aside): "Residual Dropout We apply dropout …" under "5.4
@@ -1319,6 +1397,9 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
     if not chosen and not defined:
         return None
     leads = _body_answers(request, scorer)
+    if method := _asked_section(request, scorer):
+        # (a result is no answer to how it is trained: answer_kinds.procedure_weight)
+        leads = method + [s for s in leads if s not in method and not _a_result(s)]
     naming = _naming_datasets(request, scorer, topic)
     if naming:
         leads = naming + [s for s in leads if s not in naming]
@@ -1335,6 +1416,10 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
         own = [s for s in scorer.sentences if s.source.arxiv_id in named and not s.is_title]
         if own:
             leads = [max(own, key=lambda s: (scorer.prelim(s), -s.source.number, -s.position))]
+    if leads and (reason := _reason_before(leads[0], scorer, request)) is not None:
+        # (read together: the answer follows its reason at once)
+        scorer.continues[id(leads[0])] = reason
+        leads = [reason, *[s for s in leads if s is not reason]]
     lead = leads[0] if leads else None
     if leads:
         # Not a lead again in other words, nor the same sentence from another chunk (a paper
@@ -1373,6 +1458,8 @@ def _overview(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] 
         # of Constitutional AI?").
         # (The answer's leads stay: a "9 Limitations" section's sentences, whatever their words.)
         chosen = [s for s in chosen if s in leads or id(s) in scorer.kind_asked]
+    if method:
+        chosen = [s for s in chosen if s in leads or not _a_result(s)]
     chosen = _with_continuations(chosen, leads, scorer, request)
     chosen = _with_list_items(chosen, leads, scorer, request)
     opening = T.LEAD_IN
@@ -1556,11 +1643,15 @@ def _names_in_title(title: str, forms: list[tuple[str, ...]]) -> bool:
 
 
 def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] | None:
-    a, b = request.intent.subjects
-    forms = {side: _acronym_forms(side, request.sources) for side in (a, b)}
-    # Words both sides share ("models" in "diffusion models vs autoregressive models") tell
+    """Each side's own evidence under its label (two sides or more: "Compare the model sizes of
+    OPT, RWKV and ViT" answered OPT and RWKV as one side), then where the papers set them side
+    by side."""
+    sides = list(dict.fromkeys(request.intent.subjects))
+    forms = {side: _acronym_forms(side, request.sources) for side in sides}
+    # Words two sides share ("models" in "diffusion models vs autoregressive models") tell
     # nothing apart.
-    shared = set().union(*forms[a]) & set().union(*forms[b])
+    said = Counter(w for side in sides for w in set().union(*forms[side]))
+    shared = {w for w, n in said.items() if n > 1}
     # Without them, a side's words are said by its own papers only: "token" names RAG-Token
     # beside RAG-Sequence in RAG's paper, not in OPT's "Our final corpus contains 180B tokens".
     naming = {
@@ -1575,22 +1666,34 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
         side: [tuple(t for t in f if t not in shared) or f for f in fs]
         for side, fs in forms.items()
     }
-    # A side's evidence names that side only; a sentence naming both sets them side by side.
+
+    def others(side: str) -> list[str]:
+        return [o for o in sides if o != side]
+
+    def names(s: _Sentence, side: str) -> bool:
+        # (Only in a source naming the side in full: without the words sides share, OPT's
+        # "Open Pre-trained Transformer" is "open pre trained", which ViT's "When pre-trained
+        # on large amounts of data …" says two thirds of.)
+        return s.source.number in naming[side] and _mentions(s, forms[side])
+
+    # A side's own papers: the paper the question names by it, else those whose title names it.
+    own = {side: _side_papers(request, side, forms[side]) for side in sides}
+    # A side's evidence names that side only, or is its own paper's (ViT's card "… we split an
+    # image into patches …" never writes "ViT"); a sentence naming two sets them side by side.
     mentioning = {
         side: [
             s
             for s in scorer.sentences
-            if s.source.number in naming[side]
-            and _mentions(s, forms[side])
-            and not _mentions(s, forms[other])
+            if (names(s, side) or s.source.arxiv_id in own[side])
+            and not any(names(s, o) for o in others(side))
         ]
-        for side, other in ((a, b), (b, a))
+        for side in sides
     }
-    if not mentioning[a] and not mentioning[b]:
+    if not any(mentioning.values()):
         return None
     lines: list[str] = [T.LEAD_IN, ""]
     used: set[int] = set()
-    for side, other in ((a, b), (b, a)):
+    for side in sides:
         mine = [s for s in mentioning[side] if id(s) not in used]
         picked = []
         if mine:
@@ -1604,36 +1707,37 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
             # sides is quoted below, and would contradict it.
             beside = any(_mentions(s, forms[side]) for s in scorer.sentences)
             missing = T.COMPARE_SIDE_ONLY_BESIDE if beside else T.COMPARE_SIDE_MISSING
-            lines += [missing.format(side=side, other=other), ""]
+            lines += [missing.format(side=side, other=_join(others(side))), ""]
             continue
         used.update(id(s) for s in picked)
         lines.append(T.COMPARE_SIDE.format(side=side))
         lines += [T.QUOTE_ITEM.format(quote=_quote(s)) for s in picked] + [""]
-    # A sentence naming one side sets it beside the other only in the other side's own paper
+    # A sentence naming one side sets it beside another only in that other side's own paper
     # ("Unlike REALM, our retriever …" in RAG's): in its own paper, or a third one, it compares
     # that side with something else ("RAG-Token performs better than RAG-Sequence" is RAG beside
     # RAG, not beside REALM).
-    own = {side: _side_papers(request, side, forms[side]) for side in (a, b)}
+
+    def named_sides(s: _Sentence) -> int:
+        return sum(names(s, side) for side in sides)
+
     both = [
         s
         for s in scorer.sentences
         if id(s) not in used
         and (
-            (_mentions(s, forms[a]) and _mentions(s, forms[b]))
+            named_sides(s) >= 2
             or (
                 _COMPARISON.search(s.text)
                 and any(
                     _mentions(s, forms[side]) and s.source.arxiv_id in own[other]
-                    for side, other in ((a, b), (b, a))
+                    for side in sides
+                    for other in others(side)
                 )
             )
         )
     ]
     if both:
-        both.sort(
-            key=lambda s: (_mentions(s, forms[a]) and _mentions(s, forms[b]), scorer.prelim(s)),
-            reverse=True,
-        )
+        both.sort(key=lambda s: (named_sides(s) >= 2, scorer.prelim(s)), reverse=True)
         lines.append(T.COMPARE_DIFFERENCE)
         lines += [T.QUOTE_ITEM.format(quote=_quote(s)) for s in both[:2]]
     return lines if lines[-1] else lines[:-1]
@@ -1717,7 +1821,7 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
         body = _seed(request, scorer, topic)
     elif kind == intents.LIST:
         body = _list(request, scorer, topic)
-    elif kind == intents.COMPARE and len(intent.subjects) == 2:
+    elif kind == intents.COMPARE and len(intent.subjects) >= 2:
         body = _compare(request, scorer, topic)
     elif kind == intents.TIMELINE:
         body = _timeline(request, scorer, topic)

@@ -51,6 +51,7 @@ from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
 from chat.retrieval.shaped import shape_hits
 from chat.understanding import intent as intents
 from chat.understanding.analysis import analyse
+from chat.understanding.notation import as_printed
 from chat.understanding.reference import SOURCES, STANDALONE
 from chat.understanding.triage import triage, triage_with_model
 from chat.window import window_label
@@ -188,11 +189,15 @@ def source_cards(
     wanted = max(wanted, len(first) + len(hits))
     planned: list[tuple] = []
     used: set[int] = set()
+    # Several papers asked about ("How do RAG and Fusion-in-Decoder combine passages?") share the
+    # cards: the first one's chunks took all eight, and the answer spoke of it alone.
+    asked = len({hit.arxiv_id for hit in hits if hit.arxiv_id in asked_about})
+    share = (wanted - len(first)) // asked if asked > 1 else 0
     for rank, hit in enumerate(hits):
         planned.append((hit, None))
         extra = EXTRA_CHUNKS_BY_RANK[rank] if rank < len(EXTRA_CHUNKS_BY_RANK) else 0
         if hit.arxiv_id in asked_about:
-            extra = len(hit.more_chunks)
+            extra = max(share - 1, 0) if share else len(hit.more_chunks)
         for chunk in hit.more_chunks[:extra]:
             planned.append((hit, chunk))
             used.add(chunk.passage_id)
@@ -294,6 +299,8 @@ async def answer_events(
     # a cold process does not freeze every other socket meanwhile.
     timings: dict[str, Any] = {}
     yield progress.understanding()
+    # "sqrt(d_k)" searched, and matched against the papers' sentences, as they print it: "√dk".
+    question = as_printed(question)
 
     # Triage (chat.understanding.triage): small talk and questions about Flatuniverse are
     # answered from a template, without a search. Only an OpenAI-compatible model may settle

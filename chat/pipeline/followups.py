@@ -101,12 +101,8 @@ def suggest_followups(
 
     suggestions: list[str] = []
     if intent.kind == COMPARE and intent.subjects:
-        first, second = intent.subjects
         topic = ""  # "A vs B" is two topics, each asked about on its own
-        suggestions += [
-            f"What are the most recent papers on {first}?",
-            f"What are the most recent papers on {second}?",
-        ]
+        suggestions += [f"What are the most recent papers on {side}?" for side in intent.subjects]
     # Another window: the years before the one asked about, or last year after "the latest".
     if start and start.year > 1991:
         suggestions.append(f"What was published{_about(topic)} before {start.year}?")

@@ -50,17 +50,19 @@ from chat.llm.sentences import (
     asked_heads,
     content_words,
     has_items,
+    labels_a_size,
     names_asked_things,
+    passage_sentences,
     spells_greek,
     stems,
     terms,
     terms_any_sentence_may_hold,
 )
 from chat.understanding.answer_kinds import (
-    REASON_WEIGHT,
     asking_words,
-    asks_for_reason,
+    heading_says,
     reason_weight,
+    reason_weight_at_most,
     said_by_kind,
 )
 from chat.understanding.quantity import (
@@ -70,7 +72,7 @@ from chat.understanding.quantity import (
     number_weight_at_most,
 )
 from chat.understanding.variants import OTHER_SIZE_WEIGHT, about_other_size
-from papers.fulltext.tables import RowSentence, extreme_row
+from papers.fulltext.tables import RowSentence, extreme_row, with_table_head
 from papers.indexing.chunkwords import average_length
 from papers.indexing.lexical import K1, B
 
@@ -680,9 +682,20 @@ def with_texts(cursor, chunks: list[Chunk], sketches: dict | None = None) -> lis
     texts = dict(cursor.fetchall())
     found = []
     for c in chunks:
-        text = texts.get(c.paper_id, "")[c.start : c.end]
+        full = texts.get(c.paper_id, "")
+        text = full[c.start : c.end]
         sketch = sketches.get(c.paper_id)
         filters = sketch.filters(c.start, c.end, text) if sketch else None
+        headed = with_table_head(full, c.start, c.end)
+        # Only for a model size's row, what it was made for: REALM's ablation table, read as
+        # rows, stopped being quoted for "What is the main baseline REALM is compared with?"
+        # (its run of cells, "… Baseline (ORQA) 31.3 13.9 …", had answered it; bench_fulltext).
+        if headed is not None and any(
+            isinstance(s, RowSentence) and labels_a_size(s.row) for s in passage_sentences(headed)
+        ):
+            # (its sentences are no longer the sketch's: read, not bounded by it)
+            found.append(replace(c, text=headed, filters=None))
+            continue
         found.append(_changed(c, text=text, filters=filters))
     return found
 
@@ -805,7 +818,9 @@ def forget_analysed_chunks() -> None:
     _terms_any_sentence_may_hold.cache_clear()
 
 
-def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity: bool) -> float:
+def sentence_evidence(
+    text: str, idf: dict[str, float], question: str, quantity: bool, section: str = ""
+) -> float:
     """The best sentence of `text` for the query: the IDF of the query's words it holds
     together (words of one sentence answer; the same words spread over a chunk often do not),
     NUMBER_WEIGHT times more for a quantity question when it states a number, less when it is
@@ -820,6 +835,11 @@ def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity:
         if any(names_asked_things(items, heads)):
             best = sum(idf.values())
     largest = _extreme_rows(analysed, question) if quantity else {}
+    heading = frozenset(terms(section)) if section else frozenset()
+    if asking and heading and (by_heading := heading_says(heading, question)):
+        # ("… uses gold passages from the same mini-batch" under "3.2 Training": how it is
+        # trained, for "How is DPR trained?"; chat.understanding.answer_kinds.heading_says.)
+        analysed = [(s, words | set(stems(sorted(by_heading)))) for s, words in analysed]
     for sentence, words in analysed:
         if id(sentence) in largest:
             # The largest row of a table of what was asked (extractive._extreme_rows).
@@ -831,7 +851,9 @@ def sentence_evidence(text: str, idf: dict[str, float], question: str, quantity:
             words = words | set(stems(sorted(said)))
         score = sum(weight for lexeme, weight in idf.items() if lexeme in words)
         if score > 0:
-            score *= number_weight(sentence, question, quantity) * reason_weight(sentence, question)
+            score *= number_weight(sentence, question, quantity) * reason_weight(
+                sentence, question, heading
+            )
         if score > 0 and about_other_size(sentence, question):
             score *= OTHER_SIZE_WEIGHT
         best = max(best, score)
@@ -889,7 +911,7 @@ def _by_sentences(
     heads = _asked_head_lexemes(question, quantity)
     read = [c for c in found if c.counts or spells_greek(c.text) or asked_kind]
     evidence = dict.fromkeys((c.passage_id for c in found), 0.0)
-    most = number_weight_at_most(quantity) * (REASON_WEIGHT if asks_for_reason(question) else 1.0)
+    most = number_weight_at_most(quantity) * reason_weight_at_most(question)
     bound = {}
     done: set[int] = set()
     if kept is not None and kept < len(found):
@@ -910,7 +932,9 @@ def _by_sentences(
             done.add(read.pop().passage_id)
     settled: list[Chunk] | None = None
     for i, chunk in enumerate(read):
-        evidence[chunk.passage_id] = sentence_evidence(chunk.text, idf, question, quantity)
+        evidence[chunk.passage_id] = sentence_evidence(
+            chunk.text, idf, question, quantity, chunk.section
+        )
         done.add(chunk.passage_id)
         if bound and i + 1 < len(read):
             settled = _settled(found, evidence, done, read[i + 1 :], bound, kept)

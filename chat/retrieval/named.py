@@ -207,6 +207,18 @@ def _in_naming_place(word: str, question: str) -> bool:
     return any(re.search(place.format(x=x), question) for place in _NAMING_PLACES)
 
 
+def _coordinated(word: str, other: str, question: str) -> bool:
+    """Whether the question joins two names as one subject ("RAG and Fusion-in-Decoder", "OPT,
+    RWKV and ViT", "DPR or REALM"): the place of one is the other's too."""
+    a, b = re.escape(word), re.escape(other)
+    join = r"\s*(?:,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|vs\.?|versus)\s+)(?:the\s+)?"
+    names = r"(?:[\w.+*-]+" + join + r")*?"
+    return any(
+        re.search(rf"(?<![\w-]){x}{join}{names}{y}(?![\w-])", question)
+        for x, y in ((a, b), (b, a))
+    )
+
+
 def writes_a_name(question: str) -> bool:
     """Whether the question writes a word as a name (pure, no lookup): a model-like word ("ViT",
     "GPT-3", "LoRA") anywhere, or a capitalised word past its first ("the Transformer", "Adam");
@@ -449,7 +461,13 @@ def find_named(cursor, question: str, filters: SearchFilters) -> Named:
         # "What Adam beta2 did the Transformer use?": the paper asked about is the one in a
         # naming place; Adam only qualifies the setting.
         subjects = [n for n in named if n.titled or _in_naming_place(n.asked, question)]
-        named = subjects or named
+        # ("How do RAG and Fusion-in-Decoder combine passages?": both are its subject.)
+        subjects += [
+            n
+            for n in named
+            if n not in subjects and any(_coordinated(s.asked, n.asked, question) for s in subjects)
+        ]
+        named = [n for n in named if n in subjects] or named
     if named:
         return Named(named, [], asks_about(question, named))
     unknown = []

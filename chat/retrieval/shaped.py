@@ -49,7 +49,7 @@ async def shape_hits(intent: Intent, understood, hits: list, now: datetime,
         hits = await _recent_first(understood, hits, now, newest_day, paper_ids)
     if intent.kind == TIMELINE and hits:
         hits = await _earlier_periods(understood, hits, now, paper_ids)
-    if intent.kind == COMPARE and len(intent.subjects) == 2:
+    if intent.kind == COMPARE and len(intent.subjects) >= 2:
         hits = await _both_sides(intent.subjects, understood, hits, now, paper_ids)
     return hits
 
@@ -92,9 +92,10 @@ async def _recent_first(understood, hits: list, now: datetime, newest_day: date 
 
 
 async def _both_sides(subjects, understood, hits: list, now: datetime, paper_ids=None) -> list:
-    """Each side's papers in turn, then the joint search's, CHAT_SOURCES in all."""
+    """Each side's papers in turn (two or more sides: "OPT, RWKV and ViT"), then the joint
+    search's, CHAT_SOURCES in all."""
     window = {"start": understood.start, "end": understood.end}
-    per_side = max(2, settings.CHAT_SOURCES // 2)
+    per_side = max(2, settings.CHAT_SOURCES // len(subjects))
     # Each side in what the question compares them in: "diffusion models medical image
     # generation", not every paper on diffusion models (a survey's link to its repository and
     # GAN distillation for image editing answered "compare diffusion models and GANs for
@@ -123,7 +124,7 @@ async def _both_sides(subjects, understood, hits: list, now: datetime, paper_ids
     # after each side's best paper, or the best papers' extra chunk cards (source_cards) push
     # it out of the answer's cards ("GPT vs BERT" lost the line "BERT vs GPT" had).
     beside = [h for h in hits + [h for side in sides for h in side] if _names_both(h, subjects)]
-    for hit in alternating[:2] + beside[:BESIDE_PAPERS] + alternating + [
+    for hit in alternating[: len(sides)] + beside[:BESIDE_PAPERS] + alternating + [
         h for side in sides for h in side
     ] + hits:
         if hit.paper_id not in seen:

@@ -125,6 +125,13 @@ def heading_says(heading: frozenset[str] | set[str], question: str) -> set[str]:
     """The question's asking words (lower case) that a sentence's section heading (its stems)
     says for it: a question after the work's limits in any word ("drawbacks") is answered by the
     sentences under "9 Limitations"."""
+    if asks_for_data(question) and _heading_of(heading, _DATA_HEADING):
+        # ("The pre-training corpus contains …" under "2.3 Pre-training Corpus".)
+        return {w for w, kind in asking_words(question).items() if kind.name == "data"}
+    if asks_for_procedure(question) and method_heading(heading):
+        # ("Our best model uses gold passages from the same mini-batch …" under "3.2 Training"
+        # says how DPR is trained.)
+        return {w for w, kind in asking_words(question).items() if kind.name == "procedure"}
     if not _LIMITS_ASKED.search(question) or not _LIMITS_HEADING & set(heading):
         return set()
     return {w for w, kind in asking_words(question).items() if kind.name == "limits"}
@@ -164,6 +171,118 @@ _EQUATION = re.compile(
 )
 
 
+# "How is DPR trained?", "how is it trained?", "What is RAG's training procedure?": asked for the
+# method, which the paper's training section states ("We optimize the loss function as the
+# negative log likelihood of the positive passage", "In-batch negatives …", "We jointly train the
+# retriever and generator components …"), while its results say "trained" as often ("a dense
+# passage retriever trained using only 1,000 examples already outperforms BM25", "Our Dense
+# Passage Retriever (DPR) is exceptionally strong", both quoted for it).
+_PROCEDURE_ASKED = re.compile(
+    r"\bhow\s+(?:is|are|was|were|do|does|did)\s+(?:[\w'’-]+\s+){0,4}?(?:(?:pre-?|fine-?)?train(?:ed)?|"
+    r"fine-?tuned?|optimi[sz]ed?|learn(?:ed|t)?)\b|\btraining\s+(?:procedure|method|objective|"
+    r"recipe|scheme|setup|process|loss|regime)s?\b",
+    _FLAGS,
+)
+_METHOD_SAID = re.compile(
+    r"\b(?:we|they)\s+(?:\w+\s+){0,2}?(?:train|optimi[sz]e|minimi[sz]e|maximi[sz]e|fine-?tune|"
+    r"update|learn|pre-?train)\w*\b|\btrained\s+(?:\w+\s+){0,2}?(?:using|with|by|via|end-to-end|"
+    r"jointly)\b|\bjointly\s+(?:train|learn|optimi)|\bend-to-end\b|\bloss(?:es)?\b|"
+    r"\bobjective\b|\blog[- ]likelihood\b|\bin-batch\b|\bnegative\s+(?:passages?|examples?|"
+    r"samples?)\b|\bgradients?\b|\bback-?propagat\w*|\bsupervis\w*|\bmarginali[sz]\w*",
+    _FLAGS,
+)
+# What a result says: a comparison won, a score, a claim of strength.
+_OUTCOME_SAID = re.compile(
+    r"\b(?:outperform\w*|surpass\w*|beats?|achiev\w*|attain\w*|state[\s-]of[\s-]the[\s-]art|"
+    r"accuracy|exact\s+match|exceptionally|strong(?:er|est)?|better|worse|improves?|improvements?|"
+    r"results?)\b|\d+(?:\.\d+)?\s*%",
+    _FLAGS,
+)
+# A result weighs this much for a question after the training method (its method REASON_WEIGHT).
+RESULT_FOR_METHOD_WEIGHT = 0.5
+
+
+def asks_for_procedure(question: str) -> bool:
+    """Whether a question asks how something is trained (its method, not its results)."""
+    return bool(_PROCEDURE_ASKED.search(question))
+
+
+# The stems of a section heading that say its sentences are results ("6.2 Results", "5.2
+# Ablation Study on Model Training", "5 Experiments: …"), or the method ("3.2 Training").
+_RESULTS_HEADING = ("result", "experi", "ablat", "evalu", "analysi", "discuss", "comparison")
+_METHOD_HEADING = ("train", "method", "approach", "object", "loss", "optim", "learn")
+PROCEDURE_ASKING = frozenset(
+    "train trained training pretrained pre-trained fine-tuned finetuned optimized optimised "
+    "learned learnt procedure".split()
+)
+
+
+def _heading_of(heading: frozenset[str] | set[str], prefixes: tuple[str, ...]) -> bool:
+    return any(stem.startswith(prefixes) for stem in heading)
+
+
+def method_heading(heading: frozenset[str] | set[str]) -> bool:
+    """Whether a section heading (its stems) names the method ("3.2 Training"), not results."""
+    return _heading_of(heading, _METHOD_HEADING) and not _heading_of(heading, _RESULTS_HEADING)
+
+
+def states_method(sentence: str) -> bool:
+    """Whether a sentence states how something is trained, and no result (_METHOD_SAID)."""
+    return bool(_METHOD_SAID.search(sentence)) and not _OUTCOME_SAID.search(sentence)
+
+
+def states_result(sentence: str, heading: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether a sentence says a result, in its words or by its section's heading ("6.2
+    Results": "Single and Multi denote that our Dense Passage Retriever (DPR) is trained using
+    individual or combined training datasets" is a caption of results)."""
+    return bool(_OUTCOME_SAID.search(sentence)) or _heading_of(heading, _RESULTS_HEADING)
+
+
+def procedure_weight(sentence: str, heading: frozenset[str] | set[str] = frozenset()) -> float:
+    """For a question after the training method: RESULT_FOR_METHOD_WEIGHT for a sentence saying a
+    result ("… already outperforms BM25"), or under a heading of results without stating the
+    method; REASON_WEIGHT for one stating the method under any other heading, or under a heading
+    naming the method ("3.2 Training"); 1 else."""
+    results = _heading_of(heading, _RESULTS_HEADING)
+    if _OUTCOME_SAID.search(sentence):
+        return RESULT_FOR_METHOD_WEIGHT
+    if _METHOD_SAID.search(sentence):
+        return 1.0 if results else REASON_WEIGHT
+    if method_heading(heading):
+        return REASON_WEIGHT
+    return RESULT_FOR_METHOD_WEIGHT if results else 1.0
+
+
+# What a model was trained on: "What data was OPT trained on?" is answered under "2.3
+# Pre-training Corpus" by "The pre-training corpus contains a concatenation of datasets used in
+# RoBERTa …, the Pile …, and PushShift.io Reddit", which never says "data" (its limitations'
+# "more scrutiny should be afforded to the training data" was quoted for it).
+_DATA_ASKED = re.compile(
+    r"\b(?:what|which)\s+(?:training\s+|pre-?training\s+)?(?:data|datasets?|data\s+sets?|"
+    r"corpus|corpora|text)\b.*\btrain|\btrained\s+on\s+what\b|\b(?:pre-?)?training\s+"
+    r"(?:data|corpus|corpora|datasets?)\b",
+    _FLAGS,
+)
+DATA_ASKING = frozenset("data dataset datasets corpus corpora text".split())
+_DATA_SAID = re.compile(r"\b(?:corpus|corpora|datasets?|data\s+sets?)\b", _FLAGS)
+# A section heading naming the training data ("2.3 Pre-training Corpus", "Training Data").
+_DATA_HEADING = ("corpus", "corpora", "dataset", "data")
+
+
+def asks_for_data(question: str) -> bool:
+    """Whether a question asks what a model was trained on (its corpus, not a benchmark)."""
+    return bool(_DATA_ASKED.search(question))
+
+
+def heading_answers(heading: frozenset[str] | set[str], question: str) -> bool:
+    """Whether a section's heading (its stems) names what the question asks for as a whole
+    section: "3.2 Training" for "How is DPR trained?", "2.3 Pre-training Corpus" for "What data
+    was OPT trained on?"."""
+    if asks_for_data(question):
+        return _heading_of(heading, _DATA_HEADING) and not _heading_of(heading, _RESULTS_HEADING)
+    return asks_for_procedure(question) and method_heading(heading)
+
+
 KINDS = (
     AnswerKind(
         "duration",
@@ -179,6 +298,9 @@ KINDS = (
     ),
     AnswerKind("size", lambda q: bool(_SIZE_ASKED.search(q)), SIZE_ASKING, _gives_count),
     AnswerKind("limits", lambda q: bool(_LIMITS_ASKED.search(q)), LIMITS_ASKING, states_limit),
+    AnswerKind("data", asks_for_data, DATA_ASKING, lambda s: bool(_DATA_SAID.search(s))),
+    # A sentence stating the method says the "trained" a question after it asks with.
+    AnswerKind("procedure", asks_for_procedure, PROCEDURE_ASKING, states_method),
     AnswerKind(
         "equation",
         lambda q: bool(_EQUATION_ASKED.search(q)),
@@ -251,6 +373,11 @@ _REASON_SAID = re.compile(
 REASON_WEIGHT = 1.5
 
 
+def reason_weight_at_most(question: str) -> float:
+    """The most reason_weight gives any sentence for `question` (a bound for chunk ranking)."""
+    return REASON_WEIGHT if asks_for_procedure(question) or asks_for_reason(question) else 1.0
+
+
 def asks_for_reason(question: str) -> bool:
     """Whether a question asks how or why (not how many, how long: those ask for a number)."""
     return bool(_HOW_ASKED.search(question) or _WHY_ASKED.search(question))
@@ -260,11 +387,16 @@ def _word_start(word: str) -> str:
     return word.lower()[:5]
 
 
-def reason_weight(sentence: str, question: str) -> float:
+def reason_weight(
+    sentence: str, question: str, heading: frozenset[str] | set[str] = frozenset()
+) -> float:
     """REASON_WEIGHT for a sentence saying by what means or for what reason, for a question asking
     how or why, in a connective the question does not say itself ("Batch Normalization
     allows us to use much higher learning rates" says again "Why does batch normalization allow
-    higher learning rates?"); 1 otherwise."""
+    higher learning rates?"); for a question after how something is trained, procedure_weight
+    (its method before its results); 1 otherwise."""
+    if asks_for_procedure(question):
+        return procedure_weight(sentence, heading)
     if not asks_for_reason(question):
         return 1.0
     # ("… by reducing the dependence of gradients on the scale of the parameters" says why
@@ -279,6 +411,25 @@ def reason_weight(sentence: str, question: str) -> float:
         c for c in said if not any(_word_start(w) in asked for w in re.findall(r"[a-z]{4,}", c.lower()))
     ]
     return REASON_WEIGHT if own else 1.0
+
+
+# A sentence that gives its reason by pointing back to the one before it: "To counteract this
+# effect, we scale the dot products by 1/√dk" answers "Why does the Transformer scale the dot
+# products by √dk?" only after "We suspect that for large values of dk, the dot products grow
+# large in magnitude, pushing the softmax function into regions where it has extremely small
+# gradients" (quoted alone, it says again what the question says and "this effect" is no reason).
+_REASON_BEFORE = re.compile(
+    r"^\s*(?:to\s+(?:counteract|prevent|avoid|mitigate|compensate\s+for|overcome|address|remedy)"
+    r"\s+(?:this|these|that|such|the\s+(?:above|former))\b|for\s+(?:this|these|that)\s+reasons?\b|"
+    r"this\s+is\s+(?:why|because)\b|(?:therefore|hence|thus|consequently|as\s+a\s+result)\b)",
+    _FLAGS,
+)
+
+
+def reason_is_before(sentence: str, question: str) -> bool:
+    """Whether, for a question asking how or why, `sentence` points back to the sentence before
+    it for its reason ("To counteract this effect, …", "For this reason, …", "Therefore, …")."""
+    return asks_for_reason(question) and bool(_REASON_BEFORE.search(sentence))
 
 
 def answers_kind_asked(sentence: str, question: str) -> bool:

@@ -354,11 +354,38 @@ def _side(text: str) -> str:
     return " ".join(text.split()[:6])
 
 
-def _compare(question: str) -> tuple[str, str] | None:
+# What a comparison compares its named sides in, written before them: "the model sizes of" OPT.
+_ASPECT_OF = re.compile(r"^(?:[a-z][\w-]*\s+){1,4}of\s+(?=\S)")
+
+
+def _named_side(text: str) -> str:
+    """A side without the aspect written before its name ("model sizes of OPT" -> "OPT"; not
+    "mixture of experts", a topic of its own)."""
+    side = _side(text)
+    rest = _ASPECT_OF.sub("", side)
+    return rest if rest != side and _ONE_NAME.fullmatch(rest) else side
+
+
+def _listed_sides(text: str) -> list[str]:
+    """The sides a comparison lists with commas before its last "and": "OPT, RWKV" of "Compare
+    the model sizes of OPT, RWKV and ViT" (it compared "model sizes of OPT, RWKV" with ViT)."""
+    parts = [p for p in re.split(r"\s*,\s*(?:and\s+)?", text.strip()) if p]
+    if len(parts) > 1 and all(len(p.split()) <= 6 for p in parts):
+        return [_named_side(p) for p in parts]
+    return [_side(text)]
+
+
+def _compare(question: str) -> tuple[str, ...] | None:
     for pattern in _COMPARE:
         match = pattern.search(question)
         if match:
-            a, b = _side(match["a"]), _side(match["b"])
+            listed = _listed_sides(match["a"])
+            if len(listed) > 1:
+                sides = [*listed, _named_side(match["b"])]
+                if all(sides) and len({s.lower() for s in sides}) == len(sides):
+                    return tuple(sides)
+                continue
+            a, b = _named_side(match["a"]), _side(match["b"])
             # "Compare DPR and BM25 retrieval accuracy": after two names, the words in lower
             # case are what they are compared in, not part of the second side.
             first, _, rest = b.partition(" ")

@@ -147,11 +147,7 @@ class Table:
             return False
         labels = []
         for a, b in self.rows:
-            words = row_cells(_REFERENCE.sub("", row_text(text[a:b])))
-            label = " ".join(itertools.takewhile(lambda w: not is_value(w), words))
-            if not label:  # a label that opens with a number ("30× stale MIPS 28.7 15.1")
-                values = list(itertools.takewhile(is_value, reversed(words)))
-                label = " ".join(words[: len(words) - len(values)])
+            label = row_label(text[a:b])
             if not label or label[0].islower():
                 return False
             labels.append(label)
@@ -226,6 +222,17 @@ def extreme_row(rows: list[RowSentence], smallest: bool = False) -> int | None:
 
     found = [i for i, v in enumerate(values) if all(beats(v, o) for o in values if o is not v)]
     return found[0] if len(found) == 1 else None
+
+
+def row_label(row: str) -> str:
+    """The words a row opens with before its values ("ResNet-152", "big"), or those before its
+    last values when it opens with a number ("30× stale MIPS 28.7 15.1"); "" for none."""
+    words = row_cells(_REFERENCE.sub("", row_text(row)))
+    label = " ".join(itertools.takewhile(lambda w: not is_value(w), words))
+    if not label:
+        values = list(itertools.takewhile(is_value, reversed(words)))
+        label = " ".join(words[: len(words) - len(values)])
+    return label
 
 
 def row_cells(line: str) -> list[str]:
@@ -323,6 +330,34 @@ def _is_header(line: str) -> bool:
 def has_caption(text: str, start: int = 0, end: int | None = None) -> bool:
     """Whether text[start:end] has a line opening with a table's caption ("Table 3: …")."""
     return _CAPTION_LINE.search(text, start, len(text) if end is None else end) is not None
+
+
+# How far before a chunk the table it opens inside may begin (caption and header included).
+TABLE_HEAD_REACH = 3000
+
+
+def with_table_head(text: str, start: int, end: int) -> str | None:
+    """text[start:end] (a chunk of a paper's `text`) with the caption and header of the table it
+    opens inside, when that table's caption and header are printed above its rows before
+    `start`: the chunker cut the table (Table 3 of the Transformer, too long for one chunk), and
+    its last rows alone ("big 6 1024 4096 16 0.3 300K 4.33 26.4 213") say nothing of what their
+    numbers are ("params ×10⁶"). A group's label opening the chunk ("(D)") is left out: its rows
+    are read under the header. None when the chunk does not open inside such a table."""
+    lines = text[start : min(end, start + 200)].split("\n", 2)
+    if not any(is_row(line.strip()) for line in lines[:2]):
+        return None
+    begin = max(0, start - TABLE_HEAD_REACH)
+    window = text[begin : min(end, start + 400)]
+    at = start - begin
+    if not has_caption(window, 0, at):
+        return None
+    for table in find_tables(window):
+        first, last = table.rows[0][0], table.rows[-1][1]
+        if first < at < last and _CAPTION.match(window[table.start : first].lstrip()):
+            # The chunk from its first row on.
+            rows = next(a for a, b in table.rows if b > at)
+            return window[table.start : first] + text[max(start, begin + rows) : end]
+    return None
 
 
 def find_tables(text: str) -> list[Table]:

@@ -153,6 +153,19 @@ def _called_name(text: str) -> str:
     return " ".join(words)
 
 
+_COMPOUND = re.compile(r"[A-Z][a-z]+(?:-[a-z]{1,4})+-[A-Z][a-z]+")
+
+
+def compound_initials(name: str) -> str:
+    """The acronym readers write for a hyphenated name of three or more words, each word's
+    first letter as cased: "FiD" for "Fusion-in-Decoder" ("How do RAG and FiD combine
+    passages?" named no paper: the paper never writes "FiD"), "MoE", "CoT"; "" for any other
+    name."""
+    if not _COMPOUND.fullmatch(name):
+        return ""
+    return "".join(part[0] for part in name.split("-"))
+
+
 def _initials(words: list[str]) -> str:
     return "".join(part[0] for word in words for part in word.split("-") if part).lower()
 
@@ -290,6 +303,11 @@ def introduced_names(title: str, abstract: str, body: str = "") -> dict[str, tup
         key = name_key(name)
         if key and (key not in names or names[key][1] < strength):
             names[key] = (name, strength)
+        if short := compound_initials(name):
+            # ("FiD" is no word of its paper; as weak as a body's name: _OLDER_USE applies.)
+            short_key = name_key(short)
+            if short_key not in names:
+                names[short_key] = (short, BODY)
 
     title = " ".join(title.split())
     abstract = " ".join(abstract.split())

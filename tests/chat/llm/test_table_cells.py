@@ -8,6 +8,7 @@ from chat.llm.extractive import answering_scores
 from chat.llm.sentences import (
     answers_nothing,
     is_float_text,
+    labels_a_size,
     passage_sentences,
     table_cells,
     terms,
@@ -159,3 +160,34 @@ def test_a_sentence_run_into_an_authors_footnote_is_never_quoted(text_of):
     quoted = quotable_body_sentences(page, "I. INTRODUCTION")
     assert quoted[0].startswith("Quantum annealers have also been found")
     assert not any("rigetti.com" in s for s in quoted)
+
+
+def test_a_table_cut_by_the_chunker_keeps_its_head_and_its_size_row_answers(text_of):
+    from chat.llm.base import AnswerRequest
+    from chat.llm.shapes import compose_shaped
+    from chat.understanding.intent import Intent
+    from papers.fulltext.tables import with_table_head
+
+    text = text_of("1706.03762v7")
+    # A chunk opening inside Table 3, at its group "(D)": its caption and header are in the
+    # chunk before it, and "big 6 1024 4096 16 0.3 300K 4.33 26.4 213" alone says nothing of
+    # what 213 is.
+    start = text.index("(D)\n0.0 5.77")
+    end = text.index("In Table 3 rows (A)", start)
+    headed = with_table_head(text, start, end)
+    assert headed is not None and headed.startswith("Table 3: Variations on the Transformer")
+    assert "params" in headed and headed.rstrip().endswith("We present these results in Table 3.")
+    assert with_table_head(text, end, end + 500) is None  # prose: as it is
+    # Among rows that only vary the base model by groups, the big model's own row is a
+    # sentence of its own, and answers for its size.
+    rows = [s for s in passage_sentences(headed) if isinstance(s, RowSentence)]
+    assert [s.row.split()[0] for s in rows] == ["big"]
+    # (Only a size's row: chat.retrieval.chunks heads a chunk for it alone.)
+    assert labels_a_size(rows[0].row) and not labels_a_size("Baseline (ORQA) 31.3 13.9")
+    request = AnswerRequest(
+        question="How many parameters does the big Transformer have?",
+        sources=[_chunk(1, headed, "1706.03762", "6.2 Model Variations", 9)], messages=[],
+        intent=Intent("overview"),
+    )
+    bullets = [line for line in compose_shaped(request).splitlines() if line.startswith("- ")]
+    assert bullets[0].startswith("- Table 3: big 6 1024 4096 16 0.3 300K 4.33 26.4 213"), bullets

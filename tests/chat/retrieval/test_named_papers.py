@@ -24,7 +24,7 @@ from tests.papers.fulltext.conftest import pdf_server, shared_papers  # noqa: F4
 pytestmark = pytest.mark.django_db(transaction=True)
 
 OPT, MOBY, FID, TRANSFORMER = "2205.01068", "2301.01531", "2007.01282", "1706.03762"
-DPR = "2004.04906"
+DPR, RAG = "2004.04906", "2005.11401"
 
 
 @pytest.fixture
@@ -139,6 +139,31 @@ async def test_the_named_paper_leads_the_search_and_opens_the_answer(catalogue_o
     # The question is about OPT: its chunks fill the cards before another paper's (they were
     # 3 of 8, its training setup on p. 2 left out for MoBYv2AL's and ViT's).
     assert [c["arxiv_id"] for c in cards[:6]] == [OPT] * 6
+
+
+@pytest.mark.asyncio
+async def test_two_papers_asked_about_together_share_the_cards_and_the_answer(catalogue_of_pdfs):
+    from asgiref.sync import sync_to_async
+
+    from papers.fulltext.read import read_paper
+
+    assert (await sync_to_async(read_paper)(catalogue_of_pdfs[RAG])).status == "ok"
+
+    # "FiD" is no word of Fusion-in-Decoder's paper: its initials, as readers write it.
+    names = await sync_to_async(
+        lambda: dict(PaperName.objects.values_list("key", "paper__arxiv_id"))
+    )()
+    assert names["fid"] == FID
+    # "RAG and FiD" are one subject, "RAG" alone in the place of a name ("do RAG and …").
+    for question in ("How do RAG and FiD combine passages?",
+                     "How do RAG and Fusion-in-Decoder combine passages?"):
+        assert set(await sync_to_async(_named)(question)) == {RAG, FID}, question
+    cards, done = await _answer("How do RAG and FiD combine passages?")
+    # The first paper's chunks took all 8 cards, and the answer spoke of RAG alone.
+    assert {c["arxiv_id"] for c in cards} == {RAG, FID}
+    assert sum(c["arxiv_id"] == FID for c in cards) >= 3 <= sum(c["arxiv_id"] == RAG for c in cards)
+    cited = {c["arxiv_id"] for c in cards if c["number"] in done["citations"]}
+    assert cited == {RAG, FID}, done["content"]
 
 
 @pytest.mark.asyncio
