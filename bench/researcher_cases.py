@@ -326,4 +326,9 @@ CASES = [
           says(r"where the papers set them side by side", "a side-by-side line"))),
     Case("hardware-these", "overview", "What hardware do these papers train on?",
          (says(r"\b(?:gpus?|tpus?|v100|p100)\b", "GPUs or TPUs"), no_refusal())),
+    # Session 19 (helper followup), each seen failing on main first.
+    # "against" was a word the papers had to say beside BM25: none of the four was kept.
+    Case("these-against-bm25", "followup-refer", "Which of these compare against BM25?",
+         (subset_of_previous(), cites(RAG, FID, REALM), every_line_says(r"bm25", "BM25")),
+         before=(RAG_LIST,)),
 ]  # fmt: skip

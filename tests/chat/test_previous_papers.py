@@ -88,6 +88,18 @@ async def test_none_of_these_names_the_papers_that_were_checked(shown_list):
     assert "**Denoising diffusion models for video generation** (2023-01-10)" in done["content"]
 
 
+async def test_a_preposition_of_the_question_is_no_word_the_papers_must_say(shown_list):
+    # "compare against BM25" asks for papers saying BM25: "against" is how the question puts
+    # it, and the page saying "ImageNet" need not say "against" (session 19: RAG, FiD and REALM
+    # print BM25 but none "against" it, and all were left out).
+    _, by = await run("Which of these evaluate against ImageNet?", [shown_list])
+    analysis = by["analysis"][0]["analysis"]
+    assert analysis["previous"]["filtered"] and analysis["previous"]["kept"] == 1
+    (card,) = by["sources"][0]["sources"]
+    assert card["arxiv_id"] == "2405.00002" and card["page"] == 2
+    assert "ImageNet" in card["quote"]
+
+
 async def test_the_second_one_is_the_second_paper_shown(shown_list):
     _, by = await run("summarise the second one", [shown_list])
     cards = by["sources"][0]["sources"]
