@@ -35,7 +35,7 @@ from bench.answer_checks import (
 
 OPT, REALM, DPR, RAG, FID = "2205.01068", "2002.08909", "2004.04906", "2005.11401", "2007.01282"
 RWKV, CITESEE, SMALL_LM, ULSA = "2305.13048", "2302.07302", "2212.08410", "2201.09329"
-MUZERO = "1911.08265"
+MUZERO, MAXCUT = "1911.08265", "2404.17579"
 PAPER_PLAIN = "2203.00130"
 RESNET, BATCHNORM, ADAM, TRANSFORMER, VIT = (
     "1512.03385", "1502.03167", "1412.6980", "1706.03762", "2010.11929",
@@ -198,11 +198,12 @@ CASES = [
          before=(RAG_LIST,)),
     Case("qaoa-window", "window", QAOA_LIST,
          (cites_at_least(3), cites_only_ids(QAOA_SINCE_2024, "QAOA since 2024"))),
-    # None of the QAOA papers listed says it ran on a real device (the superconducting one never
-    # names QAOA in its abstract, so the list leaves it out): no claim without a sentence.
+    # Of the QAOA papers listed, the Max-Cut one ran on Rigetti's Ankaa-2 ("Using a
+    # superconducting quantum computer, we experimentally investigate"); the others simulate a
+    # device or plan to run on one (session 19: the list now holds it, and the check said none).
     Case("real-hardware", "followup-refer", "which of these ran on real quantum hardware?",
-         (subset_of_previous(), counts_shown(),
-          says(r"says so in (its text|words)", "that none says so in words")),
+         (subset_of_previous(), counts_shown(), cites(MAXCUT),
+          cites_only_ids({MAXCUT}, "the Max-Cut paper run on Ankaa-2")),
          before=(QAOA_LIST,)),
     Case("summarise-2", "followup-refer", "summarise [2]",
          (no_refusal(), cites_at_least(1)), before=(QAOA_LIST,)),
@@ -331,4 +332,9 @@ CASES = [
     Case("these-against-bm25", "followup-refer", "Which of these compare against BM25?",
          (subset_of_previous(), cites(RAG, FID, REALM), every_line_says(r"bm25", "BM25")),
          before=(RAG_LIST,)),
+    # Running on a device is said in many ways, none of them "real hardware".
+    Case("quantum-hardware", "followup-refer", "Which of these ran on real hardware?",
+         (subset_of_previous(), cites(MAXCUT),
+          cites_only_ids({MAXCUT}, "the Max-Cut paper run on Ankaa-2")),
+         before=("papers on quantum optimization",)),
 ]  # fmt: skip
