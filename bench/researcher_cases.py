@@ -343,4 +343,9 @@ CASES = [
     Case("rag-better-realm", "compare", "Is RAG better than REALM on NQ?",
          (cites(RAG, REALM), says(r"\bon rag:", "RAG's side"),
           says(r"\bon realm:", "REALM's side"))),
+    # No paper introduces GPT-4: said plainly, and only RWKV's mentions of it quoted (main
+    # answered from OPT's and Paper Plain's sentences on GPT-3).
+    Case("gpt-4", "overview", "What is GPT-4?",
+         (says(r"^no paper in the catalogue introduces gpt-4", "no GPT-4 paper"),
+          cites_only_ids({RWKV}, "RWKV's mentions of GPT-4"))),
 ]  # fmt: skip
