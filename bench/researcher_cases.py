@@ -348,4 +348,11 @@ CASES = [
     Case("gpt-4", "overview", "What is GPT-4?",
          (says(r"^no paper in the catalogue introduces gpt-4", "no GPT-4 paper"),
           cites_only_ids({RWKV}, "RWKV's mentions of GPT-4"))),
+    # A misspelt word the catalogue knows is searched as the catalogue writes it, and the answer
+    # says so (main: "none of them mentions “transfomer”"; the RAG list found two papers).
+    Case("typo-transformer", "overview", "What optimizer does the Transfomer use?",
+         (says(r"^showing results for \"what optimizer does the transformer use\?\"",
+               "the corrected question"), cites(TRANSFORMER), says(r"\badam\b", "Adam"))),
+    Case("typo-rag-list", "list-topic", "papers on retreival augmented generation",
+         (says(r"^showing results for", "the corrected question"), cites(RAG, REALM, FID))),
 ]  # fmt: skip

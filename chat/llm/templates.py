@@ -34,6 +34,9 @@ NAMED_ONLY_MENTIONED = (
     "No paper in the catalogue introduces {names}; the papers found only mention it:"
 )
 
+# Before an answer whose question had misspelt words (chat.retrieval.spelling).
+SHOWING_RESULTS = "Showing results for “{question}”."
+
 # One paper with what it says about the question (overview and named paper), then its quotes.
 PAPER_LABEL = "**{title}** ({published}):"
 
