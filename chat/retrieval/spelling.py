@@ -12,13 +12,22 @@ must stem to that lexeme again, so the search sees exactly the catalogue's word.
 
 Names are not corrected ("RWKV", "Ankaa-2", "LLaMA"): a word with a digit, a hyphen or a capital
 past its first letter, and short words (four letters or fewer: "BERT"'s "bert" has too many
-neighbours one edit away to tell which was meant).
+neighbours one edit away to tell which was meant). Nor are English words the catalogue happens
+not to use: a small catalogue never says "beginners" or "bread", which are no typos of "begin"
+or "break". An English word is one the embedder's WordPiece vocabulary holds whole (30k common
+words, on disk with the MiniLM model: papers.embeddings.minilm), alone or before a usual ending
+("beginner" + "s"); without that file every unknown word may be corrected.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+
+log = logging.getLogger("chat")
 
 PREFIX = 3
 MIN_LENGTH = 5
@@ -29,6 +38,39 @@ _ENDINGS = (
     "ization", "isation", "ity", "ive", "ment", "ness", "y", "ies", "ly",
 )  # fmt: skip
 _WORD = re.compile(r"(?<![\w-])[A-Za-z][a-z]+(?![\w-])")
+
+
+_PLAIN_ENDINGS = ("s", "es", "er", "ers", "ing", "ed", "ly")
+
+
+@lru_cache(maxsize=1)
+def _english_words() -> frozenset[str]:
+    """The whole words of the embedder's WordPiece vocabulary (read once a process)."""
+    from papers.embeddings.base import EmbeddingError
+    from papers.embeddings.minilm import TOKENIZER_IN_PACKAGE, TOKENIZER_PACKAGE, package_file
+
+    try:
+        path = package_file(TOKENIZER_PACKAGE, TOKENIZER_IN_PACKAGE)
+        vocab = json.loads(path.read_text())["model"]["vocab"]
+    except (EmbeddingError, OSError, KeyError, ValueError) as exc:
+        log.warning("spelling: no English word list (%s)", exc)
+        return frozenset()
+    return frozenset(w for w in vocab if w.isalpha() and len(w) > 2)
+
+
+def english(word: str) -> bool:
+    """Whether `word` (lower case) is a common English word, or one with a usual ending
+    ("beginn-ers": "begin", "mak-ing": "make")."""
+    words = _english_words()
+    if word in words:
+        return True
+    for ending in _PLAIN_ENDINGS:
+        stem = word[: -len(ending)]
+        if not word.endswith(ending) or len(stem) < 3:
+            continue
+        if stem in words or stem + "e" in words or (stem[-1] == stem[-2] and stem[:-1] in words):
+            return True
+    return False
 
 
 def max_edits(word: str) -> int:
@@ -106,7 +148,7 @@ def corrections(cursor, text: str) -> list[Correction]:
     found = []
     for word in words:
         lower = word.lower()
-        if lower not in lexeme_of or lexeme_of[lower] in known:
+        if lower not in lexeme_of or lexeme_of[lower] in known or english(lower):
             continue
         prefix = lower[:PREFIX]
         hi = prefix[:-1] + chr(ord(prefix[-1]) + 1)

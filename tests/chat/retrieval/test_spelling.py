@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 
 from chat.llm import templates as T
-from chat.retrieval.spelling import Correction, corrections, edits
+from chat.retrieval.spelling import Correction, corrections, edits, english
 from papers.indexing.lexical import index_missing
 from tests.chat.test_answer_flow import run
 
@@ -29,6 +29,13 @@ def test_edits_count_a_transposition_once():
     assert edits("retreival", "retrieval", 2) == 1
     assert edits("transfomer", "transformer", 2) == 1
     assert edits("bread", "diffusion", 1) == 2  # beyond the limit: limit + 1
+
+
+def test_an_english_word_is_no_typo_of_the_catalogues():
+    # A small catalogue never says "beginners" or "bread": not typos of "begin" or "break"
+    # (seen correcting the relevance gate's cooking and sport questions).
+    assert english("beginners") and english("bread") and english("leaking")
+    assert not english("transfomer") and not english("retreival") and not english("difusion")
 
 
 def test_a_word_the_catalogue_never_saw_becomes_its_nearest_word(indexed):
