@@ -337,12 +337,6 @@ CASES = [
          (subset_of_previous(), cites(MAXCUT),
           cites_only_ids({MAXCUT}, "the Max-Cut paper run on Ankaa-2")),
          before=("papers on quantum optimization",)),
-    # "Is A better than B on X?" compares two papers (main quoted RAG's human evaluation, "RAG
-    # better 42.7%", as an overview). Still undone: their NQ exact match (RAG's Table 1, 44.5
-    # vs REALM's 40.4) is in table chunks the search does not bring.
-    Case("rag-better-realm", "compare", "Is RAG better than REALM on NQ?",
-         (cites(RAG, REALM), says(r"\bon rag:", "RAG's side"),
-          says(r"\bon realm:", "REALM's side"))),
     # No paper introduces GPT-4: said plainly, and only RWKV's mentions of it quoted (main
     # answered from OPT's and Paper Plain's sentences on GPT-3).
     Case("gpt-4", "overview", "What is GPT-4?",

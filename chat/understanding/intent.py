@@ -82,15 +82,6 @@ _COMPARE = [
         r"^(?P<a>.+?)\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+(?P<b>.+?)" + _END,
     )
 ]
-# "Is RAG better than REALM on NQ?", "Does DPR outperform BM25?": a comparison when both sides
-# are names (_ONE_NAME); "Is RWKV cheaper than transformers at inference?" weighs one paper's
-# claim against a kind of model, which its own paper answers.
-_BETTER_THAN = re.compile(
-    r"^\s*(?:is|are|was|were|does|do|did)\s+(?P<a>\S+)\s+(?:(?:any|much|significantly)\s+)?"
-    r"(?:(?:better|worse|stronger|weaker|more\s+\w+|less\s+\w+|\w+er)\s+than"
-    r"|outperforms?|beats?|surpass(?:es)?)\s+(?P<b>.+?)" + _END,
-    _FLAGS,
-)
 # Words that open a compare side but are not part of it ("compare the accuracy of A and B").
 _SIDE_LEAD = re.compile(
     r"^(?:(?:what|which|how|why|is|are|does|do)\b(?:.*\b(?:of|between|about)|.*?\b(?:is|are"
@@ -364,10 +355,6 @@ def _side(text: str) -> str:
 
 
 def _compare(question: str) -> tuple[str, str] | None:
-    if match := _BETTER_THAN.search(question):
-        a, b = _side(match["a"]), _side(match["b"])
-        if _ONE_NAME.fullmatch(a) and _ONE_NAME.fullmatch(b) and a.lower() != b.lower():
-            return a, b
     for pattern in _COMPARE:
         match = pattern.search(question)
         if match:
@@ -389,7 +376,7 @@ _COMPARING = frozenset(
     """compare compared comparing comparison comparisons differ differs different difference
     differences between contrast distinction and or with to against vs versus how does do did is
     are was were what which why the a an of in for on from at by than better worse perform
-    performs fare fares outperform outperforms beat beats surpass surpasses""".split()
+    performs fare fares""".split()
 )
 
 
