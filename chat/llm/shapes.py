@@ -48,7 +48,7 @@ from chat.understanding.quantity import (
     numbers_in,
     states_new_number,
 )
-from chat.understanding.variants import sizes_in
+from chat.understanding.variants import sizes_in, versioned
 from papers.fulltext.tables import RowSentence, is_value
 from papers.indexing.names import acronym_definitions, name_key
 from papers.templatetags.authors import CARD_AUTHORS, author_names
@@ -1173,7 +1173,28 @@ def _without_names(request: AnswerRequest, text: str | None = None) -> str:
 
 
 def _mentions_name(name: str, source: SourceText) -> bool:
-    return f" {name_key(name)} " in f" {name_key(f'{source.title} {source.text}')} "
+    return _writes_name(name, f"{source.title} {source.text}")
+
+
+def _writes_name(name: str, text: str) -> bool:
+    """The text writes the name whole ("GPT-3," and "GPT-3." write GPT-3; "GPT-3.5" does not)."""
+    key = re.escape(name_key(name))
+    return re.search(rf"(?<!\w){key}(?!\w|\.\d)", name_key(text)) is not None
+
+
+def _mentions_only(request: AnswerRequest, scorer: _Scorer) -> list[str] | None:
+    """For a name the question gives a paper by that no paper introduces but sources mention
+    ("GPT-4": RWKV's "comparative studies on RWKV-4 and ChatGPT / GPT-4"), that said plainly and
+    only the sentences that write it: one on GPT-3 is about another model."""
+    unknown = _analysis(request, "named", {}).get("unknown", [])
+    said = [s for s in scorer.sentences if any(_writes_name(n, s.text) for n in unknown)]
+    if not said:
+        return None
+    lines = [T.NAMED_ONLY_MENTIONED.format(names=_join(unknown)), ""]
+    for source in _one_per_paper([s.source for s in said]):
+        mine = [s for s in said if s.source.arxiv_id == source.arxiv_id][:2]
+        lines += [_label(source), *(T.QUOTE_ITEM.format(quote=_quote(s)) for s in mine), ""]
+    return lines[:-1]
 
 
 def _absent(request: AnswerRequest) -> list[str]:
@@ -1666,6 +1687,17 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
         side: [tuple(t for t in f if t not in shared) or f for f in fs]
         for side, fs in forms.items()
     }
+    # A versioned side no paper introduces ("GPT-4") is written whole: a sentence on GPT-3 is
+    # about another model.
+    introduced = {name_key(p.get("asked") or "") for p in _analysis(request, "named", {}).get(
+        "papers", [])}  # fmt: skip
+    whole = {
+        side for side in sides
+        if versioned(side) and not {name_key(side), name_key(side.rpartition("-")[0])} & introduced
+    }  # fmt: skip
+
+    def says(s: _Sentence, side: str) -> bool:
+        return _mentions(s, forms[side]) and (side not in whole or _writes_name(side, s.text))
 
     def others(side: str) -> list[str]:
         return [o for o in sides if o != side]
@@ -1674,7 +1706,7 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
         # (Only in a source naming the side in full: without the words sides share, OPT's
         # "Open Pre-trained Transformer" is "open pre trained", which ViT's "When pre-trained
         # on large amounts of data …" says two thirds of.)
-        return s.source.number in naming[side] and _mentions(s, forms[side])
+        return s.source.number in naming[side] and says(s, side)
 
     # A side's own papers: the paper the question names by it, else those whose title names it.
     own = {side: _side_papers(request, side, forms[side]) for side in sides}
@@ -1705,7 +1737,7 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
         if not picked:
             # "None mentions it" only when no sentence names it at all: a sentence naming both
             # sides is quoted below, and would contradict it.
-            beside = any(_mentions(s, forms[side]) for s in scorer.sentences)
+            beside = any(says(s, side) for s in scorer.sentences)
             missing = T.COMPARE_SIDE_ONLY_BESIDE if beside else T.COMPARE_SIDE_MISSING
             lines += [missing.format(side=side, other=_join(others(side))), ""]
             continue
@@ -1729,7 +1761,7 @@ def _compare(request: AnswerRequest, scorer: _Scorer, topic: str) -> list[str] |
             or (
                 _COMPARISON.search(s.text)
                 and any(
-                    _mentions(s, forms[side]) and s.source.arxiv_id in own[other]
+                    says(s, side) and s.source.arxiv_id in own[other]
                     for side in sides
                     for other in others(side)
                 )
@@ -1802,6 +1834,8 @@ def compose_shaped(request: AnswerRequest, max_words: int = 300) -> str:
     kind = intent.kind
     body: list[str] | None = None
     previous = _analysis(request, "previous", {})
+    if mentioned := _mentions_only(request, scorer):
+        return "\n".join(mentioned)
     if previous.get("filtered"):
         body = _selection(request, scorer, previous)
     elif previous.get("windowed"):

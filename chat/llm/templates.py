@@ -29,6 +29,14 @@ NAMED_ABSENT = (
     "answer about them instead."
 )
 
+# ... and one that papers found mention without introducing it ("GPT-4"): their mentions only.
+NAMED_ONLY_MENTIONED = (
+    "No paper in the catalogue introduces {names}; the papers found only mention it:"
+)
+
+# Before an answer whose question had misspelt words (chat.retrieval.spelling).
+SHOWING_RESULTS = "Showing results for “{question}”."
+
 # One paper with what it says about the question (overview and named paper), then its quotes.
 PAPER_LABEL = "**{title}** ({published}):"
 

@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from chat import events
 from chat.llm import get_fallback, get_llm
+from chat.llm import templates as T
 from chat.llm.base import LLM_BAD_OUTPUT, AnswerRequest, LLMError, SourceText
 from chat.llm.extractive import answering_sentences, quoted_sentences
 from chat.llm.repetition import trim_loop
@@ -49,6 +50,7 @@ from chat.pipeline.support import unsupported
 from chat.retrieval.chunks import CHUNKS_PER_PAPER, Chunk, pages_label
 from chat.retrieval.search import MAX_QUERY_CHARS, SearchError, search
 from chat.retrieval.shaped import shape_hits
+from chat.retrieval.spelling import corrected, typed
 from chat.understanding import intent as intents
 from chat.understanding.analysis import analyse
 from chat.understanding.notation import as_printed
@@ -324,6 +326,7 @@ async def answer_events(
     timings["rewrite_ms"] = _ms(step)
 
     evidence: dict[int, str] = {}
+    shown_as = ""  # "Showing results for …": the question with its misspelt words corrected
     if reference.kind == SOURCES and history:
         # "which of these…", "the second one": the previous answer's papers, no new search.
         before = history[-reference.back]
@@ -402,6 +405,8 @@ async def answer_events(
             analysis["named"] = response.named.to_dict()
         if response.acronyms:  # searched with their long forms: a list's topic takes either
             analysis["acronyms"] = dict(response.acronyms)
+        if response.corrections:  # misspelt words searched as the catalogue writes them
+            analysis["corrections"] = {c.typo: c.word for c in response.corrections}
         if response.signals is not None:
             analysis["relevance"] = response.signals.to_dict()
         # A scoped thread's user chose its papers: what they hold is answered from, not gated.
@@ -409,7 +414,9 @@ async def answer_events(
             # The relevance gate (chat.retrieval.relevance): say so, cite nothing.
             window = window_label(analysis, now.date())
             coverage = await sync_to_async(catalogue_coverage)()
-            text = nothing_relevant_reply(response.analysis.query, window, coverage)
+            text = nothing_relevant_reply(
+                typed(response.analysis.query, response.corrections), window, coverage
+            )
             timings["nothing_relevant"] = True
             async for event in _direct(query, analysis, window, text, timings, started,
                                        nothing_relevant=True):
@@ -424,6 +431,10 @@ async def answer_events(
             hits = await shape_hits(
                 first_reading, understood, hits, now, newest, paper_ids=scope_ids
             )
+        if response.corrections:
+            # The answer says what it searched for, and answers that ("the transformer").
+            query = corrected(query, response.corrections)
+            shown_as = T.SHOWING_RESULTS.format(question=corrected(question, response.corrections))
         # The extractive backend matches sentences against the question's words: give it the
         # topic (the date phrase and filters cut out), or "since 2025" would count as unanswered
         # words. Model backends read the whole question from `messages`.
@@ -525,9 +536,10 @@ async def answer_events(
     parts: list[str] = []
     stream = None
     used = backend
+    lead = f"{shown_as}\n\n" if shown_as else ""  # (before the answer, in what is saved)
 
     def finish(kind: str, **extra) -> dict:
-        checked = check_citations(trim_loop("".join(parts)), len(cards))
+        checked = check_citations((lead if parts else "") + trim_loop("".join(parts)), len(cards))
         timings["total_ms"] = _ms(started)
         return events.outcome(
             kind, checked.text, checked.kept, checked.dropped,
@@ -568,6 +580,8 @@ async def answer_events(
         if delta:
             timings["ttft_ms"] = _ms(started)
             yield progress.writing()
+            if lead:
+                yield events.delta(lead)
             parts.append(delta)
             if text := shown.feed(delta):
                 yield events.delta(text)

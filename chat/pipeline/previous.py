@@ -89,15 +89,54 @@ _RELEASE_STRONG = re.compile(
     r"|open-source)\b|\bopen-sourced\b|\bshare\s+(?:them\s+)?with\s+(?:interested\s+)?researchers",
     re.IGNORECASE,
 )
+# A plan ("an important next step is to test it on real hardware") or a negation.
+_UNDONE = (
+    r"\bfuture\b|\bnext\s+steps?\b|\bplan\s+to\b|\bwould\b|\bcould\b|\bmight\b|\bremains?\s+to\b"
+    r"|\bnot\b|\bnever\b|\bno\b"
+)
 # Another's work the paper uses ("built on the open-source X codebase", "as T5 is publicly
-# available"), a plan ("an important next step is to test it on real hardware") or a negation:
-# not evidence that the paper itself does it.
+# available"), a plan or a negation: not evidence that the paper itself does it.
 _NOT_ITS_OWN = re.compile(
     r"\b(?:built|build|based|relies|rely|building)\s+(?:up)?on\b|\bwe\s+(?:use|used|adopt|adopted"
-    r"|leverage|employ|employed|borrow)\b(?!\s+to\b)|\bas\s+[\w-]+\s+is\b|\bfuture\b|\bnext\s+steps?\b"
-    r"|\bplan\s+to\b|\bwould\b|\bcould\b|\bmight\b|\bremains?\s+to\b|\bnot\b|\bnever\b|\bno\b",
+    r"|leverage|employ|employed|borrow)\b(?!\s+to\b)|\bas\s+[\w-]+\s+is\b|" + _UNDONE,
     re.IGNORECASE,
 )
+
+# Running on a real device ("which of these ran on real hardware?") is said by naming the device
+# and the act: "We performed experiments on the 84-qubit superconducting quantum chip Rigetti
+# Ankaa-2", "Using a superconducting quantum computer, we experimentally investigate"; a paper
+# that simulates one ("a noise model sampled from the IBM Belem quantum computer to simulate",
+# "a simulated 7-qubit superconducting quantum device") or names hardware in passing ("noises in
+# real quantum devices can destroy") does not.
+_HARDWARE_ASKED = re.compile(
+    r"\b(?:real|actual|physical)\s+(?:quantum\s+)?(?:hardware|devices?|processors?|computers?"
+    r"|chips?|machines?|qpus?)\b|\bon\s+(?:quantum\s+)?hardware\b|\bqpus?\b"
+    r"|\bon\s+(?:a\s+|an\s+)?quantum\s+(?:computers?|processors?|devices?|chips?)\b",
+    re.IGNORECASE,
+)
+_DEVICE = re.compile(
+    r"\b(?:superconducting|trapped[- ]ion|ion[- ]trap|neutral[- ]atom|photonic|real|actual"
+    r"|physical)\s+(?:[\w-]+\s+)?(?:quantum\s+)?(?:computers?|processors?|devices?|hardware"
+    r"|chips?|qpus?)\b|\bquantum\s+processing\s+units?\b|\bqpus?\b|\b(?:rigetti|ionq"
+    r"|quantinuum|ibm_\w+|ibmq\w*|ankaa\w*|sycamore)\b",
+    re.IGNORECASE,
+)
+_RAN = re.compile(
+    r"\b(?:experiment\w*|performed|ran|run|runs|executed|implemented|deployed|demonstrated"
+    r"|carried\s+out|conducted|measured|using|utili[sz]ing)\b",
+    re.IGNORECASE,
+)
+# (a chip "based on a square lattice" is still the paper's own run: only plans and negations)
+_SIMULATED = re.compile(
+    r"\bsimulat\w*|\bemulat\w*|\bnoise\s+models?\b|\bfake\b|\bprojected\b|" + _UNDONE,
+    re.IGNORECASE,
+)
+
+
+def _ran_on_hardware(sentence: str) -> float:
+    if not (_DEVICE.search(sentence) and _RAN.search(sentence)):
+        return 0.0
+    return 0.0 if _SIMULATED.search(sentence) else 1.0
 
 
 @dataclass(frozen=True)
@@ -265,9 +304,16 @@ def _hit(row: tuple, score: float, evidence: Evidence | None = None) -> SearchHi
     return hit
 
 
+def _concept_asked(rest: str) -> bool:
+    """The question asks for a property said in many ways (released code, real hardware)."""
+    return bool(_RELEASE_ASKED.search(rest) or _HARDWARE_ASKED.search(rest))
+
+
 def _sentence_test(words: list[str], rest: str):
     """How a sentence shows the asked property: a phrasing of a known property, or the words
     together (of four or more words, two thirds in one sentence)."""
+    if _HARDWARE_ASKED.search(rest):
+        return _ran_on_hardware
     if _RELEASE_ASKED.search(rest):
 
         def release(sentence: str) -> float:
@@ -388,13 +434,13 @@ async def previous_papers(
             and (window.end is None or rows[int(c["paper_id"])][4] <= window.end)
         ]  # fmt: skip
     selects = not question or bool(_SELECTS.search(question))
-    filtered = selects and len(kept) > 1 and bool(words or _RELEASE_ASKED.search(reference.rest))
+    filtered = selects and len(kept) > 1 and bool(words or _concept_asked(reference.rest))
     evidence: dict[int, Evidence] = {}
     chunks: dict[int, list[tuple]] = {}
     if filtered:
         ids = [int(c["paper_id"]) for c in kept]
         chunks = await sync_to_async(_chunks)(ids)
-        concept = bool(_RELEASE_ASKED.search(reference.rest))
+        concept = _concept_asked(reference.rest)
         test = _sentence_test(words, reference.rest)
         for paper_id in ids:
             row = rows[paper_id]

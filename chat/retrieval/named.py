@@ -14,7 +14,9 @@ Which words of the question can be a name:
   end of a longer name the catalogue does not know: "Vision Transformer" is not "Transformer";
   "the DPR Wikipedia corpus" is DPR's);
 - a model size or variant after a hyphen names the same paper ("OPT-175B", "ResNet-152",
-  "ViT-Huge", "RAG-Sequence"); another name after it does not ("Adam-FIPSO" is not Adam).
+  "ViT-Huge", "RAG-Sequence"); another name after it does not ("Adam-FIPSO" is not Adam), nor
+  a version number ("GPT-4" is another model than GPT's paper) unless that paper writes the
+  whole name itself ("RWKV-4" in RWKV's).
 
 A name several papers claim belongs to the earliest of them (titles and abstracts before bodies);
 claimed by more than MAX_CLAIMANTS it is a common word and names none, unless it is made up
@@ -29,7 +31,9 @@ part before a colon, looked up by phrase in the titles' and abstracts' GIN index
 
 Words that look like a model's name ("LLaMA-2") in a naming place ("train X", "X's", "does X
 use") that no paper of the catalogue introduces nor mentions (title, abstract, full text) are
-returned as `unknown`, so the answer can say plainly that the catalogue does not hold that paper.
+returned as `unknown`, so the answer can say plainly that the catalogue does not hold that paper;
+a versioned name ("GPT-4") no paper introduces is `unknown` even where a paper mentions it (RWKV's
+"comparative studies on RWKV-4 and ChatGPT / GPT-4"): the answer then quotes those mentions only.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from dataclasses import dataclass, field
 from chat.retrieval.filters import SearchFilters
 from chat.understanding.pointers import without_pointers
 from chat.understanding.quantity import asks_for_quantity
-from chat.understanding.variants import SIZES
+from chat.understanding.variants import SIZES, VERSION_TAIL, versioned
 from papers.indexing.names import BODY, coined, name_key
 
 MAX_WORDS = 4
@@ -131,6 +135,7 @@ class _Candidate:
     asked: str
     start: int  # first and last token index covered
     end: int
+    versioned: str = ""  # "GPT-4" for the head "GPT": its paper must write the whole name
 
 
 def _plain(name: str) -> bool:
@@ -171,7 +176,8 @@ def candidates(question: str) -> list[_Candidate]:
         head, _, tail = re.sub(r"[‐‑]", "-", token).rpartition("-")
         if head and (_VARIANT_TAIL.fullmatch(tail) or tail.lower() in SIZES):
             if _capitalised(head):
-                found.append(_Candidate(name_key(head), head, index, index))
+                versioned = token if VERSION_TAIL.fullmatch(tail) else ""
+                found.append(_Candidate(name_key(head), head, index, index, versioned))
     return found
 
 
@@ -282,7 +288,10 @@ def unknown_names(question: str, known: set[str]) -> list[str]:
     for word in _tokens(question):
         if not _NAME_LIKE.fullmatch(word) or word.lower() in _NOT_PAPERS:
             continue
-        if name_key(word) in known or name_key(word.rpartition("-")[0]) in known:
+        head, _, tail = word.rpartition("-")
+        if name_key(word) in known or (
+            name_key(head) in known and not VERSION_TAIL.fullmatch(tail)
+        ):
             continue
         if word in found:
             continue
@@ -317,6 +326,19 @@ SELECT EXISTS (
 ) OR EXISTS (
     SELECT 1 FROM papers_passage
     WHERE kind = 'fulltext' AND lexemes @@ phraseto_tsquery('english', %(name)s)
+)
+"""
+
+
+# Whether one paper's title, abstract or read full text writes a name ("RWKV-4" in RWKV's).
+_WRITES = """
+SELECT EXISTS (
+    SELECT 1 FROM papers_paper
+    WHERE id = %(paper)s AND search_vector @@ phraseto_tsquery('english', %(name)s)
+) OR EXISTS (
+    SELECT 1 FROM papers_passage
+    WHERE paper_id = %(paper)s AND kind = 'fulltext'
+      AND lexemes @@ phraseto_tsquery('english', %(name)s)
 )
 """
 
@@ -453,6 +475,10 @@ def find_named(cursor, question: str, filters: SearchFilters) -> Named:
             cursor.execute(_OLDER_USE, [name, published, paper_id])
             if cursor.fetchone()[0]:
                 continue
+        if option.versioned:
+            cursor.execute(_WRITES, {"paper": paper_id, "name": option.versioned})
+            if not cursor.fetchone()[0]:
+                continue  # "GPT-4" of a GPT paper that never writes it: another model
         used.update(range(option.start, option.end + 1))
         if paper_id not in permitted:
             continue  # its paper is outside the window, the categories or the thread's scope
@@ -472,6 +498,9 @@ def find_named(cursor, question: str, filters: SearchFilters) -> Named:
         return Named(named, [], asks_about(question, named))
     unknown = []
     for word in unknown_names(question, set(claims)):
+        if versioned(word):  # no paper of its own, whoever mentions it
+            unknown.append(word)
+            continue
         cursor.execute(_MENTIONED, {"name": word})
         if not cursor.fetchone()[0]:
             unknown.append(word)

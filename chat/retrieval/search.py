@@ -52,6 +52,7 @@ from chat.retrieval.recency import blend
 from chat.retrieval.relevance import Signals, lexical_share, nothing_relevant
 from chat.retrieval.rerank import get_reranker
 from chat.retrieval.snippets import make_snippet, matching_words
+from chat.retrieval.spelling import Correction, corrected, corrections
 from chat.understanding.acronyms import expand
 from chat.understanding.analysis import QueryAnalysis, analyse, as_utc_now
 from chat.understanding.llm_analysis import analyse_with_llm
@@ -144,6 +145,8 @@ class SearchResponse:
     named: Named = field(default_factory=Named)
     # The question's acronyms searched with their long forms (chat.retrieval.acronyms).
     acronyms: dict[str, str] = field(default_factory=dict)
+    # Misspelt words searched as the catalogue's own (chat.retrieval.spelling).
+    corrections: list[Correction] = field(default_factory=list)
 
     @property
     def nothing_relevant(self) -> bool:
@@ -160,6 +163,7 @@ class SearchResponse:
             "plan": dict(self.plan),
             "total": self.total,
             "named": self.named.to_dict(),
+            "corrections": {c.typo: c.word for c in self.corrections},
         }
 
 
@@ -289,6 +293,17 @@ async def search(
         analysis = await _analyse(text, now)
     analysis = _apply_overrides(analysis, overrides)
     timings = {"analysis": _ms(step)}
+    found: list[Correction] = []
+    if analysis.query.strip() and not analysis.arxiv_id:
+        step = time.perf_counter()
+        found = await sync_to_async(_corrections)(analysis.query)
+        if found:  # "transfomer" is searched as the catalogue's "transformer"
+            analysis = replace(
+                analysis,
+                query=corrected(analysis.query, found),
+                original=corrected(analysis.original, found),
+            )
+        timings["spelling"] = _ms(step)
 
     q = _Query(
         analysis=analysis,
@@ -325,7 +340,12 @@ async def search(
     if q.signals is not None:
         q.plan["relevance"] = q.signals.to_dict()
     return SearchResponse(analysis, hits, q.timings, q.notices, q.plan, q.signals, q.model,
-                          q.vectors_pending, q.total, q.named, q.acronyms)
+                          q.vectors_pending, q.total, q.named, q.acronyms, found)
+
+
+def _corrections(text: str) -> list[Correction]:
+    with connection.cursor() as cursor:
+        return corrections(cursor, text)
 
 
 async def _analyse(text: str, now: datetime) -> QueryAnalysis:

@@ -164,7 +164,8 @@ _GENERIC = frozenset(
     elaborate expand exactly specifically instead though first second third last why how so ok
     okay thanks yes no not do does dataset datasets data benchmark benchmarks wrote write written
     author authors code limitation limitations baseline baselines experiment experiments metric
-    metrics conclusion conclusions abstract""".split()
+    metrics conclusion conclusions abstract against versus vs via into onto upon toward towards
+    across through within""".split()
 )
 
 

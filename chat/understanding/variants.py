@@ -15,6 +15,15 @@ from functools import lru_cache
 OTHER_SIZE_WEIGHT = 0.5
 SIZES = frozenset("tiny mini small base medium large big huge giant xl xxl".split())
 _WORD = re.compile(r"[a-z]+")
+# A bare version number after a name's hyphen names a model of its own, not a size of the same
+# one: "GPT-4" is not GPT-3's paper, "LLaMA-2" not LLaMA's ("OPT-175B", "ResNet-152" are sizes).
+VERSION_TAIL = re.compile(r"\d(?:\.\d)?")
+
+
+def versioned(name: str) -> bool:
+    """A name with a version number after its hyphen: "GPT-4", "LLaMA-2", "GPT-3.5"."""
+    head, _, tail = re.sub(r"[‐‑]", "-", name.strip()).rpartition("-")
+    return bool(head) and bool(VERSION_TAIL.fullmatch(tail))
 
 
 def sizes_in(text: str) -> set[str]:

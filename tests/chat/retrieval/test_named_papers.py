@@ -57,6 +57,8 @@ def test_a_method_name_maps_to_the_paper_that_introduced_it(catalogue_of_pdfs):
     assert _named("What learning rate did the Fusion-in-Decoder training use?") == [FID]
     assert _named("What label smoothing value did the Transformer use?") == [TRANSFORMER]
     assert _named("How many GPUs were used to train OPT-175B?") == [OPT]  # a size of OPT
+    # A version number names another model than the head's paper, unless that paper writes it.
+    assert _named("How many GPUs were used to train OPT-2?") == []
     # Not the Transformer's: a longer name around it, another name after the hyphen, a
     # lower-case word.
     assert TRANSFORMER not in _named("What batch size did Vision Transformer pre-training use?")
@@ -175,8 +177,17 @@ async def test_a_question_naming_a_paper_the_catalogue_lacks_says_so(catalogue_o
             return find_named(cursor, question, SearchFilters()).unknown
 
     assert await sync_to_async(unknown)("What batch size was used to train LLaMA-2?") == ["LLaMA-2"]
-    # GPT-3 has no paper here, but OPT's body mentions it: not said to be absent.
-    assert await sync_to_async(unknown)("What batch size was used to train GPT-3?") == []
+    # GPT-3 has no paper here, OPT's body only mentions it: no paper is GPT-3's (session 19:
+    # "GPT-4" was answered from GPT-3's mentions), and the answer quotes those mentions alone.
+    assert await sync_to_async(unknown)("What batch size was used to train GPT-3?") == ["GPT-3"]
+    _, done = await _answer("What batch size was used to train GPT-3?")
+    lead, *quotes = [line for line in done["content"].splitlines() if line.strip()]
+    assert lead == T.NAMED_ONLY_MENTIONED.format(names="GPT-3") and done["citations"]
+    assert all("GPT-3" in line for line in quotes if line.startswith("- "))
+    # GPT-4 is no size of GPT-3 (nor of a GPT paper), and nothing found mentions it.
+    assert await sync_to_async(unknown)("How many parameters does GPT-4 have?") == ["GPT-4"]
+    _, done = await _answer("How many parameters does GPT-4 have?")
+    assert done["citations"] == [] and "GPT-3" not in done["content"]  # (the gate may say so)
     cards, done = await _answer("What batch size was used to train LLaMA-2?")
     assert done["content"] == T.NAMED_ABSENT.format(names="LLaMA-2")
     assert done["citations"] == []
