@@ -35,7 +35,7 @@ MIN_PAPERS = 2  # a lexeme fewer papers use is no correction (their own typos)
 # Endings a lexeme is written back with ("normal" + "ization", "retriev" + "al").
 _ENDINGS = (
     "", "e", "s", "es", "ed", "er", "ers", "ing", "ion", "ions", "al", "ation", "ations",
-    "ization", "isation", "ity", "ive", "ment", "ness", "y", "ies", "ly",
+    "ization", "isation", "ity", "ive", "ment", "ness", "y", "ies", "ly", "ional", "ic", "ical",
 )  # fmt: skip
 _WORD = re.compile(r"(?<![\w-])[A-Za-z][a-z]+(?![\w-])")
 
@@ -90,13 +90,15 @@ _KNOWN = """
 SELECT lexeme FROM papers_lexicalterm WHERE lexeme = ANY(%(l)s)
 UNION SELECT lexeme FROM papers_bodyterm WHERE lexeme = ANY(%(l)s)
 """
-# (C collation: a prefix is a range of the unique index.)
+# (C collation: a prefix is a range of the unique index.) Only lexemes of about the typo's own
+# lexeme's length: a catalogue of 1M papers holds thousands under a common prefix ("tra").
 _NEIGHBOURS = """
 SELECT lexeme, max(df) FROM (
     SELECT lexeme, df FROM papers_lexicalterm WHERE lexeme >= %(lo)s AND lexeme < %(hi)s
     UNION ALL
     SELECT lexeme, df FROM papers_bodyterm WHERE lexeme >= %(lo)s AND lexeme < %(hi)s
-) t GROUP BY lexeme HAVING max(df) >= %(papers)s
+) t WHERE length(lexeme) BETWEEN %(shortest)s AND %(longest)s
+GROUP BY lexeme HAVING max(df) >= %(papers)s
 """
 
 
@@ -119,18 +121,25 @@ def edits(a: str, b: str, limit: int) -> int:
     return previous[-1]
 
 
-def _candidates(word: str, neighbours: list[tuple[str, int]]) -> list[tuple[int, int, str, str]]:
-    """(edits, -papers, written word, lexeme) of every neighbour written back within reach."""
+def _candidates(
+    word: str, lexeme: str, neighbours: list[tuple[str, int]]
+) -> list[tuple[int, int, str, str]]:
+    """(edits, -papers, written word, lexeme) of the neighbours within reach of the typo's own
+    `lexeme` (stem against stem: one distance a neighbour, not one a written form), each
+    written back with the ending that brings it closest to the typed `word`."""
     limit = max_edits(word)
     found = []
-    for lexeme, papers in neighbours:
-        for ending in _ENDINGS:
-            written = lexeme + ending
-            if written == word:
-                continue
-            distance = edits(word, written, limit)
-            if distance <= limit:
-                found.append((distance, -papers, written, lexeme))
+    for neighbour, papers in neighbours:
+        if edits(lexeme, neighbour, limit) > limit:
+            continue
+        written = [
+            (edits(word, neighbour + ending, limit + 2), neighbour + ending)
+            for ending in _ENDINGS
+            if neighbour + ending != word
+        ]
+        distance, closest = min(written)
+        if distance <= limit:
+            found.append((distance, -papers, closest, neighbour))
     return sorted(found)
 
 
@@ -150,10 +159,15 @@ def corrections(cursor, text: str) -> list[Correction]:
         lower = word.lower()
         if lower not in lexeme_of or lexeme_of[lower] in known or english(lower):
             continue
-        prefix = lower[:PREFIX]
+        prefix, own = lower[:PREFIX], lexeme_of[lower]
         hi = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-        cursor.execute(_NEIGHBOURS, {"lo": prefix, "hi": hi, "papers": MIN_PAPERS})
-        options = _candidates(lower, cursor.fetchall())
+        reach = max_edits(lower)
+        cursor.execute(
+            _NEIGHBOURS,
+            {"lo": prefix, "hi": hi, "papers": MIN_PAPERS,
+             "shortest": len(own) - reach, "longest": len(own) + reach},
+        )  # fmt: skip
+        options = _candidates(lower, own, cursor.fetchall())
         if not options:
             continue
         # The written word must stem to its lexeme again (the best few checked in one query).

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 
 from chat.llm import templates as T
-from chat.retrieval.spelling import Correction, corrections, edits, english
+from chat.retrieval.spelling import Correction, _candidates, corrections, edits, english
 from papers.indexing.lexical import index_missing
 from tests.chat.test_answer_flow import run
 
@@ -78,3 +78,12 @@ def test_a_correction_is_written_back_in_the_questions_case():
     found = [Correction("Transfomer", "Transformer")]
     assert corrected("What does the Transfomer use?", found) == "What does the Transformer use?"
     assert typed("the Transformer", found) == "the Transfomer"
+
+
+def test_a_correction_is_written_as_close_to_the_typed_word_as_its_lexeme_allows():
+    # "convolutonal" was shown as "convolutal": the lexeme "convolut" with the first ending in
+    # reach, not the one the reader meant.
+    options = _candidates("convolutonal", "convoluton", [("convolut", 5), ("convex", 9)])
+    assert [(written, lexeme) for _, _, written, lexeme in options] == [
+        ("convolutional", "convolut")
+    ]
