@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, date, datetime, time
 from typing import Any
 
+from chat.understanding.audience import audience_spans
 from chat.understanding.mentions import find_arxiv_ids, find_authors, find_categories
 from chat.understanding.temporal import find_temporal
 from papers.identifiers import InvalidArxivId, canonical_category, parse_arxiv_id
@@ -219,9 +220,13 @@ def analyse(text: str, now: datetime | None = None) -> QueryAnalysis:
     masked = _mask(masked, category_spans)
     temporal = find_temporal(masked, today)
     masked = _mask(masked, [m.span for m in temporal.matches])
+    # Who the answer is for ("to a biologist", "in plain words") is no topic: cut before the
+    # authors, so "for a physician" is not read as a name either.
+    audience = audience_spans(masked)
+    masked = _mask(masked, audience)
     authors = find_authors(masked)
 
-    cut = id_spans + category_spans + list(temporal.spans) + authors.spans
+    cut = id_spans + category_spans + list(temporal.spans) + audience + authors.spans
     return QueryAnalysis(
         query=remainder(text, cut),
         original=text,

@@ -28,6 +28,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from chat.understanding.mentions import PUBLISHED_WHAT
+
 SOURCES = "sources"  # work on (some of) the previous answer's sources
 TOPIC = "topic"  # borrow the previous question's topic
 STANDALONE = "standalone"
@@ -391,6 +393,10 @@ def resolve(question: str, history: Sequence) -> Reference:
         if numbers and _papers(previous) == 1:
             return Reference(SOURCES, tuple(numbers), _cut(text, m.span()))
         return Reference(TOPIC)
+    if PUBLISHED_WHAT.search(text):
+        # "what else has Patrick Lewis written?": an author's papers, whatever came before (it
+        # was searched as "… — papers by Kaiming He", the previous author's, and found none).
+        return Reference(STANDALONE)
     if _ELLIPSIS_START.match(text) and not _names_and_asks(text):
         return Reference(TOPIC)
     if own_topic_words(text):
