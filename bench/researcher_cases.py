@@ -326,4 +326,20 @@ CASES = [
           says(r"where the papers set them side by side", "a side-by-side line"))),
     Case("hardware-these", "overview", "What hardware do these papers train on?",
          (says(r"\b(?:gpus?|tpus?|v100|p100)\b", "GPUs or TPUs"), no_refusal())),
+    # Session 19 (helper newcomer): a new researcher's questions in Chromium on the 28 PDFs and
+    # 3,000 imported abstracts, each seen failing on main: who the answer is for read as the
+    # topic ("none of these papers mentions “biologist”", Paper Plain for "in plain words"),
+    # "where should I start?" quoting ResNet's "too large to start converging", and another
+    # author's papers searched as "… — papers by Kaiming He", the thread's earlier author.
+    Case("to-a-biologist", "named-paper", "explain the Transformer to a biologist",
+         (cites_the_abstract_of(TRANSFORMER), cites_only_ids({TRANSFORMER}, "the Transformer"),
+          no_refusal(), says(r"(?s)^(?!.*biologist)", "no “biologist” asked of the papers"))),
+    Case("plain-words", "overview", "what is attention, in plain words?",
+         (cites(TRANSFORMER), cites_none_of(PAPER_PLAIN), no_refusal())),
+    Case("where-to-start", "list-topic",
+         "I'm new to deep learning for images, where should I start?",
+         (one_line_each(3), cites(RESNET, VIT), no_refusal())),
+    Case("another-author", "followup-change", "what else has Patrick Lewis written?",
+         (cites(DPR, RAG), cites_none_of(RESNET), no_refusal()),
+         before=("papers by Kaiming He",)),
 ]  # fmt: skip

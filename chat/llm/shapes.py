@@ -1064,7 +1064,9 @@ def asked_papers(intent, named: dict) -> set[str]:
     if intent.kind == intents.NAMED_PAPER and intent.asks:
         return {p["arxiv_id"] for p in named.get("papers", []) if p.get("arxiv_id")}
     if intent.kind == intents.NAMED_PAPER:  # "the key idea behind Fusion-in-Decoder"
-        key = name_key(intent.title)
+        # ("explain the Transformer to a biologist": the title "the Transformer", the name
+        # "Transformer")
+        key = name_key(re.sub(r"^the\s+", "", intent.title, flags=re.IGNORECASE))
         return named_about(named) | {
             p["arxiv_id"] for p in named.get("papers", [])
             if p.get("arxiv_id") and name_key(p.get("asked", "")) == key
