@@ -239,3 +239,15 @@ def test_that_x_needs_a_name_in_the_previous_answer():
                    "gradient descent with momentum [1].")
     assert demonstrated_name("Who proposed that optimizer?", after) == "Who proposed AdaMax?"
     assert demonstrated_name("Who proposed that optimizer?", unnamed) is None
+
+
+def test_another_authors_papers_are_searched_on_their_own():
+    # "papers by Kaiming He", then "what else has Patrick Lewis written?" was searched as
+    # "what else has Patrick Lewis written — papers by Kaiming He": He's papers, by Lewis.
+    by_he = Turn(question="papers by Kaiming He", query="papers by Kaiming He", sources=CARDS)
+    for question in ("what else has Patrick Lewis written?",
+                     "which other papers did Patrick Lewis write?"):
+        assert resolve(question, [by_he]).kind == STANDALONE
+        assert rule_rewrite(question, [by_he]) == question
+    # An ellipsis without an author still borrows the topic.
+    assert resolve("what else?", [LIST_ANSWER]).kind == TOPIC
