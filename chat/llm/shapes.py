@@ -412,6 +412,10 @@ def _on_topic(
     have = set(terms(f"{title} {text}"))
     heads = topic_heads(topic) if whole else frozenset()
     need = len(words) // 2 + 1 if most else (len(words) + 1) // 2
+    if whole and len(words) == 2:
+        # Of a two-word topic a whole abstract says both: a paper on folding cloth is not on
+        # "protein folding", nor a prompt optimizer on "quantum optimization" (listed as such).
+        need = 2
     return len(words & have) >= need and (not heads or bool(heads & have))
 
 
