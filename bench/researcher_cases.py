@@ -27,6 +27,7 @@ from bench.answer_checks import (
     published_between,
     query_lacks,
     says,
+    says_nothing_relevant,
     subset_of_previous,
 )
 from bench.answer_checks import (
@@ -76,6 +77,24 @@ def cites_shown(*ranks: int) -> Expect:
         return f"cites {sorted(got) or 'nothing'}, wanted the shown {list(ranks)}: {sorted(wanted)}"
 
     return Expect(f"cites the shown paper(s) {list(ranks)}", run)
+
+
+def cites_listed(*ranks: int) -> Expect:
+    """Exactly those papers of the list two answers back, counted as it showed them (1-based):
+    "compare it with the first" after "summarize the second one"."""
+
+    def run(answer, catalogue):
+        listed = answer.previous.previous if answer.previous else None
+        if listed is None:
+            return "no list two answers back"
+        shown = shown_order(listed)
+        if len(shown) < max(ranks):
+            return f"the list showed {len(shown)} papers"
+        wanted = {shown[r - 1] for r in ranks}
+        got = set(answer.cited_ids())
+        return None if got == wanted else f"cites {sorted(got)}, wanted {sorted(wanted)}"
+
+    return Expect(f"cites the listed paper(s) {list(ranks)}", run)
 
 
 def counts_shown() -> Expect:
@@ -342,4 +361,13 @@ CASES = [
     Case("another-author", "followup-change", "what else has Patrick Lewis written?",
          (cites(DPR, RAG), cites_none_of(RESNET), no_refusal()),
          before=("papers by Kaiming He",)),
+    # "compare it with the first" after "summarize the second one": "the first" was read in
+    # the summary (one paper) and only "it" was answered, the summary again.
+    Case("compare-it-first", "followup-refer", "compare it with the first",
+         (cites_listed(1, 2), no_refusal()),
+         before=(QAOA_LIST, "summarize the second one")),
+    # A list whose papers share one word of a two-word topic ("protein folding" listed a paper on
+    # folding cloth; here image recognition for image generation): the catalogue has none.
+    Case("image-generation", "out-of-catalogue", "papers on image generation",
+         (says_nothing_relevant(), cites_none_of(RESNET, VIT))),
 ]  # fmt: skip
