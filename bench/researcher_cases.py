@@ -366,6 +366,10 @@ CASES = [
     Case("compare-it-first", "followup-refer", "compare it with the first",
          (cites_listed(1, 2), no_refusal()),
          before=(QAOA_LIST, "summarize the second one")),
+    # A paper's sentence naming its datasets, few function words among the names, was taken for
+    # a figure's printed labels: "TriviaQA Evaluation setups …" answered instead.
+    Case("rag-datasets", "overview", "which datasets is RAG evaluated on?",
+         (cites(RAG), says(r"natural questions", "Natural Questions"))),
     # A list whose papers share one word of a two-word topic ("protein folding" listed a paper on
     # folding cloth; here image recognition for image generation): the catalogue has none.
     Case("image-generation", "out-of-catalogue", "papers on image generation",
