@@ -28,7 +28,7 @@ _READERS = (
     r"developers?|practitioners?|programmers?|teachers?|doctors?|nurses?|lawyers?|"
     r"policy\s*makers?|journalists?|investors?|managers?|executives?|designers?"
 )
-_MODIFIERS = r"(?:complete\s+|total\s+|curious\s+)?(?:[a-z-]+\s+){0,2}"
+_MODIFIERS = r"(?:complete\s+|total\s+|curious\s+)?(?:(?!(?:the|a|an)\s)[a-z-]+\s+){0,2}"
 FOR_WHOM = (
     rf"(?:to|for)\s+(?:(?:a|an|the|my|our)\s+{_MODIFIERS}(?:[a-z]+(?:ist|ian)s?|{_READERS})"
     rf"|{_MODIFIERS}(?:[a-z]+(?:ists|ians)|{_READERS})"
@@ -51,11 +51,24 @@ _NOT_READERS = frozenset(
 )
 
 
+# A reader at the end is one only in a request to explain: "How many GPUs were used to train
+# the student?" asks of the student model.
+_EXPLAINING = re.compile(
+    r"\b(?:explain\w*|describe|summari[sz]e|tell|teach|introduce|simplify|what\s+(?:is|are|does|"
+    r"do)|what's|how\s+(?:does|do|is|are|can|would))\b",
+    _FLAGS,
+)
+
+
 def audience_spans(text: str) -> list[tuple[int, int]]:
     """The character spans of `text` saying who the answer is for or how plainly to say it."""
     spans = [m.span() for m in _ANYWHERE.finditer(text)]
     end = _AT_END.search(text)
-    if end and end.group().split()[-1].lower().strip(",.?!") not in _NOT_READERS:
+    if (
+        end
+        and end.group().split()[-1].lower().strip(",.?!") not in _NOT_READERS
+        and _EXPLAINING.search(text, 0, end.start())
+    ):
         spans.append(end.span())
     return spans
 

@@ -411,6 +411,9 @@ def test_real_scientific_claims_are_not_mistaken_for_filters(shared_data):
         ("tokenizers for Italian", "tokenizers for Italian", ()),
         ("which optimizers work for transformers?", "which optimizers work for transformers?", ()),
         ("priors for the Gaussian", "priors for the Gaussian", ()),
+        # A reader only in a request to explain: here the student is a model.
+        ("How many GPUs were used to train the student?",
+         "How many GPUs were used to train the student?", ()),
         ("what else has Patrick Lewis written?", "", ("Patrick Lewis",)),
     ],
 )
