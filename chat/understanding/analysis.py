@@ -2,8 +2,9 @@
 
 `analyse(text, now)` is pure, rules only, and takes well under a millisecond. It runs the finders
 in an order that keeps them from stepping on each other, each on the text with the earlier finds
-masked out: arXiv ids and URLs, categories, dates (chat.understanding.temporal), then authors (so
-that "by 2022" is a date and "by Hinton" an author).
+masked out: arXiv ids and URLs, categories, dates (chat.understanding.temporal), who the answer is
+for ("to a biologist", "in plain words": chat.understanding.audience), then authors (so that "by
+2022" is a date and "by Hinton" an author).
 
 The topical `query` is the question with those phrases cut out, plus what dangles once they are
 gone: a preposition or article right before a cut phrase ("from the", "in the", "published in"),
