@@ -27,6 +27,7 @@ from bench.answer_checks import (
     published_between,
     query_lacks,
     says,
+    says_nothing_relevant,
     subset_of_previous,
 )
 from bench.answer_checks import (
@@ -77,6 +78,24 @@ def cites_shown(*ranks: int) -> Expect:
         return f"cites {sorted(got) or 'nothing'}, wanted the shown {list(ranks)}: {sorted(wanted)}"
 
     return Expect(f"cites the shown paper(s) {list(ranks)}", run)
+
+
+def cites_listed(*ranks: int) -> Expect:
+    """Exactly those papers of the list two answers back, counted as it showed them (1-based):
+    "compare it with the first" after "summarize the second one"."""
+
+    def run(answer, catalogue):
+        listed = answer.previous.previous if answer.previous else None
+        if listed is None:
+            return "no list two answers back"
+        shown = shown_order(listed)
+        if len(shown) < max(ranks):
+            return f"the list showed {len(shown)} papers"
+        wanted = {shown[r - 1] for r in ranks}
+        got = set(answer.cited_ids())
+        return None if got == wanted else f"cites {sorted(got)}, wanted {sorted(wanted)}"
+
+    return Expect(f"cites the listed paper(s) {list(ranks)}", run)
 
 
 def counts_shown() -> Expect:
@@ -405,4 +424,33 @@ CASES = [
                "the corrected question"), cites(TRANSFORMER), says(r"\badam\b", "Adam"))),
     Case("typo-rag-list", "list-topic", "papers on retreival augmented generation",
          (says(r"^showing results for", "the corrected question"), cites(RAG, REALM, FID))),
+    # Session 19 (helper newcomer): a new researcher's questions in Chromium on the 28 PDFs and
+    # 3,000 imported abstracts, each seen failing on main: who the answer is for read as the
+    # topic ("none of these papers mentions “biologist”", Paper Plain for "in plain words"),
+    # "where should I start?" quoting ResNet's "too large to start converging", and another
+    # author's papers searched as "… — papers by Kaiming He", the thread's earlier author.
+    Case("to-a-biologist", "named-paper", "explain the Transformer to a biologist",
+         (cites_the_abstract_of(TRANSFORMER), cites_only_ids({TRANSFORMER}, "the Transformer"),
+          no_refusal(), says(r"(?s)^(?!.*biologist)", "no “biologist” asked of the papers"))),
+    Case("plain-words", "overview", "what is attention, in plain words?",
+         (cites(TRANSFORMER), cites_none_of(PAPER_PLAIN), no_refusal())),
+    Case("where-to-start", "list-topic",
+         "I'm new to deep learning for images, where should I start?",
+         (one_line_each(3), cites(RESNET, VIT), no_refusal())),
+    Case("another-author", "followup-change", "what else has Patrick Lewis written?",
+         (cites(DPR, RAG), cites_none_of(RESNET), no_refusal()),
+         before=("papers by Kaiming He",)),
+    # "compare it with the first" after "summarize the second one": "the first" was read in
+    # the summary (one paper) and only "it" was answered, the summary again.
+    Case("compare-it-first", "followup-refer", "compare it with the first",
+         (cites_listed(1, 2), no_refusal()),
+         before=(QAOA_LIST, "summarize the second one")),
+    # A paper's sentence naming its datasets, few function words among the names, was taken for
+    # a figure's printed labels: "TriviaQA Evaluation setups …" answered instead.
+    Case("rag-datasets", "overview", "which datasets is RAG evaluated on?",
+         (cites(RAG), says(r"natural questions", "Natural Questions"))),
+    # A list whose papers share one word of a two-word topic ("protein folding" listed a paper on
+    # folding cloth; here image recognition for image generation): the catalogue has none.
+    Case("image-generation", "out-of-catalogue", "papers on image generation",
+         (says_nothing_relevant(), cites_none_of(RESNET, VIT))),
 ]  # fmt: skip

@@ -303,6 +303,9 @@ _FUNCTION_WORDS = frozenset(
     "from at which their its these".split()
 )
 PROSE_SHARE = 0.08  # below this share of function words, 12 words or more are not prose
+# A sentence opening with the authors and their verb ("We consider", "We evaluate"): no figure's
+# printed labels read that way.
+_AUTHORS_SAY = re.compile(r"(?:We|Our\s+[a-z]+)\s+[a-z]{2,}")
 _CAPTION = re.compile(r"(?:Table|Figure|Fig\.)\s*\d+[.:]\s*", re.IGNORECASE)
 _TABLE_LABEL = re.compile(r"\bTable\s*\d+[.:]", re.IGNORECASE)
 BARE_CAPTION_WORDS = 6  # "Table 3: Variations on the Transformer architecture." names, says nothing
@@ -355,6 +358,11 @@ def is_figure_text(sentence: str) -> bool:
         return True
     if _TABLE_LABEL.search(sentence):
         return False  # a table's printed cells with its caption: the caption says what they are
+    if _AUTHORS_SAY.match(sentence):
+        # The authors speaking, however many names follow: "We consider four popular open-domain
+        # QA datasets: Natural Questions (NQ) [29], TriviaQA (TQA) [24]." (one function word in
+        # fourteen) was never quoted for "which datasets is RAG evaluated on?".
+        return False
     words = sentence.split()
     if len(words) < 12:
         return False

@@ -415,6 +415,10 @@ def _on_topic(
     have = set(terms(f"{title} {text}"))
     heads = topic_heads(topic) if whole else frozenset()
     need = len(words) // 2 + 1 if most else (len(words) + 1) // 2
+    if whole and len(words) == 2:
+        # Of a two-word topic a whole abstract says both: a paper on folding cloth is not on
+        # "protein folding", nor a prompt optimizer on "quantum optimization" (listed as such).
+        need = 2
     return len(words & have) >= need and (not heads or bool(heads & have))
 
 
@@ -1142,7 +1146,9 @@ def asked_papers(intent, named: dict) -> set[str]:
     if intent.kind == intents.NAMED_PAPER and intent.asks:
         return {p["arxiv_id"] for p in named.get("papers", []) if p.get("arxiv_id")}
     if intent.kind == intents.NAMED_PAPER:  # "the key idea behind Fusion-in-Decoder"
-        key = name_key(intent.title)
+        # ("explain the Transformer to a biologist": the title "the Transformer", the name
+        # "Transformer")
+        key = name_key(re.sub(r"^the\s+", "", intent.title, flags=re.IGNORECASE))
         return named_about(named) | {
             p["arxiv_id"] for p in named.get("papers", [])
             if p.get("arxiv_id") and name_key(p.get("asked", "")) == key

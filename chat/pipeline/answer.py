@@ -458,10 +458,22 @@ async def answer_events(
         # The search's tail is no list item (chat.llm.shapes.on_topic); left out of the cards
         # too, so the list's numbers are its cards' ([2] is the second line).
         topic_words, acronyms = intents.list_topic(analysis["query"]), analysis.get("acronyms")
-        hits = [
+        listed = [
             h for h in hits
             if on_topic(h.title, _listed_text(h), topic_words, acronyms=acronyms)
-        ] or hits  # fmt: skip
+        ]  # fmt: skip
+        if not listed and hits and scope_ids is None and not analysis.get("named"):
+            # Not one paper found is on the topic: the catalogue has none, said plainly ("papers
+            # on protein folding" listed a paper on folding cloth as its one paper).
+            window = window_label(analysis, now.date())
+            coverage = await sync_to_async(catalogue_coverage)()
+            text = nothing_relevant_reply(analysis["query"], window, coverage)
+            timings["nothing_relevant"] = True
+            async for event in _direct(query, analysis, window, text, timings, started,
+                                       nothing_relevant=True):
+                yield event
+            return
+        hits = listed or hits
     elif intent.kind == intents.TIMELINE and searched and analysis.get("query"):
         # A timeline's periods are its cards': the search's tail (an eigenvalue paper in 2007
         # for "how did diffusion models develop?") is no period of the topic.

@@ -184,7 +184,8 @@ _ASKING_OPENER = re.compile(
     r"^(?:what\s+(?:is|'s|are)\s+(?:known|new|the\s+latest)\s+(?:about|on|in)|what'?s\s+new\s+"
     r"(?:about|on|in)|what\s+do\s+(?:we|you)\s+know\s+about|tell\s+me\s+(?:more\s+)?about|"
     r"(?:is\s+there\s+)?anything\s+(?:on|about)|(?:what|which)\s+(?:papers|research|work)\s+"
-    r"(?:is\s+there\s+|exists?\s+)?(?:on|about))\s+",
+    r"(?:is\s+there\s+|exists?\s+)?(?:on|about)|(?:any\s+)?(?:papers|articles|preprints)\s+"
+    r"(?:on|about))\s+",
     re.IGNORECASE,
 )
 

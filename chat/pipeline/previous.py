@@ -251,10 +251,14 @@ def _referred(
     them ("these"), or by card number ("[3]", among `every` card, cited or not)."""
     if reference.places:
         count = len(papers)
-        picked = [
-            papers[p - 1 if p > 0 else count + p] for p in reference.places if 0 < abs(p) <= count
-        ]
-        return list({id(p): p for p in picked}.values())
+        picked = []
+        for i, p in enumerate(reference.places):
+            if p is None:  # by card number: "it" of "compare it with the first"
+                n = reference.numbers[i]
+                picked += [cards for cards in every if any(int(c["number"]) == n for c in cards)][:1]
+            elif 0 < abs(p) <= count:
+                picked.append(papers[p - 1 if p > 0 else count + p])
+        return list({cards[0].get("paper_id", id(cards)): cards for cards in picked}.values())
     numbers = set(reference.numbers)
     if numbers >= {int(c["number"]) for cards in every for c in cards}:
         return papers  # "these": what the answer showed

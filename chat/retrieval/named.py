@@ -463,8 +463,17 @@ def find_named(cursor, question: str, filters: SearchFilters) -> Named:
         run = next((r for r in runs if r[0] <= option.start <= r[1]), None)
         if run and option.start == option.end and run[0] < option.start:
             continue
-        # Introduced in a title or an abstract if any paper does so, else in a body.
+        # Introduced in a title or an abstract if any paper does so, else in a body. A made-up
+        # name is its first user's, though: later papers' abstracts redefine it ("we propose a
+        # novel ViT architecture, termed NomMer" took "ViT" from the 2020 paper whose body
+        # defines it, once a few thousand abstracts were imported).
         pool = [r for r in rows if r[0] > BODY] or rows
+        if coined(rows[0][3]):
+            first = min(rows, key=lambda r: (r[4], r[1]))
+            if first[0] == BODY and first not in pool:
+                cursor.execute(_OLDER_USE, [first[3], first[4], first[1]])
+                if not cursor.fetchone()[0]:
+                    pool = [first]
         if _plain(pool[0][3]) and not _written_as_name(option, question):
             continue  # "quantum error correction": words of a topic, not a title's "Quantum:"
         if len({r[1] for r in pool}) > MAX_CLAIMANTS and not coined(pool[0][3]):

@@ -2,8 +2,9 @@
 
 `analyse(text, now)` is pure, rules only, and takes well under a millisecond. It runs the finders
 in an order that keeps them from stepping on each other, each on the text with the earlier finds
-masked out: arXiv ids and URLs, categories, dates (chat.understanding.temporal), then authors (so
-that "by 2022" is a date and "by Hinton" an author).
+masked out: arXiv ids and URLs, categories, dates (chat.understanding.temporal), who the answer is
+for ("to a biologist", "in plain words": chat.understanding.audience), then authors (so that "by
+2022" is a date and "by Hinton" an author).
 
 The topical `query` is the question with those phrases cut out, plus what dangles once they are
 gone: a preposition or article right before a cut phrase ("from the", "in the", "published in"),
@@ -22,6 +23,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, date, datetime, time
 from typing import Any
 
+from chat.understanding.audience import audience_spans
 from chat.understanding.mentions import find_arxiv_ids, find_authors, find_categories
 from chat.understanding.temporal import find_temporal
 from papers.identifiers import InvalidArxivId, canonical_category, parse_arxiv_id
@@ -219,9 +221,13 @@ def analyse(text: str, now: datetime | None = None) -> QueryAnalysis:
     masked = _mask(masked, category_spans)
     temporal = find_temporal(masked, today)
     masked = _mask(masked, [m.span for m in temporal.matches])
+    # Who the answer is for ("to a biologist", "in plain words") is no topic: cut before the
+    # authors, so "for a physician" is not read as a name either.
+    audience = audience_spans(masked)
+    masked = _mask(masked, audience)
     authors = find_authors(masked)
 
-    cut = id_spans + category_spans + list(temporal.spans) + authors.spans
+    cut = id_spans + category_spans + list(temporal.spans) + audience + authors.spans
     return QueryAnalysis(
         query=remainder(text, cut),
         original=text,

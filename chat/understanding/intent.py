@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any
 
+from chat.understanding.audience import AUDIENCE
 from chat.understanding.pointers import asked_pointer
 
 LIST, SEED, NAMED_PAPER, OVERVIEW, COMPARE, TIMELINE = (
@@ -58,8 +59,7 @@ _END = r"\s*[?.!]*\s*$"
 _HOW_LONG = (
     r"(?:,?\s+(?:in|within|using)\s+(?:one|two|three|four|five|six|a\s+few|a|\d{1,3})\s+"
     r"(?:short\s+)?(?:sentences?|words|lines?|paragraphs?|bullet\s+points?|bullets|points)"
-    r"|,?\s+(?:briefly|in\s+(?:short|brief|simple\s+terms|plain\s+(?:english|language))|for\s+"
-    r"(?:a\s+)?(?:beginners?|layperson|non-?experts?)))?"
+    r"|,?\s+(?:briefly|in\s+(?:short|brief)|" + AUDIENCE + r"))?"
 )
 
 # "compare A and B", "A vs B", "difference(s) between A and B", "how does A differ from B".
@@ -132,9 +132,9 @@ _GIST = re.compile(
     r"(?P<u>.+?)\s+(?:solve|address|tackle|target|fix|overcome)\b"
     # "explain ViT in simple terms" quoted its appendix's AxialResNet timings, "explain NG-Scope
     # in simple terms" its TDD future work: said simply, a paper is its abstract.
-    r"|^\s*(?:please\s+)?(?:explain|describe)\s+(?:the\s+paper\s+)?(?P<v>.+?),?\s+(?:in\s+"
-    r"(?:simple|plain|layman'?s?|everyday)\s+(?:terms|words|english|language)|simply|plainly"
-    r"|like\s+i'?m\s+(?:five|5)|to\s+(?:a\s+)?(?:beginners?|layperson|non-?experts?|child))" + _END
+    # ("explain the Transformer to a biologist" refused: no paper says "biologist")
+    r"|^\s*(?:please\s+)?(?:explain|describe)\s+(?:the\s+paper\s+)?(?P<v>.+?),?\s+" + AUDIENCE
+    + _END
     # "who should read the Fusion-in-Decoder paper?" quoted SQuAD's description: who a paper is
     # for is what it is about.
     + r"|^\s*who\s+(?:should|would|might|could)\s+(?:read|care\s+about|be\s+interested\s+in|"
@@ -250,6 +250,13 @@ _WORK_NOUN = "".join(
     rf"(?<!\b{w}\s)"
     for w in "it we you they i do does did not to can could will would should may might must".split()
 ) + r"(?<!s\s)work"
+# Asking where to start reading, in the reader's words.
+_READING = (
+    r"\bwhat\s+(?:should|shall|must|do|would\s+you\s+recommend)\s+i\s+(?:to\s+)?read"
+    r"(?:\s+(?:first|next|after\s+that|to\s+start))?\b|\bwhat\s+to\s+read(?:\s+first)?\b"
+    r"|\bwhere\s+(?:should|do|can|shall|would)\s+i\s+(?:start|begin)(?:\s+reading)?\b"
+    r"|\bi\s*(?:'|’)?\s*a?m\s+new\s+to\b|\bgood\s+starting\s+points?\b|\bstarting\s+points?\b"
+)
 _LIST = re.compile(
     r"\b(?:papers?|articles?|preprints?|publications?|works|" + _WORK_NOUN + r"|studies|research)\s+"
     r"(?:on|about|"
@@ -261,8 +268,10 @@ _LIST = re.compile(
     r"|\b(?:latest|recent|newest|new)\s+(?:papers?|work|research|preprints?|articles?|"
     r"publications?|results)\b"
     # Papers to read: "Give me a reading list for learning about transformers" (an overview
-    # quoted CiteSee's "a practitioner learning about machine learning").
-    r"|\breading\s+list\b",
+    # quoted CiteSee's "a practitioner learning about machine learning"); "what should I read
+    # first on RAG?", "I'm new to X, where should I start?" (quoted ResNet's "too large to
+    # start converging").
+    r"|\breading\s+list\b|" + _READING,
     _FLAGS,
 )
 # The words asking for papers to read or for what they found, not the topic's: "Give me a
@@ -274,7 +283,7 @@ _LIST_ASKING = re.compile(
     r"|\b(?:summari[sz]e\s+)?(?:the\s+)?(?:(?:main|key)\s+)?(?:findings|results|contributions"
     r"|conclusions|takeaways)\s+of\b"
     r"|\b(?:learning|to\s+learn|getting\s+started|to\s+get\s+started|understanding|to\s+understand)"
-    r"\s+(?:about|on|with|in)\b|\bwhat\s+(?:should|shall|must)\s+i\s+read\b",
+    r"\s+(?:about|on|with|in)\b|(?:" + _READING + r")(?:\s+(?:on|about|in|with|for))?",
     _FLAGS,
 )
 
@@ -282,7 +291,8 @@ _LIST_ASKING = re.compile(
 def list_topic(text: str) -> str:
     """`text` without the words that ask for papers to read or for what they found: what a
     list's papers must be on."""
-    return " ".join(_LIST_ASKING.sub(" ", text or "").split())
+    rest = " ".join(_LIST_ASKING.sub(" ", text or "").split())
+    return re.sub(r"\s*,\s*(?=[?.!]*$)", "", rest)  # "I'm new to X, where …?" leaves "X, ?"
 
 
 # What the papers say of something, not which papers: "What do these papers say about

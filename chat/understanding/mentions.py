@@ -120,9 +120,12 @@ ET_AL_NAME = re.compile(
     r"(?<![\w-])(?P<name>(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]er|[Dd]en|[Dd]i|[Dd]a|[Ll]e)\s+)*"
     r"[A-Z][\w'’-]+)\s+et\.?\s+al\b\.?"
 )
-# "What has Ying Shan published?", "what did Yann LeCun write": the name between the verbs.
+# "What has Ying Shan published?", "what did Yann LeCun write": the name between the verbs;
+# also "what else has Patrick Lewis written?", "which other papers did Lewis write?" (the
+# name was missed, and a thread's earlier author kept).
 PUBLISHED_WHAT = re.compile(
-    r"(?<![\w-])(?i:what|which\s+papers?)\s+(?i:has|have|did)\s+"
+    r"(?<![\w-])(?i:what(?:\s+else|\s+other\s+(?:papers?|works?))?|which\s+(?:other\s+)?"
+    r"(?:papers?|works?))\s+(?i:has|have|did)\s+"
     r"(?P<name>[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|van|von|der|de|la|le)){0,3})\s+"
     r"(?:(?i:published|publish|written|write|authored|posted|put\s+out)\b|\x00)"
 )

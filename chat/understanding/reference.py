@@ -28,6 +28,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from chat.understanding.mentions import PUBLISHED_WHAT
+
 SOURCES = "sources"  # work on (some of) the previous answer's sources
 TOPIC = "topic"  # borrow the previous question's topic
 STANDALONE = "standalone"
@@ -49,7 +51,7 @@ class Reference:
     # "the second one", "the first two", "the last one": places among the papers as the answer
     # showed them (1-based, -1 the last), which need not be card numbers (a list may be newest
     # first; several cards may be chunks of one paper): chat.pipeline.previous maps them.
-    places: tuple[int, ...] = ()
+    places: tuple[int | None, ...] = ()  # (None: by its card number, `numbers` at that index)
 
     @property
     def followup_of(self) -> list[int] | None:
@@ -64,9 +66,13 @@ _NUMBERED = re.compile(
 # "the second one", "the 3rd paper", "the last one", "the first two"?? (one source only)
 _ORDINAL_REF = re.compile(
     rf"\b(?:the\s+)?({_ORDINAL})\s+(?:one|paper|source|result|article|study|link|reference)s?\b"
-    rf"|^\s*(?:and\s+|what\s+about\s+|how\s+about\s+|tell\s+me\s+(?:more\s+)?about\s+)?the\s+({_ORDINAL})\s*\??\s*$",
+    rf"|^\s*(?:and\s+|what\s+about\s+|how\s+about\s+|tell\s+me\s+(?:more\s+)?about\s+)?the\s+({_ORDINAL})\s*\??\s*$"
+    # "compare it with the first": the other side of a comparison
+    rf"|\b(?:with|to|and|against|than|versus|vs\.?)\s+the\s+({_ORDINAL})\s*[?.!]*\s*$",
     re.I,
 )
+# "it" beside an ordinal ("compare it with the first"): the one paper the previous answer was on.
+_IT = re.compile(r"\b(?:it|its|this\s+(?:one|paper)|that\s+(?:one|paper))\b", re.I)
 _COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "2": 2, "3": 3, "4": 4, "5": 5}
 # "the first two", "the top 3", "the last two papers"; not "the last 2 years" (a time window)
 _ORDINAL_GROUP = re.compile(
@@ -257,18 +263,41 @@ def _one_source(text: str, history: Sequence) -> Reference | None:
     ordinal = None if numbered else _ORDINAL_REF.search(text)
     if numbered is None and ordinal is None:
         return None
+    # "the first" after an answer on one paper ("summarize the second one") is the first of the
+    # list before it, when there is one: that answer showed no first.
+    lists = [b for b in range(1, len(history) + 1) if _papers(history[-b]) >= 2]
     for back in range(1, len(history) + 1):
         numbers = _numbers(history[-back])
-        if not numbers:
+        if not numbers or (ordinal and lists and _papers(history[-back]) < 2):
             continue
         if numbered:
             n, span = int(numbered.group(1) or numbered.group(2)), numbered.span()
         else:
-            word = (ordinal.group(1) or ordinal.group(2)).lower()
+            word = next(g for g in ordinal.groups() if g).lower()
             n, span = (numbers[-1] if word == "last" else ORDINALS[word]), ordinal.span()
         if n in numbers:
+            if not numbered and back > 1 and (it := _it_in(text, history, back)):
+                # "compare it with the first": the previous answer's paper and the list's first
+                number, it_span = it
+                rest = _cut(_cut(text, span), it_span) if it_span[0] < span[0] else _cut(
+                    _cut(text, it_span), span)
+                places = (None, _place(word))
+                return Reference(SOURCES, (number, n), rest, back, places)
             places = () if numbered else (_place(word),)
             return Reference(SOURCES, (n,), _cut(text, span), back, places)
+    return None
+
+
+def _it_in(text: str, history: Sequence, back: int) -> tuple[int, tuple[int, int]] | None:
+    """The card number, in the answer `back` turns ago, of the one paper the previous answer
+    was on, when the question calls it "it" ("compare it with the first"); and where "it" is."""
+    it = _IT.search(text)
+    if it is None or _papers(history[-1]) != 1:
+        return None
+    paper_id = (getattr(history[-1], "sources", None) or ({},))[0].get("paper_id")
+    for i, card in enumerate(getattr(history[-back], "sources", None) or ()):
+        if paper_id is not None and card.get("paper_id") == paper_id:
+            return int(card.get("number", i + 1)), it.span()
     return None
 
 
@@ -392,6 +421,10 @@ def resolve(question: str, history: Sequence) -> Reference:
         if numbers and _papers(previous) == 1:
             return Reference(SOURCES, tuple(numbers), _cut(text, m.span()))
         return Reference(TOPIC)
+    if PUBLISHED_WHAT.search(text):
+        # "what else has Patrick Lewis written?": an author's papers, whatever came before (it
+        # was searched as "… — papers by Kaiming He", the previous author's, and found none).
+        return Reference(STANDALONE)
     if _ELLIPSIS_START.match(text) and not _names_and_asks(text):
         return Reference(TOPIC)
     if own_topic_words(text):

@@ -3,7 +3,8 @@
 Rules (the same for the nightly API ingest, the snapshot import and an admin refresh):
 - an id we do not have is inserted;
 - a newer version replaces the paper's metadata, authors and full-text vector, and drops its stale
-  passages so the embedder picks it up again;
+  passages so the embedder picks it up again; a paper whose full text had been read is queued to
+  be read again at that version (papers.fulltext.queue);
 - an older or equal version writes nothing, so importing the same data twice is free of writes.
 
 Each batch costs a fixed handful of statements (one lookup of existing versions, one multi-row
@@ -20,6 +21,7 @@ from itertools import islice
 
 from django.db import connection, transaction
 
+from papers.models import Paper
 from papers.text import author_key, clean_title, tex_to_plain
 
 BATCH_SIZE = 1000
@@ -168,6 +170,21 @@ def upsert_batch(batch: list[PaperRecord]) -> UpsertCounts:
             )
             # The text changed: its vectors describe an older version.
             cursor.execute("DELETE FROM papers_passage WHERE paper_id = ANY(%s::bigint[])", [ids])
+            # ... and so do the chunks of a read body: that paper is read again at its new
+            # version (it had been read for a reason). Its chunks went with the passages while
+            # its full text still said "read": importing a snapshot holding OPT v2 left OPT
+            # answered from its abstract alone ("how many GPUs was OPT-175B trained on?").
+            cursor.execute(
+                "SELECT paper_id FROM papers_fulltext WHERE paper_id = ANY(%s::bigint[])"
+                " AND status = 'ok'",
+                [ids],
+            )
+            reread = [row[0] for row in cursor.fetchall()]
+            # (imported here: the job paths papers.fulltext.queue leads to import the ingest)
+            from papers.fulltext.queue import request_fulltext
+
+            for paper in Paper.objects.filter(pk__in=reread):
+                request_fulltext(paper)  # queued now, read once the batch is committed
         paper_ids = {**inserted, **updated}
         _write_authors(cursor, [latest[arxiv_id] for arxiv_id in paper_ids], paper_ids)
     return counts

@@ -84,6 +84,20 @@ async def test_a_refusal_names_the_topic_not_the_words_that_ask(catalogue):
     assert "nothing on “recipes for sourdough bread”" in done["content"]
 
 
+async def test_a_list_with_no_paper_on_its_topic_says_so(catalogue):
+    # "papers on protein folding" listed a paper on folding cloth, its only word in common: of
+    # a two-word topic a paper's abstract says both words, and with none that does, the
+    # catalogue has nothing on it.
+    _, by = await run("papers on protein diffusion")
+    done = by["done"][0]
+    assert done["nothing_relevant"] is True and done["citations"] == []
+    assert "nothing on “protein diffusion”" in done["content"]
+    _, by = await run("papers on video diffusion")
+    done = by["done"][0]
+    assert "nothing_relevant" not in done
+    assert [c["arxiv_id"] for c in by["sources"][0]["sources"]] == ["2301.00001"]
+
+
 async def test_a_question_the_catalogue_covers_is_not_gated(catalogue):
     _, by = await run("diffusion transformers for images")
     done = by["done"][0]

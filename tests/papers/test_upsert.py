@@ -172,3 +172,23 @@ def test_withdrawn_papers_are_kept_and_marked():
         ]
     )
     assert Paper.objects.get().withdrawn
+
+
+def test_a_newer_version_of_a_read_paper_is_queued_to_be_read_again(
+    django_capture_on_commit_callbacks,
+):
+    # A snapshot holding OPT v2 dropped the chunks of OPT v1's read body with the abstract's
+    # vectors, while its full text still said "read": answered from the abstract alone.
+    from django_q.models import OrmQ
+
+    from papers.models import FullText
+
+    upsert_papers([make_record("2401.00001", version=1), make_record("2401.00002", version=1)])
+    read, unread = Paper.objects.order_by("arxiv_id")
+    FullText.objects.create(paper=read, version=1, status=FullText.Status.OK, text="Body.")
+    FullText.objects.create(paper=unread, version=1, status=FullText.Status.FAILED, reason="404")
+    with django_capture_on_commit_callbacks(execute=True):
+        upsert_papers([make_record("2401.00001", version=2), make_record("2401.00002", version=2)])
+    statuses = dict(FullText.objects.values_list("paper__arxiv_id", "status"))
+    assert statuses == {"2401.00001": FullText.Status.QUEUED, "2401.00002": FullText.Status.FAILED}
+    assert OrmQ.objects.count() == 1  # one read queued: the paper that had been read

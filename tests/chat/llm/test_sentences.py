@@ -126,3 +126,17 @@ def test_a_british_spelling_stems_as_the_american_one():
     assert terms("initialised initialisation") == terms("initialized initialization")
     assert terms("optimised, analysed") == terms("optimized, analyzed")
     assert terms("promise noise") == ["promis", "nois"]
+
+
+def test_the_authors_naming_their_datasets_is_prose_not_a_figures_text():
+    # One function word in fourteen, so RAG's list of its datasets was taken for a figure's
+    # labels and never quoted for "which datasets is RAG evaluated on?".
+    from chat.llm.sentences import is_figure_text
+
+    assert not is_figure_text(
+        "We consider four popular open-domain QA datasets: Natural Questions (NQ) [29], "
+        "TriviaQA (TQA) [24]."
+    )
+    assert is_figure_text(
+        "10 M 30 M 100 M 300 M Number of JFT pre-training samples 30 40 50 60 70 Linear 5-shot"
+    )

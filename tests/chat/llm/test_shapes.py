@@ -1065,3 +1065,15 @@ def test_a_list_on_a_topic_still_quotes_each_papers_contribution(settings):
     lines = compose_shaped(request).splitlines()
 
     assert "we propose a reward shaping method" in lines[2]
+
+
+def test_a_named_paper_asked_as_the_name_is_the_one_the_name_found():
+    # "explain the Transformer to a biologist": the title "the Transformer", the name
+    # "Transformer" (not asked about for itself); quoted ViT and OPT instead of its abstract.
+    from chat.llm.shapes import asked_papers
+    from chat.understanding.intent import NAMED_PAPER, Intent
+
+    named = {"about": False, "papers": [{"name": "Transformer", "asked": "Transformer",
+                                         "arxiv_id": "1706.03762"}]}
+    assert asked_papers(Intent(NAMED_PAPER, title="the Transformer"), named) == {"1706.03762"}
+    assert asked_papers(Intent(NAMED_PAPER, title="the Adam"), named) == set()

@@ -248,6 +248,23 @@ def test_who_a_name_belongs_to_is_the_whole_catalogues_to_say_not_the_windows():
     assert named(start=2020) == []
 
 
+def test_a_made_up_name_stays_its_first_users_when_later_abstracts_redefine_it():
+    # With 3,000 abstracts imported, "we propose a novel ViT architecture, termed NomMer" (2021)
+    # took "ViT" from the 2020 paper whose abstract only defines "Vision Transformer (ViT)" (a
+    # weak claim): "what batch size does ViT use?" was answered from NomMer.
+    first = _paper(1, 2020, "We show that a Zebra Vision Transformer (ZebViT) works on patches.")
+    later = _paper(2, 2021, "We in this paper propose a novel ZebViT architecture, termed NomMer.")
+    assert PaperName.objects.get(paper=later, key="zebvit").strength > (
+        PaperName.objects.get(paper=first, key="zebvit").strength
+    )
+    assert _named("What batch size does ZebViT use?") == [first.arxiv_id]
+    # A dictionary word keeps the rule of titles and abstracts first: only a made-up name is
+    # its first user's whatever the later claims.
+    _paper(3, 2019, "We refer to it as the Zebraformer in what follows.")
+    proposed = _paper(4, 2022, "We propose a new architecture, the Zebraformer, for long texts.")
+    assert _named("What dropout did the Zebraformer use?") == [proposed.arxiv_id]
+
+
 def test_a_paper_that_proposes_doing_something_with_a_name_does_not_get_it():
     # "How do GANs generate images?" was answered from a speech paper alone: its abstract's "we
     # propose operating GANs on log-Mel filterbank spectra" had made GANs its name.

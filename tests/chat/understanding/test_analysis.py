@@ -396,3 +396,27 @@ def test_real_scientific_claims_are_not_mistaken_for_filters(shared_data):
     assert sum(not a.confident for a in analyses) <= 8  # about 1%: an LLM is asked rarely
     # Claims that name years do get windows ("between 2009 and 2014"), and only those.
     assert all(any(ch.isdigit() for ch in a.original) for a in analyses if a.start or a.end)
+
+
+@pytest.mark.parametrize(
+    "question, query, authors",
+    [
+        # Who the answer is for is no topic: "none of these papers mentions “biologist”".
+        ("explain batch normalization to a biologist", "explain batch normalization", ()),
+        ("what is attention, in plain words?", "what is attention?", ()),
+        ("in simple terms, what is RAG?", "what is RAG?", ()),
+        ("summarize DPR for a physician.", "summarize DPR", ()),
+        ("explain QAOA to someone outside the field", "explain QAOA", ()),
+        # ... but words that only end like a reader stay.
+        ("tokenizers for Italian", "tokenizers for Italian", ()),
+        ("which optimizers work for transformers?", "which optimizers work for transformers?", ()),
+        ("priors for the Gaussian", "priors for the Gaussian", ()),
+        # A reader only in a request to explain: here the student is a model.
+        ("How many GPUs were used to train the student?",
+         "How many GPUs were used to train the student?", ()),
+        ("what else has Patrick Lewis written?", "", ("Patrick Lewis",)),
+    ],
+)
+def test_the_audience_of_an_answer_is_cut_from_the_topic(question, query, authors):
+    understood = analyse(question, NOW)
+    assert (understood.query, understood.authors) == (query, authors)

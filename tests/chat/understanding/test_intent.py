@@ -335,3 +335,36 @@ def test_a_list_chosen_by_what_papers_do(question, clause):
 )
 def test_what_a_lists_papers_must_be_on(question, topic):
     assert list_topic(question) == topic
+
+
+@pytest.mark.parametrize(
+    "question, kind, topic",
+    [
+        # Where to start reading is a list of papers, on the topic without the asking words
+        # (an overview quoted ResNet's "too large to start converging").
+        ("I'm new to deep learning for images, where should I start?", "list",
+         "deep learning for images?"),
+        ("what should I read first on retrieval-augmented generation?", "list",
+         "retrieval-augmented generation?"),
+        ("where should I start with QAOA?", "list", "QAOA?"),
+        ("does the model start from scratch?", "overview", None),
+    ],
+)
+def test_where_to_start_reading_is_a_list(question, kind, topic):
+    understood = analyse(question, NOW)
+    assert classify(question, understood, NOW.date()).kind == kind
+    if topic is not None:
+        assert list_topic(understood.query) == topic
+
+
+@pytest.mark.parametrize(
+    "question, title",
+    [
+        ("explain the Transformer to a biologist", "the Transformer"),
+        ("explain Fusion-in-Decoder for complete beginners", "Fusion-in-Decoder"),
+        ("describe RWKV to a physician", "RWKV"),
+    ],
+)
+def test_a_paper_explained_to_a_reader_is_its_gist(question, title):
+    intent = classify(question, analyse(question, NOW), NOW.date())
+    assert (intent.kind, intent.title) == ("named_paper", title)

@@ -239,3 +239,30 @@ def test_that_x_needs_a_name_in_the_previous_answer():
                    "gradient descent with momentum [1].")
     assert demonstrated_name("Who proposed that optimizer?", after) == "Who proposed AdaMax?"
     assert demonstrated_name("Who proposed that optimizer?", unnamed) is None
+
+
+def test_another_authors_papers_are_searched_on_their_own():
+    # "papers by Kaiming He", then "what else has Patrick Lewis written?" was searched as
+    # "what else has Patrick Lewis written — papers by Kaiming He": He's papers, by Lewis.
+    by_he = Turn(question="papers by Kaiming He", query="papers by Kaiming He", sources=CARDS)
+    for question in ("what else has Patrick Lewis written?",
+                     "which other papers did Patrick Lewis write?"):
+        assert resolve(question, [by_he]).kind == STANDALONE
+        assert rule_rewrite(question, [by_he]) == question
+    # An ellipsis without an author still borrows the topic.
+    assert resolve("what else?", [LIST_ANSWER]).kind == TOPIC
+
+
+def test_an_ordinal_after_an_answer_on_one_paper_counts_in_the_list_before():
+    # "summarize the second one", then "compare it with the first" compared nothing: "the
+    # first" was read in the summary (one paper: the second itself) and "it" alone was kept.
+    summary = Turn(question="summarize the second one", query="summarize the second one",
+                   sources=({"number": 1, "paper_id": 102, "title": "Paper 2"},))
+    history = [LIST_ANSWER, summary]
+    ref = resolve("compare it with the first", history)
+    assert (ref.kind, ref.numbers, ref.back, ref.places) == (SOURCES, (2, 1), 2, (None, 1))
+    assert ref.rest == "compare"
+    ref = resolve("what about the first one?", history)
+    assert (ref.kind, ref.numbers, ref.back) == (SOURCES, (1,), 2)
+    # With no list before it, the one paper shown is still "the first".
+    assert resolve("tell me more about the first one", [summary]).numbers == (1,)
