@@ -96,6 +96,8 @@ def as_abstract(hit):
     )  # fmt: skip
 
 
+# A list's topic of at most this many words is judged by its words (see `answer_events`).
+SHORT_TOPIC_WORDS = 4
 # Sections on other papers' work: what they say is done is not done by the paper.
 _OTHERS_WORK = re.compile(r"related\s+work|prior\s+work|previous\s+work|background|literature", re.I)
 
@@ -462,9 +464,12 @@ async def answer_events(
             h for h in hits
             if on_topic(h.title, _listed_text(h), topic_words, acronyms=acronyms)
         ]  # fmt: skip
-        if not listed and hits and scope_ids is None and not analysis.get("named"):
+        short = len(topic_words.split()) <= SHORT_TOPIC_WORDS
+        if not listed and short and hits and scope_ids is None and not analysis.get("named"):
             # Not one paper found is on the topic: the catalogue has none, said plainly ("papers
-            # on protein folding" listed a paper on folding cloth as its one paper).
+            # on protein folding" listed a paper on folding cloth as its one paper). A long
+            # topic (a sentence, a pasted abstract) is never all in one paper's words: it was
+            # found by meaning, and its papers are listed.
             window = window_label(analysis, now.date())
             coverage = await sync_to_async(catalogue_coverage)()
             text = nothing_relevant_reply(analysis["query"], window, coverage)

@@ -86,9 +86,13 @@ async def test_follow_up_is_rewritten_by_the_model_with_the_history(
 
     analysis = next(e for e in events if e["type"] == "analysis")
     assert analysis["query"] == "video diffusion models since 2025"
-    rewrite_prompt = slow_openai.chat_requests()[-2].body["messages"]
-    assert "video diffusion models" in rewrite_prompt[1]["content"]
-    assert "what about since 2025?" in rewrite_prompt[1]["content"]
+    # (The catalogue has no video diffusion paper since 2025, so the answer may say so without
+    # asking the model: the rewrite is the request that carried the follow-up.)
+    rewrites = [
+        r.body["messages"] for r in slow_openai.chat_requests()
+        if "what about since 2025?" in r.body["messages"][-1]["content"]
+    ]  # fmt: skip
+    assert rewrites and "video diffusion models" in rewrites[-1][-1]["content"]
 
 
 @pytest.mark.slow
