@@ -282,6 +282,19 @@ async def _direct(query: str, analysis: dict, window: str, text: str, timings: d
     yield events.outcome("done", text, [], [], usage, "flatuniverse", "template", timings, **extra)
 
 
+async def _nothing_relevant(
+    topic: str, query: str, analysis: dict, now: datetime, timings: dict, started: float
+) -> AsyncIterator[dict]:
+    """The reply when nothing found is on `topic`: said so, with what the catalogue covers."""
+    window = window_label(analysis, now.date())
+    coverage = await sync_to_async(catalogue_coverage)()
+    timings["nothing_relevant"] = True
+    text = nothing_relevant_reply(topic, window, coverage)
+    async for event in _direct(query, analysis, window, text, timings, started,
+                               nothing_relevant=True):
+        yield event
+
+
 async def answer_events(
     question: str,
     *,
@@ -414,14 +427,10 @@ async def answer_events(
         # A scoped thread's user chose its papers: what they hold is answered from, not gated.
         if response.hits and response.nothing_relevant and scope_ids is None:
             # The relevance gate (chat.retrieval.relevance): say so, cite nothing.
-            window = window_label(analysis, now.date())
-            coverage = await sync_to_async(catalogue_coverage)()
-            text = nothing_relevant_reply(
-                typed(response.analysis.query, response.corrections), window, coverage
-            )
-            timings["nothing_relevant"] = True
-            async for event in _direct(query, analysis, window, text, timings, started,
-                                       nothing_relevant=True):
+            typed_topic = typed(response.analysis.query, response.corrections)
+            async for event in _nothing_relevant(
+                typed_topic, query, analysis, now, timings, started
+            ):
                 yield event
             return
         hits = response.hits
@@ -470,12 +479,9 @@ async def answer_events(
             # on protein folding" listed a paper on folding cloth as its one paper). A long
             # topic (a sentence, a pasted abstract) is never all in one paper's words: it was
             # found by meaning, and its papers are listed.
-            window = window_label(analysis, now.date())
-            coverage = await sync_to_async(catalogue_coverage)()
-            text = nothing_relevant_reply(analysis["query"], window, coverage)
-            timings["nothing_relevant"] = True
-            async for event in _direct(query, analysis, window, text, timings, started,
-                                       nothing_relevant=True):
+            async for event in _nothing_relevant(
+                analysis["query"], query, analysis, now, timings, started
+            ):
                 yield event
             return
         hits = listed or hits

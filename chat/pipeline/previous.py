@@ -108,7 +108,7 @@ _NOT_ITS_OWN = re.compile(
 # that simulates one ("a noise model sampled from the IBM Belem quantum computer to simulate",
 # "a simulated 7-qubit superconducting quantum device") or names hardware in passing ("noises in
 # real quantum devices can destroy") does not.
-_HARDWARE_ASKED = re.compile(
+_RAN_ON_DEVICE_ASKED = re.compile(
     r"\b(?:real|actual|physical)\s+(?:quantum\s+)?(?:hardware|devices?|processors?|computers?"
     r"|chips?|machines?|qpus?)\b|\bon\s+(?:quantum\s+)?hardware\b|\bqpus?\b"
     r"|\bon\s+(?:a\s+|an\s+)?quantum\s+(?:computers?|processors?|devices?|chips?)\b",
@@ -310,13 +310,13 @@ def _hit(row: tuple, score: float, evidence: Evidence | None = None) -> SearchHi
 
 def _concept_asked(rest: str) -> bool:
     """The question asks for a property said in many ways (released code, real hardware)."""
-    return bool(_RELEASE_ASKED.search(rest) or _HARDWARE_ASKED.search(rest))
+    return bool(_RELEASE_ASKED.search(rest) or _RAN_ON_DEVICE_ASKED.search(rest))
 
 
 def _sentence_test(words: list[str], rest: str):
     """How a sentence shows the asked property: a phrasing of a known property, or the words
     together (of four or more words, two thirds in one sentence)."""
-    if _HARDWARE_ASKED.search(rest):
+    if _RAN_ON_DEVICE_ASKED.search(rest):
         return _ran_on_hardware
     if _RELEASE_ASKED.search(rest):
 

@@ -86,9 +86,15 @@ class Correction:
 _LEXEMES = """
 SELECT w, tsvector_to_array(to_tsvector('english', w)) FROM unnest(%s::text[]) AS w
 """
-_KNOWN = """
-SELECT lexeme FROM papers_lexicalterm WHERE lexeme = ANY(%(l)s)
-UNION SELECT lexeme FROM papers_bodyterm WHERE lexeme = ANY(%(l)s)
+# Each word's lexemes, and whether either BM25 vocabulary knows its one lexeme: one round trip.
+_UNKNOWN = """
+SELECT w, lexemes[1] FROM (
+    SELECT w, tsvector_to_array(to_tsvector('english', w)) AS lexemes
+    FROM unnest(%s::text[]) AS w
+) words
+WHERE cardinality(lexemes) = 1
+  AND NOT EXISTS (SELECT 1 FROM papers_lexicalterm t WHERE t.lexeme = lexemes[1])
+  AND NOT EXISTS (SELECT 1 FROM papers_bodyterm b WHERE b.lexeme = lexemes[1])
 """
 # (C collation: a prefix is a range of the unique index.) Only lexemes of about the typo's own
 # lexeme's length: a catalogue of 1M papers holds thousands under a common prefix ("tra").
@@ -145,19 +151,21 @@ def _candidates(
 
 def corrections(cursor, text: str) -> list[Correction]:
     """The corrections of `text`'s misspelt words (see the module docstring); [] for none."""
-    words = list(dict.fromkeys(w for w in _WORD.findall(text) if len(w) >= MIN_LENGTH))
+    # English words first, in memory: most questions have no other word long enough, and then
+    # no query is sent at all (this runs before every search).
+    words = list(
+        dict.fromkeys(
+            w for w in _WORD.findall(text) if len(w) >= MIN_LENGTH and not english(w.lower())
+        )
+    )
     if not words:
         return []
-    cursor.execute(_LEXEMES, [[w.lower() for w in words]])
-    lexeme_of = {w: lexemes[0] for w, lexemes in cursor.fetchall() if len(lexemes) == 1}
-    if not lexeme_of:
-        return []
-    cursor.execute(_KNOWN, {"l": list(lexeme_of.values())})
-    known = {row[0] for row in cursor.fetchall()}
+    cursor.execute(_UNKNOWN, [[w.lower() for w in words]])
+    lexeme_of = dict(cursor.fetchall())  # the words the catalogue has never seen
     found = []
     for word in words:
         lower = word.lower()
-        if lower not in lexeme_of or lexeme_of[lower] in known or english(lower):
+        if lower not in lexeme_of:
             continue
         prefix, own = lower[:PREFIX], lexeme_of[lower]
         hi = prefix[:-1] + chr(ord(prefix[-1]) + 1)
