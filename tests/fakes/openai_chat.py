@@ -81,6 +81,10 @@ class BreakMidStream:
     tokens_per_second: float | None = None
 
 
+# How long a BreakMidStream(how="close") waits after its last word before it hangs up.
+HANG_UP_AFTER = 0.3
+
+
 @dataclass
 class Malformed:
     text_before: str = "Partial answer"
@@ -327,6 +331,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._event({"error": error})
             self._send_chunk(b"")
         else:
+            # A moment after the last word, as an upstream that crashes mid-answer: words and
+            # hang-up in one read made aiohttp raise the error before handing over the words
+            # it held (its StreamReader raises a set exception ahead of its buffer), so under
+            # load the drill's partial answer came out one word long.
+            if self.fake._sleep(HANG_UP_AFTER):
+                raise _ClientGone
             self._hang_up()
 
     def _malformed(self, body, behaviour: Malformed) -> None:
